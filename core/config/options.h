@@ -1,0 +1,74 @@
+// Options: everything a config file says, read once (config_loader.h) into one immutable
+// value that is passed explicitly to whatever needs it. No other code reads YAML or the
+// environment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/support/log_levels.h"
+
+namespace kiln {
+
+// One entry of a plugin's `options:` map, passed through to the plugin untouched.
+struct PluginOption {
+  std::string key;
+  std::vector<std::string> values;  // one value for a scalar
+  bool is_list = false;
+  bool operator==(const PluginOption&) const = default;
+};
+
+struct PluginConfig {
+  std::string name;  // also the file name: kiln_<name>.so
+  std::string path;  // explicit file; empty means search the plugin path
+  std::vector<PluginOption> options;
+  bool operator==(const PluginConfig&) const = default;
+};
+
+// "cpu:0", "cuda:1": a device kind as plugins report it, and an index among those.
+struct DeviceRef {
+  std::string kind;
+  uint32_t index = 0;
+  std::string to_string() const { return kind + ":" + std::to_string(index); }
+  bool operator==(const DeviceRef&) const = default;
+};
+
+enum class SelectionMode { Autotune, FirstAvailable, Plugin };
+
+struct Selection {
+  SelectionMode mode = SelectionMode::Autotune;
+  std::string plugin;  // for SelectionMode::Plugin
+  bool operator==(const Selection&) const = default;
+};
+
+enum class KernelTuning { Off, Heuristic, Exhaustive };
+
+struct AutotuneOptions {
+  KernelTuning kernels = KernelTuning::Heuristic;
+  int64_t warmup = 3;
+  int64_t reps = 20;
+  bool operator==(const AutotuneOptions&) const = default;
+};
+
+struct CacheOptions {
+  bool enabled = true;
+  std::string dir;  // absolute after loading
+  int64_t max_size_mb = 2048;
+  bool operator==(const CacheOptions&) const = default;
+};
+
+struct Options {
+  std::string source;  // the config file, or "<built-in default>"
+  std::vector<PluginConfig> plugins;
+  std::vector<DeviceRef> devices;  // candidates, in preference order
+  Selection selection;
+  AutotuneOptions autotune;
+  CacheOptions cache;
+  LogLevels log;
+  std::string debug_dir;                 // empty: no debug dumps
+  std::vector<std::string> plugin_path;  // directories searched for kiln_<name>.so
+  bool operator==(const Options&) const = default;
+};
+
+}  // namespace kiln

@@ -1,0 +1,273 @@
+// The cpp_openmp plugin: the host CPU as one device. For now it reports the CPU and
+// serves memory, copies, streams and events; code generation arrives with the kernel IR.
+// Execution on the CPU is synchronous, so a stream is an ordering token and an event is
+// the time at which it was recorded.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <kiln/plugin.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu_info.h"
+#include "host_memory.h"
+
+struct kiln_plugin {
+  kiln::sdk::HostLog log;
+  std::string compiler;
+  std::vector<std::string> flags;
+  uint32_t threads = 0;
+  kiln::cpu::CpuInfo cpu;
+  kiln::sdk::PropertyList properties;
+  kiln::cpu::HostMemory memory;
+};
+
+struct kiln_stream {};
+
+struct kiln_event {
+  std::chrono::steady_clock::time_point time;
+  bool recorded = false;
+};
+
+namespace {
+
+using kiln::sdk::Failure;
+using kiln::sdk::guard;
+
+constexpr const char* kVersion = "0.1.0";
+
+uint32_t parse_threads(const std::string& text, uint32_t cores) {
+  if (text == "auto") return cores;
+  const bool digits = !text.empty() && text.size() <= 4 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const uint32_t n = digits ? static_cast<uint32_t>(std::stoul(text)) : 0;
+  if (n == 0) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  "option 'threads' must be 'auto' or a positive integer, got '" + text + "'");
+  }
+  return n;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+void describe_device(kiln_plugin& plugin) {
+  const auto& cpu = plugin.cpu;
+  auto& p = plugin.properties;
+  p.add_string("kind", "cpu");
+  p.add_string("name", cpu.model);
+  p.add_string("arch", cpu.arch);
+  p.add_int("compute_units", cpu.logical_cores);
+  p.add_int("threads", plugin.threads);
+  p.add_string("isa", join(cpu.isa_features, ","));
+  p.add_int("simd_width_f32", cpu.simd_width_f32);
+  p.add_int("warp_width", 1);
+  p.add_int("memory_bytes", static_cast<int64_t>(cpu.memory_bytes));
+  p.add_int("l1d_bytes", static_cast<int64_t>(cpu.l1d_bytes));
+  p.add_int("l2_bytes", static_cast<int64_t>(cpu.l2_bytes));
+  p.add_int("l3_bytes", static_cast<int64_t>(cpu.l3_bytes));
+  p.add_int("cache_line_bytes", static_cast<int64_t>(cpu.cache_line_bytes));
+}
+
+void check_device(uint32_t device) {
+  if (device != 0) {
+    throw Failure(KILN_STATUS_NOT_FOUND,
+                  "device " + std::to_string(device) + " does not exist (the CPU is device 0)");
+  }
+}
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+void check_range(const kiln_plugin* plugin, uint64_t address, uint64_t bytes, const char* what) {
+  if (!plugin->memory.contains(address, bytes)) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  std::string(what) + ": " + std::to_string(bytes) + " bytes at " + hex(address) +
+                      " are not inside one allocation of this plugin");
+  }
+}
+
+kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out) {
+  return guard([&] {
+    const auto create = kiln::sdk::read_struct(args);
+    const kiln::sdk::Options options(create.options, create.num_options);
+    options.reject_unknown({"compiler", "flags", "threads"});
+    auto plugin = std::make_unique<kiln_plugin>();
+    plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
+    plugin->compiler = options.get("compiler", "g++");
+    plugin->flags = options.get_list("flags", {"-O3", "-march=native", "-fopenmp"});
+    plugin->cpu = kiln::cpu::read_cpu_info();
+    plugin->threads = parse_threads(options.get("threads", "auto"), plugin->cpu.logical_cores);
+    describe_device(*plugin);
+    plugin->log(KILN_LOG_DEBUG,
+                "cpu: " + plugin->cpu.model + ", " + std::to_string(plugin->threads) + " threads");
+    *out = plugin.release();
+  });
+}
+
+kiln_error* get_attributes(kiln_plugin* plugin, kiln_plugin_attributes* out) {
+  return guard([&] {
+    kiln_plugin_attributes a{};
+    a.struct_size = sizeof(a);
+    a.name = "cpp_openmp";
+    a.vendor = "kiln";
+    a.version = kVersion;
+    a.kir_versions = "kir/1";
+    a.artifact_format = "elf-shared-object";
+    // The fingerprint will include the compiler's own version once this plugin compiles.
+    static_cast<void>(plugin);
+    a.compiler_fingerprint = kVersion;
+    a.thread_safety = KILN_THREAD_SAFE_COMPILE | KILN_THREAD_SAFE_LAUNCH;
+    kiln::sdk::write_struct(out, a);
+  });
+}
+
+kiln_error* device_info(kiln_plugin* plugin, uint32_t device, kiln_device_info* out) {
+  return guard([&] {
+    check_device(device);
+    kiln_device_info info{};
+    info.struct_size = sizeof(info);
+    info.kind = "cpu";
+    info.name = plugin->cpu.model.c_str();
+    info.properties = plugin->properties.data();
+    info.num_properties = plugin->properties.size();
+    kiln::sdk::write_struct(out, info);
+  });
+}
+
+kiln_error* mem_alloc(kiln_plugin* plugin, uint32_t device, uint64_t bytes, uint64_t alignment,
+                      uint64_t* address) {
+  return guard([&] {
+    check_device(device);
+    *address = plugin->memory.allocate(bytes, alignment);
+    if (*address == 0) {
+      throw Failure(KILN_STATUS_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) +
+                                                   " bytes aligned to " +
+                                                   std::to_string(alignment));
+    }
+  });
+}
+
+kiln_error* mem_free(kiln_plugin* plugin, uint32_t device, uint64_t address) {
+  return guard([&] {
+    check_device(device);
+    if (!plugin->memory.free(address)) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "mem_free of an address this plugin did not allocate");
+    }
+  });
+}
+
+kiln_error* copy_h2d(kiln_plugin* plugin, uint32_t device, kiln_stream*, uint64_t dst,
+                     const void* src, uint64_t bytes) {
+  return guard([&] {
+    check_device(device);
+    check_range(plugin, dst, bytes, "copy_host_to_device destination");
+    if (bytes > 0) std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  });
+}
+
+kiln_error* copy_d2h(kiln_plugin* plugin, uint32_t device, kiln_stream*, void* dst, uint64_t src,
+                     uint64_t bytes) {
+  return guard([&] {
+    check_device(device);
+    check_range(plugin, src, bytes, "copy_device_to_host source");
+    if (bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  });
+}
+
+kiln_error* copy_d2d(kiln_plugin* plugin, uint32_t device, kiln_stream*, uint64_t dst, uint64_t src,
+                     uint64_t bytes) {
+  return guard([&] {
+    check_device(device);
+    check_range(plugin, dst, bytes, "copy_device_to_device destination");
+    check_range(plugin, src, bytes, "copy_device_to_device source");
+    if (bytes > 0)
+      std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  });
+}
+
+kiln_error* memory_stats(kiln_plugin* plugin, uint32_t device, kiln_memory_stats* out) {
+  return guard([&] {
+    check_device(device);
+    const auto stats = plugin->memory.stats();
+    kiln_memory_stats s{};
+    s.struct_size = sizeof(s);
+    s.bytes_in_use = stats.bytes_in_use;
+    s.peak_bytes_in_use = stats.peak_bytes_in_use;
+    s.bytes_limit = plugin->cpu.memory_bytes;
+    s.num_allocations = stats.num_allocations;
+    kiln::sdk::write_struct(out, s);
+  });
+}
+
+kiln_error* event_elapsed_ms(const kiln_event* start, const kiln_event* end, double* ms) {
+  return guard([&] {
+    if (!start->recorded || !end->recorded) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "event_elapsed_ms of an event never recorded");
+    }
+    *ms = std::chrono::duration<double, std::milli>(end->time - start->time).count();
+  });
+}
+
+kiln_plugin_api make_api() {
+  kiln_plugin_api api{};
+  api.struct_size = sizeof(api);
+  api.abi_major = KILN_ABI_MAJOR;
+  api.abi_minor = KILN_ABI_MINOR;
+  kiln::sdk::fill_error_and_blob_functions(api);
+  api.plugin_create = plugin_create;
+  api.plugin_destroy = [](kiln_plugin* p) { delete p; };
+  api.get_attributes = get_attributes;
+  api.device_count = [](kiln_plugin*, uint32_t* out) -> kiln_error* {
+    *out = 1;
+    return nullptr;
+  };
+  api.device_info = device_info;
+  api.mem_alloc = mem_alloc;
+  api.mem_free = mem_free;
+  api.copy_host_to_device = copy_h2d;
+  api.copy_device_to_host = copy_d2h;
+  api.copy_device_to_device = copy_d2d;
+  api.memory_stats = memory_stats;
+  api.stream_create = [](kiln_plugin*, uint32_t device, kiln_stream** out) {
+    return guard([&] {
+      check_device(device);
+      *out = new kiln_stream{};
+    });
+  };
+  api.stream_destroy = [](kiln_stream* s) { delete s; };
+  api.stream_synchronize = [](kiln_stream*) -> kiln_error* { return nullptr; };
+  api.event_create = [](kiln_plugin*, uint32_t device, kiln_event** out) {
+    return guard([&] {
+      check_device(device);
+      *out = new kiln_event{};
+    });
+  };
+  api.event_destroy = [](kiln_event* e) { delete e; };
+  api.event_record = [](kiln_event* e, kiln_stream*) -> kiln_error* {
+    e->time = std::chrono::steady_clock::now();
+    e->recorded = true;
+    return nullptr;
+  };
+  api.event_synchronize = [](kiln_event*) -> kiln_error* { return nullptr; };
+  api.event_elapsed_ms = event_elapsed_ms;
+  // supports, tuning_space, compile, load, launch and externs stay NULL (unsupported)
+  // until this plugin generates code.
+  return api;
+}
+
+}  // namespace
+
+extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_get_api(uint32_t host_major,
+                                                                         uint32_t) {
+  static const kiln_plugin_api api = make_api();
+  return host_major == KILN_ABI_MAJOR ? &api : nullptr;
+}

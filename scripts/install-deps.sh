@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs kiln's build dependencies from Debian packages. Idempotent: packages already
+# present are skipped, and `apt-get update` runs once, only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config binutils clang-format
+  llvm-19-dev llvm-19-tools lld-19
+  libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libboost1.81-dev
+  libxxhash-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job on the built-in default (cpp_openmp on the CPU, configs/default.yaml):
+# installs what is missing, builds, lists the plugins and runs the smoke test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh default
+./build/default/bin/kiln plugins
+./build/default/bin/kiln smoke

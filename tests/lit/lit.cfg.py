@@ -1,0 +1,26 @@
+# lit configuration for kiln's golden text tests.
+import os
+
+import lit.formats
+
+config.name = "kiln"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_binary_dir, "tests", "lit")
+
+config.substitutions.append(("%kiln", config.kiln_bin))
+config.substitutions.append(("%configs", os.path.join(config.kiln_source_dir, "configs")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%test_plugins", config.kiln_test_plugin_dir))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%not", config.not_tool))
+
+# Tests see no KILN_* settings from the caller's environment, and a cache of their own.
+for name in ["KILN_CONFIG", "KILN_CACHE_DIR", "KILN_LOG", "KILN_DEBUG_DIR", "KILN_PLUGIN_PATH"]:
+    config.environment.pop(name, None)
+config.environment["HOME"] = config.test_exec_root
+for name in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
