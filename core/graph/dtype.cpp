@@ -26,23 +26,33 @@ constexpr std::array<DTypeNames, 10> kNames{{
     {DType::F64, "f64", "float64", 8},
 }};
 
-const DTypeNames& entry(DType d) { return kNames[static_cast<size_t>(d)]; }
+const DTypeNames& entry(DType d) {
+  return kNames[static_cast<size_t>(d)];
+}
 
 // Rank inside a category: the wider type wins.
 int int_rank(DType d) {
   switch (d) {
-    case DType::I8: return 1;
-    case DType::U8: return 1;
-    case DType::I16: return 2;
-    case DType::I32: return 3;
-    case DType::I64: return 4;
-    default: return 0;
+    case DType::I8:
+      return 1;
+    case DType::U8:
+      return 1;
+    case DType::I16:
+      return 2;
+    case DType::I32:
+      return 3;
+    case DType::I64:
+      return 4;
+    default:
+      return 0;
   }
 }
 
 }  // namespace
 
-std::string_view dtype_name(DType dtype) { return entry(dtype).name; }
+std::string_view dtype_name(DType dtype) {
+  return entry(dtype).name;
+}
 
 std::optional<DType> parse_dtype(std::string_view name) {
   if (name.rfind("torch.", 0) == 0) name.remove_prefix(6);
@@ -57,7 +67,9 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-int64_t dtype_size(DType dtype) { return entry(dtype).size; }
+int64_t dtype_size(DType dtype) {
+  return entry(dtype).size;
+}
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;

@@ -9,8 +9,9 @@ namespace kiln {
 
 enum class DType : uint8_t { Bool, I8, U8, I16, I32, I64, F16, BF16, F32, F64 };
 
-inline constexpr DType kAllDTypes[] = {DType::Bool, DType::I8,  DType::U8,   DType::I16, DType::I32,
-                                       DType::I64,  DType::F16, DType::BF16, DType::F32, DType::F64};
+inline constexpr DType kAllDTypes[] = {DType::Bool, DType::I8,  DType::U8,  DType::I16,
+                                       DType::I32,  DType::I64, DType::F16, DType::BF16,
+                                       DType::F32,  DType::F64};
 
 std::string_view dtype_name(DType dtype);                 // "f32"
 std::optional<DType> parse_dtype(std::string_view name);  // "f32", also "float32", "torch.float32"
@@ -19,7 +20,9 @@ int64_t dtype_size(DType dtype);                          // bytes per element
 inline bool is_floating(DType d) {
   return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64;
 }
-inline bool is_integral(DType d) { return !is_floating(d) && d != DType::Bool; }
+inline bool is_integral(DType d) {
+  return !is_floating(d) && d != DType::Bool;
+}
 
 // torch.promote_types: the smallest type both values fit in (u8 + i8 -> i16, f16 + bf16 -> f32,
 // any integer + any float -> the float).

@@ -1,0 +1,18 @@
+// The reference interpreter: runs a graph op by op with each op's reference
+// implementation (plain loops, f64 accumulation). It is the oracle every numeric test
+// compares against, so it favours being obviously right over being fast.
+#pragma once
+
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/support/result.h"
+
+namespace kiln {
+
+// `inputs` in graph.inputs order; each must match its input's dtype and sizes (any
+// strides). Parameters come from graph.param_data. Returns graph.outputs in order.
+Result<std::vector<HostTensor>> interpret(const Graph& graph,
+                                          const std::vector<HostTensor>& inputs);
+
+}  // namespace kiln

@@ -1,0 +1,99 @@
+#include "core/passes/decompose.h"
+
+#include "core/graph/builder.h"
+#include "core/ops/op_error.h"
+#include "core/ops/op_registry.h"
+
+namespace kiln {
+namespace {
+
+bool has_composite(const Graph& graph) {
+  for (const auto& node : graph.nodes) {
+    if (!node.op->is_primitive()) return true;
+  }
+  return false;
+}
+
+ArgValue map_arg(const ArgValue& a, const std::vector<ValueRef>& map) {
+  if (const auto* r = std::get_if<ValueRef>(&a)) return map[static_cast<size_t>(r->id)];
+  if (const auto* l = std::get_if<TensorList>(&a)) {
+    TensorList out;
+    for (const auto& item : l->items) {
+      out.items.push_back(item ? std::optional<ValueRef>(map[static_cast<size_t>(item->id)])
+                               : std::nullopt);
+    }
+    return out;
+  }
+  return a;
+}
+
+// One round: every composite node is replaced by its decomposition.
+Result<Graph> decompose_once(const Graph& graph,
+                             const std::shared_ptr<const OpRegistry>& registry) {
+  GraphBuilder b(registry, graph.name);
+  std::vector<ValueRef> map(graph.values.size());
+  for (ValueRef r : graph.inputs)
+    map[static_cast<size_t>(r.id)] = b.input(graph.value(r).name, graph.type(r));
+  for (ValueRef r : graph.params)
+    map[static_cast<size_t>(r.id)] = b.param(graph.value(r).name, graph.type(r));
+  for (const auto& node : graph.nodes) {
+    std::vector<ArgValue> args;
+    for (const auto& a : node.args) args.push_back(map_arg(a, map));
+    std::vector<ValueRef> outs;
+    if (node.op->is_primitive()) {
+      auto result = b.try_bound(node.op->name, args, node.name);
+      if (!result)
+        return std::move(result).error().with_context("re-adding node '" + node.name + "'");
+      outs = *result;
+    } else {
+      std::vector<TensorType> out_types;
+      for (ValueRef r : node.outputs) out_types.push_back(graph.type(r));
+      b.set_name_prefix(node.name + "/");
+      try {
+        const DecomposeContext context(
+            node.op->schema, node.args, b, [&](const ArgValue& a) { return map_arg(a, map); },
+            out_types);
+        outs = node.op->decompose(context);
+      } catch (const OpError& e) {
+        return Error::internal("decomposing node '" + node.name + "' (" + node.op->name +
+                               "): " + e.message);
+      }
+      b.set_name_prefix("");
+      if (!b.ok()) return b.finish().error();
+      if (outs.size() != node.outputs.size()) {
+        return Error::internal("the decomposition of " + node.op->name + " gives " +
+                               std::to_string(outs.size()) + " values for " +
+                               std::to_string(node.outputs.size()) + " outputs");
+      }
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (!(b.type(outs[k]) == out_types[k])) {
+          return Error::internal("the decomposition of " + node.op->name + " (node '" + node.name +
+                                 "') gives " + b.type(outs[k]).to_string() + " for output " +
+                                 std::to_string(k) + ", which is " + out_types[k].to_string());
+        }
+      }
+    }
+    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(node.outputs[k].id)] = outs[k];
+  }
+  for (ValueRef r : graph.outputs) b.output(map[static_cast<size_t>(r.id)]);
+  auto result = b.finish();
+  if (!result) return result;
+  result->param_data = graph.param_data;
+  return result;
+}
+
+}  // namespace
+
+Result<Graph> decompose(const Graph& graph, std::shared_ptr<const OpRegistry> registry) {
+  Graph current = graph;
+  for (int round = 0; round < 16 && has_composite(current); ++round) {
+    auto next = decompose_once(current, registry);
+    if (!next) return next;
+    current = std::move(*next);
+  }
+  if (has_composite(current))
+    return Error::internal("decomposition did not reach primitive ops in 16 rounds");
+  return current;
+}
+
+}  // namespace kiln
