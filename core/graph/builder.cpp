@@ -66,7 +66,8 @@ std::string coerce(const ArgSchema& a, ArgValue& v) {
       }
       if (!std::holds_alternative<IntList>(v)) return wrong;
       const auto& list = std::get<IntList>(v);
-      if (a.list_size > 1 && static_cast<int>(list.size()) != a.list_size) {
+      // An empty list stands for "derive it" (pooling's stride=[]).
+      if (a.list_size > 1 && !list.empty() && static_cast<int>(list.size()) != a.list_size) {
         return "expects " + std::to_string(a.list_size) + " values, got " +
                std::to_string(list.size());
       }

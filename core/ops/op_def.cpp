@@ -30,6 +30,13 @@ HostTensor RefContext::tensor(int i) const {
   return t;
 }
 
+HostTensor RefContext::output(size_t k) const {
+  if (k >= out_types.size())
+    op_bug(schema().op + ": the reference asks for output " + std::to_string(k) + " of " +
+           std::to_string(out_types.size()));
+  return HostTensor::zeros(out_types[k].dtype, out_types[k].sizes);
+}
+
 std::vector<std::optional<HostTensor>> RefContext::tensors(int i) const {
   std::vector<std::optional<HostTensor>> out;
   for (const auto& item : tensor_list(i).items) {

@@ -36,9 +36,7 @@ struct RefContext : ArgView {
   HostTensor tensor(int i) const;
   std::vector<std::optional<HostTensor>> tensors(int i) const;
   // A fresh output tensor of the inferred type k.
-  HostTensor output(size_t k) const {
-    return HostTensor::zeros(out_types[k].dtype, out_types[k].sizes);
-  }
+  HostTensor output(size_t k) const;
 
   std::span<const TensorType> out_types;
 

@@ -133,7 +133,7 @@ OpRow add_like(const std::string& overload, double sign, bool reversed = false) 
       },
       [sign, reversed](const RefContext& c) {
         const double alpha = c.get_float(2);
-        const int64_t ialpha = c.get_int(2);
+        const int64_t ialpha = std::holds_alternative<double>(c.at(2)) ? 0 : c.get_int(2);
         const int a = reversed ? 1 : 0;
         const int b = reversed ? 0 : 1;
         const int64_t isign = static_cast<int64_t>(sign);

@@ -22,4 +22,7 @@ struct ReduceWalk {
 };
 ReduceWalk reduce_walk(const Shape& in, const std::vector<bool>& mask);
 
+// softmax / log_softmax of `x` along `dim`, computed in f64, stored as `out`.
+HostTensor softmax_reference(const HostTensor& x, int64_t dim, const TensorType& out, bool log);
+
 }  // namespace kiln

@@ -222,17 +222,17 @@ DType softmax_out(const InferContext& c) {
   return half_to_float && (in == DType::F16 || in == DType::BF16) ? DType::F32 : in;
 }
 
-HostTensor softmax_ref(const RefContext& c, bool log) {
-  const HostTensor x = c.tensor(0);
-  auto dim = normalize_dim(c.get_int(1), x.rank());
+}  // namespace
+
+HostTensor softmax_reference(const HostTensor& x, int64_t dim_arg, const TensorType& out_type,
+                             bool log) {
+  auto dim = normalize_dim(dim_arg, x.rank());
   if (!dim) op_fail(dim.error().message());
   std::vector<bool> mask(static_cast<size_t>(x.rank()), false);
   if (x.rank() > 0) mask[static_cast<size_t>(*dim)] = true;
   const ReduceWalk walk = reduce_walk(x.sizes(), mask);
-  const int64_t groups =
-      x.rank() > 0 ? x.numel() / std::max<int64_t>(x.sizes()[static_cast<size_t>(*dim)], 1) : 1;
-  std::vector<double> mx(static_cast<size_t>(groups), -INFINITY),
-      sum(static_cast<size_t>(groups), 0.0);
+  const auto groups = static_cast<size_t>(shape_numel(reduced_shape(x.sizes(), mask, false)));
+  std::vector<double> mx(groups, -INFINITY), sum(groups, 0.0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     auto& m = mx[static_cast<size_t>(walk.out_index[static_cast<size_t>(i)])];
     m = std::max(m, x.get(i));
@@ -241,7 +241,7 @@ HostTensor softmax_ref(const RefContext& c, bool log) {
     const auto g = static_cast<size_t>(walk.out_index[static_cast<size_t>(i)]);
     sum[g] += std::exp(x.get(i) - mx[g]);
   }
-  HostTensor out = c.output(0);
+  HostTensor out = HostTensor::zeros(out_type.dtype, out_type.sizes);
   for (int64_t i = 0; i < x.numel(); ++i) {
     const auto g = static_cast<size_t>(walk.out_index[static_cast<size_t>(i)]);
     const double shifted = x.get(i) - mx[g];
@@ -249,6 +249,8 @@ HostTensor softmax_ref(const RefContext& c, bool log) {
   }
   return out;
 }
+
+namespace {
 
 ValueRef decompose_softmax(const DecomposeContext& c, int64_t dim, DType out, bool log) {
   const DType compute = c.type(0).dtype == DType::F16 || c.type(0).dtype == DType::BF16
@@ -360,17 +362,19 @@ std::vector<OpRow> reduction_ops() {
   rows.push_back(max_min_dim("aten.min.dim", false));
 
   for (const bool log : {false, true}) {
-    rows.push_back({log ? "aten._log_softmax.default" : "aten._softmax.default",
-                    [](const InferContext& c) {
-                      auto dim = normalize_dim(c.get_int(1), c.type(0).rank());
-                      if (!dim) op_fail(dim.error().message());
-                      return one(softmax_out(c), c.type(0).sizes);
-                    },
-                    [log](const RefContext& c) { return std::vector{softmax_ref(c, log)}; },
-                    [log](const DecomposeContext& c) {
-                      return std::vector{
-                          decompose_softmax(c, c.get_int(1), c.out_types[0].dtype, log)};
-                    }});
+    rows.push_back(
+        {log ? "aten._log_softmax.default" : "aten._softmax.default",
+         [](const InferContext& c) {
+           auto dim = normalize_dim(c.get_int(1), c.type(0).rank());
+           if (!dim) op_fail(dim.error().message());
+           return one(softmax_out(c), c.type(0).sizes);
+         },
+         [log](const RefContext& c) {
+           return std::vector{softmax_reference(c.tensor(0), c.get_int(1), c.out_types[0], log)};
+         },
+         [log](const DecomposeContext& c) {
+           return std::vector{decompose_softmax(c, c.get_int(1), c.out_types[0].dtype, log)};
+         }});
   }
   return rows;
 }

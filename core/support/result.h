@@ -35,6 +35,8 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
+  T value_or(T fallback) const& { return has_value() ? std::get<0>(state_) : std::move(fallback); }
+
   const Error& error() const& {
     assert(!has_value());
     return std::get<1>(state_);
