@@ -7,3 +7,5 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh default
 ./build/default/bin/kiln plugins
 ./build/default/bin/kiln smoke
+./build/default/bin/kiln run examples/transformer_block.json --backend reference \
+  --weights examples/transformer_block.safetensors

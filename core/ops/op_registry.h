@@ -42,5 +42,7 @@ std::vector<OpRow> scatter_ops();
 std::vector<OpRow> matmul_ops();
 std::vector<OpRow> composite_ops();
 std::vector<OpRow> conv_pool_ops();
+std::vector<OpRow> norm_backward_ops();
+std::vector<OpRow> embedding_bag_ops();
 
 }  // namespace kiln

@@ -172,6 +172,68 @@ TEST(Norm, BatchNormInferenceAndTraining) {
   expect_near(gn.out(0), {-1, 1});
 }
 
+TEST(Norm, LayerNormBackwardMatchesFiniteDifferences) {
+  // d/dx of sum(dy * layer_norm(x)) by central differences, against the op.
+  const HostTensor x = f32({1, 3}, {0.3, -1.2, 2.0}), dy = f32({1, 3}, {1.0, 0.5, -2.0}),
+                   w = f32({3}, {1.5, 0.5, 2.0});
+  auto fwd = run_op("aten.native_layer_norm.default", {x, IntList{3}, w, None{}, 1e-5});
+  ASSERT_TRUE(fwd.ok()) << fwd.error;
+  auto bwd = run_op("aten.native_layer_norm_backward.default",
+                    {dy, x, IntList{3}, fwd.out(1), fwd.out(2), w, None{}, IntList{1, 1, 1}});
+  ASSERT_TRUE(bwd.ok()) << bwd.error;
+  const auto xs = values(x), dys = values(dy), ws = values(w);
+  auto loss = [&](std::vector<double> v) {
+    const double mean = (v[0] + v[1] + v[2]) / 3;
+    double var = 0;
+    for (double e : v) var += (e - mean) * (e - mean) / 3;
+    double total = 0;
+    for (size_t i = 0; i < 3; ++i) total += dys[i] * (v[i] - mean) / std::sqrt(var + 1e-5) * ws[i];
+    return total;
+  };
+  const auto dx = values(bwd.out(0));
+  for (size_t i = 0; i < 3; ++i) {
+    auto up = xs, down = xs;
+    up[i] += 1e-6;
+    down[i] -= 1e-6;
+    EXPECT_NEAR(dx[i], (loss(up) - loss(down)) / 2e-6, 1e-4) << i;
+  }
+  expect_near(bwd.out(2), {1.0, 0.5, -2.0});  // dbias = dy summed over rows
+  auto masked = run_op("aten.native_layer_norm_backward.default",
+                       {dy, x, IntList{3}, fwd.out(1), fwd.out(2), w, None{}, IntList{1, 0, 0}});
+  EXPECT_EQ(masked.out(1).numel(), 0);
+  auto gn = run_op("aten.native_group_norm_backward.default",
+                   {f32({1, 2, 1}, {1, 1}), f32({1, 2, 1}, {1, 3}), f32({1, 1}, {2}),
+                    f32({1, 1}, {1}), None{}, 1, 2, 1, 1, IntList{1, 1, 1}});
+  ASSERT_TRUE(gn.ok()) << gn.error;
+  expect_near(gn.out(0),
+              {0, 0});  // a constant upstream gradient has no effect through normalization
+  expect_near(gn.out(1), {-1, 1});
+}
+
+TEST(Indexing, EmbeddingBag) {
+  const HostTensor table = f32({3, 2}, {0, 1, 10, 11, 20, 21});
+  // bags: [0, 2] and [1]; padding_idx 1 skips row 1.
+  auto sum = run_op("aten._embedding_bag.default", {table, i64({3}, {0, 2, 1}), i64({2}, {0, 2})});
+  ASSERT_TRUE(sum.ok()) << sum.error;
+  expect_near(sum.out(0), {20, 22, 10, 11});
+  expect_near(sum.out(1), {0, 0, 1});
+  expect_near(sum.out(2), {2, 1});
+  auto mean = run_op("aten._embedding_bag.default",
+                     {table, i64({3}, {0, 2, 1}), i64({2}, {0, 2}), false, 1});
+  expect_near(mean.out(0), {10, 11, 10, 11});
+  auto max = run_op("aten._embedding_bag.default",
+                    {table, i64({2, 2}, {0, 2, 1, 0}), i64({0}, {}), false, 2});
+  ASSERT_TRUE(max.ok()) << max.error;
+  expect_near(max.out(0), {20, 21, 10, 11});
+  expect_near(max.out(3), {2, 2, 1, 1});
+  auto padded = run_op("aten._embedding_bag.default", {table, i64({3}, {0, 2, 1}), i64({2}, {0, 2}),
+                                                       false, 0, false, None{}, false, 1});
+  expect_near(padded.out(0), {20, 22, 0, 0});
+  expect_near(padded.out(2), {2, 0});
+  auto oob = run_op("aten._embedding_bag.default", {table, i64({1}, {3}), i64({1}, {0})});
+  EXPECT_NE(oob.error.find("out of bounds"), std::string::npos) << oob.error;
+}
+
 TEST(Composite, ActivationsAndLosses) {
   auto gelu = run_op("aten.gelu.default", {f32({3}, {0, 1, -1})});
   expect_near(gelu.out(), {0, 0.5 * (1 + std::erf(1 / std::sqrt(2.0))),

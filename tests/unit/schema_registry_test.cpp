@@ -50,9 +50,6 @@ TEST(Registry, EverySchemaInTheTablesParses) {
 // Core ATen ops of the covered categories that kiln does not support, and why.
 const std::map<std::string, std::string> kNotSupported = {
     {"aten.nonzero.default", "its output shape depends on the data"},
-    {"aten._embedding_bag.default", "bags with offsets are not implemented yet"},
-    {"aten.native_layer_norm_backward.default", "backward (training) op"},
-    {"aten.native_group_norm_backward.default", "backward (training) op"},
 };
 
 TEST(Registry, CoversTheCoreAtenCategories) {
