@@ -2,35 +2,10 @@
 // so each reference is an index map.
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 
 namespace kiln {
 namespace {
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
-
-Shape unravel(int64_t i, const Shape& sizes) {
-  Shape index(sizes.size());
-  for (size_t d = sizes.size(); d-- > 0;) {
-    index[d] = i % sizes[d];
-    i /= sizes[d];
-  }
-  return index;
-}
-
-int64_t ravel(const Shape& index, const Shape& sizes) {
-  int64_t i = 0;
-  for (size_t d = 0; d < sizes.size(); ++d) i = i * sizes[d] + index[d];
-  return i;
-}
-
-void copy_element(HostTensor& out, int64_t o, const HostTensor& in, int64_t i) {
-  if (is_floating(out.dtype()))
-    out.set(o, in.get(i));
-  else
-    out.set_int(o, in.get_int(i));
-}
 
 // For each output multi-index, `source` rewrites it into an input index and says whether
 // it lands inside the input; outside, the output takes `fill`.

@@ -5,6 +5,7 @@
 #include "core/graph/builder.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 #include "core/ops/promotion.h"
 #include "core/ops/reduce_util.h"
 
@@ -13,10 +14,6 @@ namespace {
 
 constexpr double kSqrt1_2 = 0.70710678118654752440;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
 
 bool is_half(DType d) {
   return d == DType::F16 || d == DType::BF16;

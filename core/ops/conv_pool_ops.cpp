@@ -5,13 +5,10 @@
 
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 
 namespace kiln {
 namespace {
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
 
 int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
                     bool ceil_mode, const std::string& op) {
@@ -68,15 +65,6 @@ Window pool_window(const ArgView& c, size_t dims, bool has_dilation) {
   return w;
 }
 
-Shape unravel(int64_t i, const Shape& sizes) {
-  Shape index(sizes.size());
-  for (size_t d = sizes.size(); d-- > 0;) {
-    index[d] = i % sizes[d];
-    i /= sizes[d];
-  }
-  return index;
-}
-
 // Visits every kernel offset of the window of output position `out_pos` (spatial dims);
 // `visit(input spatial index, inside)`.
 template <class Visit>
@@ -106,12 +94,6 @@ void pool_all(const HostTensor& x, const Shape& out_sizes, size_t dims, Pool poo
     for (int64_t o = 0; o < out_plane; ++o)
       pool(p * in_plane, in_spatial, unravel(o, out_spatial), p * out_plane + o);
   }
-}
-
-int64_t ravel(const Shape& index, const Shape& sizes) {
-  int64_t i = 0;
-  for (size_t d = 0; d < sizes.size(); ++d) i = i * sizes[d] + index[d];
-  return i;
 }
 
 OpRow avg_pool_row(const std::string& overload, size_t dims, bool has_divisor) {

@@ -4,13 +4,10 @@
 #include "core/graph/builder.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 
 namespace kiln {
 namespace {
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
 
 Shape checked_size(const IntList& sizes) {
   for (int64_t s : sizes) op_check(s >= 0, "sizes must be non-negative, got " + shape_text(sizes));

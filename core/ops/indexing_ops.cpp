@@ -5,22 +5,10 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 
 namespace kiln {
-namespace {
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
-
-void copy_element(HostTensor& out, int64_t o, const HostTensor& in, int64_t i) {
-  if (is_floating(out.dtype()))
-    out.set(o, in.get(i));
-  else
-    out.set_int(o, in.get_int(i));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int64_t checked_index(int64_t index, int64_t size, const std::string& op) {
   op_check(index >= -size && index < size, op + ": index " + std::to_string(index) +

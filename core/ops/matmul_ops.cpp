@@ -3,13 +3,10 @@
 #include "core/graph/builder.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 
 namespace kiln {
 namespace {
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
 
 void same_dtype(const std::string& op, DType a, DType b) {
   op_check(a == b, op + ": both operands must have the same dtype, got " +

@@ -4,16 +4,13 @@
 
 #include "core/ops/elementwise.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 #include "core/ops/promotion.h"
 
 namespace kiln {
 namespace {
 
 using Unary = double (*)(double);
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
 
 void require_not_bool(const InferContext& c, DType d) {
   op_check(d != DType::Bool, c.schema().op + " is not defined for bool tensors");

@@ -6,6 +6,7 @@
 #include "core/graph/builder.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 #include "core/ops/promotion.h"
 #include "core/ops/reduce_util.h"
 
@@ -13,10 +14,6 @@ namespace kiln {
 namespace {
 
 enum class Reduce { Sum, Prod, Max, Min, Any, ArgMax, ArgMin };
-
-std::vector<TensorType> one(DType dtype, Shape sizes) {
-  return {TensorType::contiguous(dtype, std::move(sizes))};
-}
 
 // The reference loop for every primitive reduction: f64 accumulation for floats, wrapping
 // int64 for integers; NaN wins max/min; argmax/argmin take the first extreme.

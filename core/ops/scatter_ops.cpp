@@ -5,27 +5,13 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/op_util.h"
 
 namespace kiln {
 namespace {
 
 std::vector<TensorType> same_as_self(const InferContext& c) {
   return {TensorType::contiguous(c.type(0).dtype, c.type(0).sizes)};
-}
-
-Shape unravel(int64_t i, const Shape& sizes) {
-  Shape index(sizes.size());
-  for (size_t d = sizes.size(); d-- > 0;) {
-    index[d] = i % sizes[d];
-    i /= sizes[d];
-  }
-  return index;
-}
-
-int64_t ravel(const Shape& index, const Shape& sizes) {
-  int64_t i = 0;
-  for (size_t d = 0; d < sizes.size(); ++d) i = i * sizes[d] + index[d];
-  return i;
 }
 
 enum class Combine { Assign, Sum, Prod, Mean, Max, Min };
