@@ -1,0 +1,270 @@
+#include "core/expr/simplify.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+// 128-bit intermediates for interval products (a GCC/Clang extension).
+__extension__ using Wide = __int128;
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// Coefficient arithmetic wraps instead of overflowing (index sizes are far from the limit;
+// this only keeps a hostile expression from being undefined behaviour).
+int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+int64_t clamp128(Wide v) {
+  if (v > kMax) return kMax;
+  if (v < kMin) return kMin;
+  return static_cast<int64_t>(v);
+}
+
+// A sum of atoms times coefficients, plus a constant. Atoms are anything that is not a
+// sum, a constant, or a product with a constant.
+struct Linear {
+  int64_t constant = 0;
+  std::map<std::string, std::pair<Expr, int64_t>> terms;  // by atom text: sorted, deduplicated
+
+  void add(const Expr& atom, int64_t coeff) {
+    auto [it, inserted] = terms.emplace(atom.to_string(), std::pair{atom, coeff});
+    if (!inserted) it->second.second = wrap_add(it->second.second, coeff);
+    if (it->second.second == 0) terms.erase(it);
+  }
+};
+
+Linear linear_of(const Expr& e);
+
+void accumulate(Linear& out, const Expr& e, int64_t scale) {
+  if (scale == 0) return;
+  switch (e.kind()) {
+    case ExprKind::Const:
+      out.constant = wrap_add(out.constant, wrap_mul(scale, e.value()));
+      return;
+    case ExprKind::Add:
+      for (const auto& o : e.operands()) accumulate(out, o, scale);
+      return;
+    case ExprKind::Mul: {
+      // Constant factors scale; the rest stays one atom.
+      int64_t factor = scale;
+      std::vector<Expr> rest;
+      for (const auto& o : e.operands()) {
+        if (o.is_const())
+          factor = wrap_mul(factor, o.value());
+        else
+          rest.push_back(o);
+      }
+      if (rest.empty()) {
+        out.constant = wrap_add(out.constant, factor);
+      } else if (rest.size() == 1) {
+        accumulate(out, rest[0], factor);
+      } else {
+        std::sort(rest.begin(), rest.end(),
+                  [](const Expr& a, const Expr& b) { return a.to_string() < b.to_string(); });
+        out.add(make_expr(ExprKind::Mul, rest), factor);
+      }
+      return;
+    }
+    default:
+      out.add(e, scale);
+      return;
+  }
+}
+
+Linear linear_of(const Expr& e) {
+  Linear out;
+  accumulate(out, e, 1);
+  return out;
+}
+
+Expr term(const Expr& atom, int64_t coeff) {
+  if (coeff == 1) return atom;
+  return make_expr(ExprKind::Mul, {atom, Expr::constant(coeff)});
+}
+
+Expr rebuild(const Linear& form) {
+  std::vector<Expr> parts;
+  for (const auto& [key, entry] : form.terms) parts.push_back(term(entry.first, entry.second));
+  if (form.constant != 0 || parts.empty()) parts.push_back(Expr::constant(form.constant));
+  if (parts.size() == 1) return parts[0];
+  return make_expr(ExprKind::Add, parts);
+}
+
+Interval interval_of(const Expr& e, const VarRanges& ranges);
+
+Interval mul_interval(Interval a, Interval b) {
+  const Wide c[] = {static_cast<Wide>(a.low) * b.low, static_cast<Wide>(a.low) * b.high,
+                    static_cast<Wide>(a.high) * b.low, static_cast<Wide>(a.high) * b.high};
+  return {clamp128(*std::min_element(std::begin(c), std::end(c))),
+          clamp128(*std::max_element(std::begin(c), std::end(c)))};
+}
+
+Interval interval_of(const Expr& e, const VarRanges& ranges) {
+  switch (e.kind()) {
+    case ExprKind::Const:
+      return {e.value(), e.value()};
+    case ExprKind::Var: {
+      auto it = ranges.find(e.name());
+      return it == ranges.end() ? Interval{kMin, kMax} : it->second;
+    }
+    default:
+      break;
+  }
+  Interval acc = interval_of(e.operands()[0], ranges);
+  for (size_t i = 1; i < e.operands().size(); ++i) {
+    const Interval v = interval_of(e.operands()[i], ranges);
+    switch (e.kind()) {
+      case ExprKind::Add:
+        acc = {clamp128(static_cast<Wide>(acc.low) + v.low),
+               clamp128(static_cast<Wide>(acc.high) + v.high)};
+        break;
+      case ExprKind::Mul:
+        acc = mul_interval(acc, v);
+        break;
+      case ExprKind::FloorDiv:
+        if (v.low == v.high && v.low > 0) {
+          acc = {floor_div(acc.low, v.low), floor_div(acc.high, v.low)};
+        } else {
+          acc = {kMin, kMax};
+        }
+        break;
+      case ExprKind::Mod:
+        if (v.low == v.high && v.low > 0) {
+          // Within one period the value is exact; otherwise anything in [0, d).
+          const bool same_period = acc.low != kMin && acc.high != kMax &&
+                                   floor_div(acc.low, v.low) == floor_div(acc.high, v.low);
+          acc = same_period ? Interval{floor_mod(acc.low, v.low), floor_mod(acc.high, v.low)}
+                            : Interval{0, v.low - 1};
+        } else {
+          acc = {kMin, kMax};
+        }
+        break;
+      case ExprKind::Min:
+        acc = {std::min(acc.low, v.low), std::min(acc.high, v.high)};
+        break;
+      case ExprKind::Max:
+        acc = {std::max(acc.low, v.low), std::max(acc.high, v.high)};
+        break;
+      default:
+        break;
+    }
+  }
+  return acc;
+}
+
+Expr simplify_node(const Expr& e, const VarRanges& ranges);
+
+// (d*A + R) floordiv d = A + R floordiv d; R floordiv d = 0 when R lies in [0, d).
+Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
+  if (d == 1) return a;
+  if (a.kind() == ExprKind::FloorDiv && a.operands()[1].is_const() && a.operands()[1].value() > 0) {
+    return simplify_floordiv(a.operands()[0], wrap_mul(a.operands()[1].value(), d), ranges);
+  }
+  const Linear form = linear_of(a);
+  Linear quotient, rest;
+  quotient.constant = floor_div(form.constant, d);
+  rest.constant = floor_mod(form.constant, d);
+  for (const auto& [key, entry] : form.terms) {
+    if (entry.second % d == 0)
+      quotient.add(entry.first, entry.second / d);
+    else
+      rest.add(entry.first, entry.second);
+  }
+  const Expr r = rebuild(rest);
+  const Interval ri = interval_of(r, ranges);
+  if (!(ri.low >= 0 && ri.high < d)) {
+    if (ri.low != kMin && ri.high != kMax && floor_div(ri.low, d) == floor_div(ri.high, d)) {
+      quotient.constant += floor_div(ri.low, d);  // the remainder part always divides to one value
+    } else {
+      quotient.add(make_expr(ExprKind::FloorDiv, {r, Expr::constant(d)}), 1);
+    }
+  }
+  return rebuild(quotient);
+}
+
+// (d*A + R) mod d = R mod d; R mod d = R when R lies in [0, d).
+Expr simplify_mod(const Expr& a, int64_t d, const VarRanges& ranges) {
+  if (d == 1) return Expr::constant(0);
+  const Linear form = linear_of(a);
+  Linear rest;
+  rest.constant = floor_mod(form.constant, d);
+  for (const auto& [key, entry] : form.terms) {
+    const int64_t c = floor_mod(entry.second, d);
+    if (c != 0) rest.add(entry.first, c);
+  }
+  const Expr r = rebuild(rest);
+  const Interval ri = interval_of(r, ranges);
+  if (ri.low >= 0 && ri.high < d) return r;
+  if (ri.low != kMin && ri.high != kMax && floor_div(ri.low, d) == floor_div(ri.high, d)) {
+    return rebuild([&] {
+      Linear shifted = rest;
+      shifted.constant -= floor_div(ri.low, d) * d;
+      return shifted;
+    }());
+  }
+  return make_expr(ExprKind::Mod, {r, Expr::constant(d)});
+}
+
+Expr simplify_node(const Expr& e, const VarRanges& ranges) {
+  if (e.is_const() || e.kind() == ExprKind::Var) return e;
+  std::vector<Expr> ops;
+  for (const auto& o : e.operands()) ops.push_back(simplify_node(o, ranges));
+  const bool all_const =
+      std::all_of(ops.begin(), ops.end(), [](const Expr& o) { return o.is_const(); });
+  switch (e.kind()) {
+    case ExprKind::Add:
+    case ExprKind::Mul:
+      return rebuild(linear_of(make_expr(e.kind(), ops)));
+    case ExprKind::FloorDiv:
+    case ExprKind::Mod: {
+      const Expr& a = ops[0];
+      const Expr& b = ops[1];
+      if (b.is_const(0)) return make_expr(e.kind(), ops);  // left as written: never evaluated
+      if (all_const) {
+        return Expr::constant(e.kind() == ExprKind::FloorDiv ? floor_div(a.value(), b.value())
+                                                             : floor_mod(a.value(), b.value()));
+      }
+      if (b.is_const() && b.value() > 0) {
+        return e.kind() == ExprKind::FloorDiv ? simplify_floordiv(a, b.value(), ranges)
+                                              : simplify_mod(a, b.value(), ranges);
+      }
+      return make_expr(e.kind(), ops);
+    }
+    case ExprKind::Min:
+    case ExprKind::Max: {
+      const Interval x = interval_of(ops[0], ranges), y = interval_of(ops[1], ranges);
+      const bool is_min = e.kind() == ExprKind::Min;
+      if (x.high <= y.low) return is_min ? ops[0] : ops[1];
+      if (y.high <= x.low) return is_min ? ops[1] : ops[0];
+      if (ops[0] == ops[1]) return ops[0];
+      // Canonical operand order.
+      if (ops[1].to_string() < ops[0].to_string()) std::swap(ops[0], ops[1]);
+      return make_expr(e.kind(), ops);
+    }
+    default:
+      return e;
+  }
+}
+
+}  // namespace
+
+Interval bounds(const Expr& e, const VarRanges& ranges) {
+  return interval_of(e, ranges);
+}
+
+Expr simplify(const Expr& e, const VarRanges& ranges) {
+  // A second pass catches what the first exposed (a floordiv that became a sum term).
+  Expr once = simplify_node(e, ranges);
+  Expr twice = simplify_node(once, ranges);
+  return twice;
+}
+
+}  // namespace kiln

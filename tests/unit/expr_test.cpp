@@ -1,0 +1,124 @@
+// Index expressions: the simplifier's rules, and a randomized check that simplification
+// never changes a value inside the variables' ranges.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/expr/simplify.h"
+
+namespace kiln {
+namespace {
+
+const Expr x = Expr::var("x");
+const Expr y = Expr::var("y");
+const Expr z = Expr::var("z");
+Expr c(int64_t v) {
+  return Expr::constant(v);
+}
+
+std::string simple(const Expr& e, const VarRanges& ranges = {}) {
+  return simplify(e, ranges).to_string();
+}
+
+TEST(Expr, PrintsWithMinimalParentheses) {
+  EXPECT_EQ((x * c(4) + y).to_string(), "x*4 + y");
+  EXPECT_EQ(floordiv(x + y, c(4)).to_string(), "(x + y) floordiv 4");
+  EXPECT_EQ(mod(x * c(3), c(4)).to_string(), "(x*3) mod 4");
+  EXPECT_EQ(min(x, c(7)).to_string(), "min(x, 7)");
+}
+
+TEST(Simplify, FoldsConstantsAndCombinesLikeTerms) {
+  EXPECT_EQ(simple(c(2) * c(3) + c(4)), "10");
+  EXPECT_EQ(simple(x * c(4) + x * c(2) + c(0)), "x*6");
+  EXPECT_EQ(simple(x * c(0) + y), "y");
+  EXPECT_EQ(simple(y + x), simple(x + y));  // canonical order
+  EXPECT_EQ(simple(x + y + x * c(-1)), "y");
+  EXPECT_EQ(simple((x + c(1)) * c(3)), "x*3 + 3");
+}
+
+TEST(Simplify, FloorDivAndModUseRanges) {
+  const VarRanges r{{"x", {0, 9}}, {"y", {0, 3}}};
+  // The examples: (x*4 + y) floordiv 4 -> x and (x*4 + y) mod 4 -> y when 0 <= y < 4.
+  EXPECT_EQ(simple(floordiv(x * c(4) + y, c(4)), r), "x");
+  EXPECT_EQ(simple(mod(x * c(4) + y, c(4)), r), "y");
+  // Without the range of y, the remainder part stays.
+  EXPECT_EQ(simple(floordiv(x * c(4) + y, c(4))), "x + y floordiv 4");
+  EXPECT_EQ(simple(mod(x * c(4) + y, c(4))), "y mod 4");
+  EXPECT_EQ(simple(floordiv(x, c(16)), r), "0");
+  EXPECT_EQ(simple(mod(x, c(16)), r), "x");
+  EXPECT_EQ(simple(floordiv(x, c(1))), "x");
+  EXPECT_EQ(simple(mod(x, c(1))), "0");
+  EXPECT_EQ(simple(floordiv(floordiv(x, c(2)), c(3))), "x floordiv 6");
+  EXPECT_EQ(simple(floordiv(x * c(8) + y * c(2) + c(5), c(2)), r), "x*4 + y + 2");
+}
+
+TEST(Simplify, FloorSemanticsForNegatives) {
+  EXPECT_EQ(simple(floordiv(c(-7), c(2))), "-4");
+  EXPECT_EQ(simple(mod(c(-7), c(2))), "1");
+  EXPECT_EQ(simple(mod(c(7), c(-2))), "-1");
+  const VarRanges r{{"x", {0, 3}}};
+  EXPECT_EQ(simple(floordiv(x + c(-4), c(4)), r), "-1");
+  EXPECT_EQ(simple(mod(x + c(-4), c(4)), r), "x");
+}
+
+TEST(Simplify, MinMaxDecidedByRanges) {
+  const VarRanges r{{"x", {0, 7}}};
+  EXPECT_EQ(simple(min(x, c(10)), r), "x");
+  EXPECT_EQ(simple(max(x, c(10)), r), "10");
+  EXPECT_EQ(simple(min(x, c(3)), r), "min(3, x)");
+  EXPECT_EQ(simple(max(y, y)), "y");
+}
+
+TEST(Simplify, DivisionByZeroIsLeftAlone) {
+  EXPECT_EQ(simple(floordiv(x, c(0))), "x floordiv 0");
+}
+
+// Random expressions over x, y, z in small ranges: simplified and original agree everywhere.
+Expr random_expr(std::mt19937& rng, int depth) {
+  std::uniform_int_distribution<int> pick(0, depth <= 0 ? 1 : 7);
+  std::uniform_int_distribution<int> small(-6, 9);
+  std::uniform_int_distribution<int> divisor(1, 6);
+  const Expr vars[] = {x, y, z};
+  switch (pick(rng)) {
+    case 0:
+      return c(small(rng));
+    case 1:
+      return vars[std::uniform_int_distribution<int>(0, 2)(rng)];
+    case 2:
+      return random_expr(rng, depth - 1) + random_expr(rng, depth - 1);
+    case 3:
+      return random_expr(rng, depth - 1) * c(small(rng));
+    case 4:
+      return floordiv(random_expr(rng, depth - 1), c(divisor(rng)));
+    case 5:
+      return mod(random_expr(rng, depth - 1), c(divisor(rng)));
+    case 6:
+      return min(random_expr(rng, depth - 1), random_expr(rng, depth - 1));
+    default:
+      return max(random_expr(rng, depth - 1), random_expr(rng, depth - 1)) +
+             random_expr(rng, depth - 1) * x;
+  }
+}
+
+TEST(Simplify, NeverChangesAValueInsideTheRanges) {
+  std::mt19937 rng(std::random_device{}());
+  const VarRanges ranges{{"x", {0, 5}}, {"y", {0, 3}}, {"z", {-2, 2}}};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Expr e = random_expr(rng, 4);
+    const Expr s = simplify(e, ranges);
+    for (int64_t xv = 0; xv <= 5; ++xv) {
+      for (int64_t yv = 0; yv <= 3; ++yv) {
+        for (int64_t zv = -2; zv <= 2; ++zv) {
+          const std::map<std::string, int64_t> values{{"x", xv}, {"y", yv}, {"z", zv}};
+          ASSERT_EQ(evaluate(e, values), evaluate(s, values))
+              << e.to_string() << "  simplified to  " << s.to_string() << "  at x=" << xv
+              << " y=" << yv << " z=" << zv;
+        }
+      }
+    }
+    EXPECT_EQ(simplify(s, ranges), s) << "not a fixed point: " << s.to_string();
+  }
+}
+
+}  // namespace
+}  // namespace kiln
