@@ -27,15 +27,16 @@ struct GraphFlags {
   bool decomposed = false;
 };
 
-Result<Graph> open_graph(const GraphFlags& flags,
-                         const std::shared_ptr<const OpRegistry>& registry) {
+// Loads the graph and, when given, its weights; `need_weights` makes missing weights an error.
+Result<Graph> open_graph(const GraphFlags& flags, const std::shared_ptr<const OpRegistry>& registry,
+                         bool need_weights) {
   auto graph = load_graph(flags.graph, registry);
   if (!graph) return graph;
   if (!flags.weights.empty()) {
     auto weights = read_safetensors(flags.weights);
     if (!weights) return std::move(weights).error();
     if (auto s = attach_weights(*graph, *weights, flags.weights); !s) return std::move(s).error();
-  } else if (!graph->params.empty()) {
+  } else if (need_weights && !graph->params.empty()) {
     return Error::user(flags.graph + ": the graph has " + std::to_string(graph->params.size()) +
                        " parameters; give their values with --weights FILE.safetensors");
   }
@@ -45,7 +46,7 @@ Result<Graph> open_graph(const GraphFlags& flags,
 int check(const GraphFlags& flags) {
   auto registry = OpRegistry::create();
   if (!registry) return report(registry.error());
-  auto graph = open_graph(flags, *registry);
+  auto graph = open_graph(flags, *registry, false);
   if (!graph) return report(graph.error());
   if (flags.decomposed) {
     auto primitive = decompose(*graph, *registry);
@@ -103,7 +104,7 @@ int run(const GraphFlags& flags) {
   }
   auto registry = OpRegistry::create();
   if (!registry) return report(registry.error());
-  auto graph = open_graph(flags, *registry);
+  auto graph = open_graph(flags, *registry, true);
   if (!graph) return report(graph.error());
   auto inputs = gather_inputs(*graph, flags);
   if (!inputs) return report(inputs.error());
