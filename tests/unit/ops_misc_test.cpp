@@ -76,9 +76,39 @@ TEST(Indexing, AdvancedIndexPlacesTheIndexedBlock) {
   ASSERT_TRUE(out);
   EXPECT_EQ(values((*out)[0])[0], 8);
   EXPECT_EQ(values((*out)[0])[4], 0);
-  // x[[1, 0], :, [3, 3]] -> non-adjacent: broadcast dims go first: [2, 3].
-  auto split = run_op("aten.index.Tensor", {x, std::vector<HostTensor>{}});
-  EXPECT_FALSE(split.ok());
+  // x[[1, 0], :, [3, 3]] -> non-adjacent: the broadcast dims go first: [2, 3].
+  GraphBuilder b2(registry(), "t2");
+  ValueRef x2 = b2.input("x", x.type());
+  ValueRef i0 = b2.input("i0", TensorType::contiguous(DType::I64, {2}));
+  ValueRef i2 = b2.input("i2", TensorType::contiguous(DType::I64, {2}));
+  b2.output(b2.op("aten.index.Tensor", {x2, TensorList{{i0, std::nullopt, i2}}}));
+  auto g2 = b2.finish();
+  ASSERT_TRUE(g2) << g2.error().to_string();
+  auto out2 = interpret(*g2, {x, i64({2}, {1, 0}), i64({2}, {3, 3})});
+  ASSERT_TRUE(out2) << out2.error().to_string();
+  EXPECT_EQ((*out2)[0].sizes(), (Shape{2, 3}));
+  expect_near((*out2)[0], {15, 19, 23, 3, 7, 11});
+  auto none = run_op("aten.index.Tensor", {x, std::vector<HostTensor>{}});
+  EXPECT_NE(none.error.find("at least one index"), std::string::npos) << none.error;
+}
+
+TEST(Scatter, IndexPutAssignsOrAccumulates) {
+  auto put = [](bool accumulate) {
+    GraphBuilder b(registry(), "t");
+    ValueRef self = b.input("s", TensorType::contiguous(DType::F32, {3}));
+    ValueRef idx = b.input("i", TensorType::contiguous(DType::I64, {3}));
+    ValueRef v = b.input("v", TensorType::contiguous(DType::F32, {3}));
+    b.output(b.op("aten.index_put.default", {self, TensorList{{idx}}, v, accumulate}));
+    auto g = b.finish();
+    EXPECT_TRUE(g);
+    return interpret(*g, {f32({3}, {0, 0, 0}), i64({3}, {0, 0, 2}), f32({3}, {1, 2, 3})});
+  };
+  auto acc = put(true);
+  ASSERT_TRUE(acc);
+  expect_near((*acc)[0], {3, 0, 3});
+  auto assign = put(false);
+  ASSERT_TRUE(assign);
+  expect_near((*assign)[0], {2, 0, 3});
 }
 
 TEST(Scatter, ScatterAddIndexPutAndFriends) {
