@@ -25,6 +25,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kiln: error: out of memory\n";
+    return kiln::cli::kExitUserError;
+  } catch (const std::exception& e) {
+    // Modules return errors as values; anything thrown this far is a bug, reported, not a crash.
+    std::cerr << "kiln: internal error: " << e.what() << "\n";
+    return kiln::cli::kExitInternalError;
   }
   return exit_code;
 }

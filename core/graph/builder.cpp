@@ -1,5 +1,7 @@
 #include "core/graph/builder.h"
 
+#include <exception>
+
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
 
@@ -35,7 +37,7 @@ bool is_number(const ArgValue& v) {
 
 // Checks `v` against `a`, converting where the schema allows (an int where a float is
 // expected, one int for a fixed-size int list). Returns an error message, or "".
-std::string coerce(const ArgSchema& a, ArgValue& v) {
+std::string coerce(const ArgSchema& a, ArgValue& v, size_t position) {
   if (std::holds_alternative<None>(v)) {
     return a.optional || a.kind == ArgKind::Ignored ? "" : "must not be None";
   }
@@ -80,7 +82,9 @@ std::string coerce(const ArgSchema& a, ArgValue& v) {
     case ArgKind::Tensor:
       if (const auto* r = std::get_if<ValueRef>(&v))
         return r->valid() ? "" : "refers to a value that failed to build";
-      return is_number(v) ? "" : wrong;  // a number is a wrapped scalar
+      // A number is a wrapped scalar, as PyTorch makes of `x + 2`; never the op's first operand.
+      if (is_number(v) && position == 0) return "expects a tensor, got a number";
+      return is_number(v) ? "" : wrong;
     case ArgKind::Int:
       if (std::holds_alternative<int64_t>(v)) return "";
       return wrong;
@@ -135,7 +139,7 @@ Result<std::vector<ArgValue>> bind_arguments(const Schema& schema, std::vector<A
     } else {
       return Error::user(schema.op + ": missing argument '" + a.name + "'");
     }
-    if (std::string why = coerce(a, v); !why.empty()) {
+    if (std::string why = coerce(a, v, i); !why.empty()) {
       return Error::user(schema.op + ": argument '" + a.name + "' " + why);
     }
     out.push_back(std::move(v));
@@ -158,12 +162,20 @@ ValueRef GraphBuilder::add_value(Value value) {
 }
 
 ValueRef GraphBuilder::input(const std::string& name, TensorType type) {
+  if (auto s = check_shape(type.sizes); !s) {
+    fail(Error::user("input '" + name + "': " + s.error().message()));
+    return {};
+  }
   ValueRef ref = add_value(Value{name, ValueKind::Input, std::move(type), -1, 0});
   if (ref.valid()) graph_.inputs.push_back(ref);
   return ref;
 }
 
 ValueRef GraphBuilder::param(const std::string& name, TensorType type) {
+  if (auto s = check_shape(type.sizes); !s) {
+    fail(Error::user("parameter '" + name + "': " + s.error().message()));
+    return {};
+  }
   ValueRef ref = add_value(Value{name, ValueKind::Param, std::move(type), -1, 0});
   if (ref.valid()) graph_.params.push_back(ref);
   return ref;
@@ -200,6 +212,13 @@ Result<std::vector<ValueRef>> GraphBuilder::try_ops(const std::string& op_name,
   } catch (const OpError& e) {
     return e.internal ? Error::internal(op_name + ": " + e.message)
                       : Error::user(op_name + ": " + e.message);
+  } catch (const std::exception& e) {
+    return Error::internal(op_name + ": shape inference failed: " + e.what());
+  }
+  // One place guards every op: no output may be negative or beyond the size limits.
+  for (const auto& t : types) {
+    if (auto s = check_shape(t.sizes); !s)
+      return Error::user(op_name + ": the result " + s.error().message());
   }
   const std::string node_name = name.empty() ? fresh_name(op_name) : name;
   if (names_.count(node_name) != 0)

@@ -60,7 +60,8 @@ Status verify_graph(const Graph& graph) {
                                  [&](ValueRef r) -> const TensorType& { return graph.type(r); });
       types = node.op->infer(context);
     } catch (const OpError& e) {
-      return Error::user(where + " (" + node.op->name + "): " + e.message);
+      const std::string text = where + " (" + node.op->name + "): " + e.message;
+      return e.internal ? Error::internal(text) : Error::user(text);
     }
     if (types.size() != node.outputs.size()) {
       return Error::internal(where + " has " + std::to_string(node.outputs.size()) +

@@ -145,6 +145,10 @@ class GraphReader {
         type.strides = read_shape(list[i]["strides"], path + ".strides");
         if (type.strides.size() != type.sizes.size())
           fail(path + ".strides", "must have one stride per dimension");
+        for (int64_t stride : type.strides) {
+          if (stride > kMaxDimSize)
+            fail(path + ".strides", "a stride above 2^40 is beyond kiln's limit");
+        }
       }
       ValueRef ref = inputs ? builder_.input(name, type) : builder_.param(name, type);
       if (!ref.valid()) fail(path, builder_.finish().error().message());
@@ -320,6 +324,10 @@ Result<Graph> parse_graph(std::string_view text, const std::string& source,
     return Error::user(source + ": " + e.message);
   } catch (const json::exception& e) {
     return Error::user(source + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return Error::user(source + ": out of memory while reading the graph");
+  } catch (const std::exception& e) {
+    return Error::internal(source + ": " + e.what());
   }
 }
 

@@ -59,8 +59,12 @@ Result<HostTensor> HostTensor::strided(TensorType type,
   int64_t min_offset = offset;
   for (size_t d = 0; d < type.sizes.size(); ++d) {
     if (type.sizes[d] == 0) return HostTensor::zeros(type.dtype, type.sizes);
-    const int64_t span = (type.sizes[d] - 1) * type.strides[d];
-    (span > 0 ? max_offset : min_offset) += span;
+    int64_t span = 0;
+    int64_t& bound = type.strides[d] > 0 ? max_offset : min_offset;
+    if (type.sizes[d] < 0 || __builtin_mul_overflow(type.sizes[d] - 1, type.strides[d], &span) ||
+        __builtin_add_overflow(bound, span, &bound)) {
+      return Error::user("strided view " + type.to_string() + " overflows its index arithmetic");
+    }
   }
   const int64_t elements = static_cast<int64_t>(storage->size()) / dtype_size(type.dtype);
   if (min_offset < 0 || max_offset >= elements) {

@@ -1,23 +1,48 @@
 #include "core/graph/tensor_type.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace kiln {
+
+namespace {
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return out;
+}
+
+}  // namespace
 
 Shape contiguous_strides(const Shape& sizes) {
   Shape strides(sizes.size(), 1);
   int64_t stride = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = stride;
-    stride *= std::max<int64_t>(sizes[i], 1);
+    stride = saturating_mul(stride, std::max<int64_t>(sizes[i], 1));
   }
   return strides;
 }
 
 int64_t shape_numel(const Shape& sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes) n = saturating_mul(n, s);
   return n;
+}
+
+Status check_shape(const Shape& sizes) {
+  for (int64_t s : sizes) {
+    if (s < 0) return Error::user("shape " + shape_text(sizes) + " has a negative size");
+    if (s > kMaxDimSize)
+      return Error::user("shape " + shape_text(sizes) +
+                         " has a dimension above kiln's limit of 2^40");
+  }
+  if (shape_numel(sizes) > kMaxElements) {
+    return Error::user("shape " + shape_text(sizes) +
+                       " has more than 2^46 elements, above kiln's limit");
+  }
+  return Ok{};
 }
 
 std::string shape_text(const Shape& sizes) {

@@ -13,8 +13,15 @@ namespace kiln {
 
 using Shape = std::vector<int64_t>;
 
-Shape contiguous_strides(const Shape& sizes);
-int64_t shape_numel(const Shape& sizes);
+// Limits on what kiln accepts, far above any real tensor, so that every size, stride and
+// byte count computed from them fits in int64 without overflow.
+inline constexpr int64_t kMaxDimSize = int64_t{1} << 40;
+inline constexpr int64_t kMaxElements = int64_t{1} << 46;
+
+Shape contiguous_strides(const Shape& sizes);  // saturates instead of overflowing
+int64_t shape_numel(const Shape& sizes);       // saturates at INT64_MAX instead of overflowing
+// Ok when every size is in [0, kMaxDimSize] and the product at most kMaxElements.
+Status check_shape(const Shape& sizes);
 std::string shape_text(const Shape& sizes);  // "[2, 3]"
 
 struct TensorType {

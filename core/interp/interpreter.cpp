@@ -1,5 +1,8 @@
 #include "core/interp/interpreter.h"
 
+#include <exception>
+#include <new>
+
 #include "core/ops/op_def.h"
 #include "core/ops/op_error.h"
 
@@ -77,6 +80,10 @@ Result<std::vector<HostTensor>> interpret(const Graph& graph,
     } catch (const OpError& e) {
       const std::string text = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
       return e.internal ? Error::internal(text) : Error::user(text);
+    } catch (const std::bad_alloc&) {
+      return Error::user("node '" + node.name + "' (" + node.op->name + "): out of memory");
+    } catch (const std::exception& e) {
+      return Error::internal("node '" + node.name + "' (" + node.op->name + "): " + e.what());
     }
     if (outs.size() != node.outputs.size()) {
       return Error::internal("node '" + node.name + "' produced " + std::to_string(outs.size()) +

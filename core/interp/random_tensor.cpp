@@ -1,5 +1,6 @@
 #include "core/interp/random_tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -12,7 +13,8 @@ HostTensor random_tensor(const TensorType& type, uint64_t seed,
   int64_t extent = 1;
   for (size_t d = 0; d < type.sizes.size(); ++d) {
     if (type.sizes[d] == 0) return HostTensor::zeros(type.dtype, type.sizes);
-    extent += (type.sizes[d] - 1) * type.strides[d];
+    // Strides were checked when the graph was read (non-negative, bounded).
+    extent += (type.sizes[d] - 1) * std::max<int64_t>(type.strides[d], 0);
   }
   HostTensor flat = HostTensor::zeros(type.dtype, {extent});
   const bool fp = is_floating(type.dtype);
@@ -24,8 +26,10 @@ HostTensor random_tensor(const TensorType& type, uint64_t seed,
     } else if (fp) {
       flat.set(i, real(rng));
     } else {
-      const auto lo = static_cast<int64_t>(std::ceil(low));
-      const auto hi = static_cast<int64_t>(std::ceil(high));  // exclusive
+      // Ranges are clamped to what int64 holds before converting (no undefined casts).
+      const auto lo = static_cast<int64_t>(std::clamp(std::ceil(low), -9.0e18, 9.0e18));
+      const auto hi =
+          static_cast<int64_t>(std::clamp(std::ceil(high), -9.0e18, 9.0e18));  // exclusive
       std::uniform_int_distribution<int64_t> integer(lo, std::max(lo, hi - 1));
       flat.set_int(i, integer(rng));
     }

@@ -89,6 +89,9 @@ Shape padded_shape(const Shape& in, const IntList& pad, const std::string& op) {
   Shape out = in;
   for (size_t p = 0; p < pad.size() / 2; ++p) {
     const size_t d = in.size() - 1 - p;
+    auto bounded = [](int64_t v) { return v >= -kMaxDimSize && v <= kMaxDimSize; };
+    op_check(bounded(pad[2 * p]) && bounded(pad[2 * p + 1]),
+             op + ": padding " + shape_text(pad) + " is beyond kiln's size limit");
     out[d] = in[d] + pad[2 * p] + pad[2 * p + 1];
     op_check(out[d] >= 0,
              op + ": padding " + shape_text(pad) + " makes dim " + std::to_string(d) + " negative");
@@ -175,32 +178,34 @@ std::vector<OpRow> cat_pad_ops() {
   rows.push_back(pad_row("aten.reflection_pad3d.default", PadMode::Reflect, 3));
   rows.push_back(pad_row("aten.replication_pad2d.default", PadMode::Replicate, 2));
   rows.push_back(pad_row("aten.replication_pad3d.default", PadMode::Replicate, 3));
-  rows.push_back({"aten.repeat.default",
-                  [](const InferContext& c) {
-                    const TensorType x = c.type(0);
-                    const IntList repeats = c.get_ints(1);
-                    op_check(repeats.size() >= x.sizes.size(),
-                             "repeat: the number of repeats (" + std::to_string(repeats.size()) +
-                                 ") cannot be smaller than the tensor's rank (" +
-                                 std::to_string(x.rank()) + ")");
-                    Shape out(repeats.size());
-                    const size_t lead = repeats.size() - x.sizes.size();
-                    for (size_t d = 0; d < repeats.size(); ++d) {
-                      op_check(repeats[d] >= 0, "repeat: repeats must be non-negative");
-                      out[d] = repeats[d] * (d < lead ? 1 : x.sizes[d - lead]);
-                    }
-                    return one(x.dtype, out);
-                  },
-                  [](const RefContext& c) {
-                    const HostTensor x = c.tensor(0);
-                    const size_t lead = c.out_types[0].sizes.size() - x.sizes().size();
-                    return std::vector{map_indices(x, c.out_types[0], 0.0, [&](Shape& index) {
-                      Shape in(index.begin() + static_cast<std::ptrdiff_t>(lead), index.end());
-                      for (size_t d = 0; d < in.size(); ++d) in[d] %= x.sizes()[d];
-                      index = in;
-                      return true;
-                    })};
-                  }});
+  rows.push_back(
+      {"aten.repeat.default",
+       [](const InferContext& c) {
+         const TensorType x = c.type(0);
+         const IntList repeats = c.get_ints(1);
+         op_check(repeats.size() >= x.sizes.size(),
+                  "repeat: the number of repeats (" + std::to_string(repeats.size()) +
+                      ") cannot be smaller than the tensor's rank (" + std::to_string(x.rank()) +
+                      ")");
+         Shape out(repeats.size());
+         const size_t lead = repeats.size() - x.sizes.size();
+         for (size_t d = 0; d < repeats.size(); ++d) {
+           op_check(repeats[d] >= 0, "repeat: repeats must be non-negative");
+           out[d] = shape_numel(
+               {repeats[d], d < lead ? 1 : x.sizes[d - lead]});  // saturates; checked after
+         }
+         return one(x.dtype, out);
+       },
+       [](const RefContext& c) {
+         const HostTensor x = c.tensor(0);
+         const size_t lead = c.out_types[0].sizes.size() - x.sizes().size();
+         return std::vector{map_indices(x, c.out_types[0], 0.0, [&](Shape& index) {
+           Shape in(index.begin() + static_cast<std::ptrdiff_t>(lead), index.end());
+           for (size_t d = 0; d < in.size(); ++d) in[d] %= x.sizes()[d];
+           index = in;
+           return true;
+         })};
+       }});
   return rows;
 }
 

@@ -213,6 +213,8 @@ std::vector<TensorType> infer_sdpa(const InferContext& c) {
   op_check(c.get_float(4) == 0.0, "sdpa: dropout_p must be 0 (kiln runs inference graphs)");
   op_check(!c.get_bool(7), "sdpa: enable_gqa is not supported");
   if (!c.is_none(3)) {
+    op_check(c.type(3).dtype == DType::Bool || c.type(3).dtype == q.dtype,
+             "sdpa: attn_mask must be bool or have the query's dtype");
     Shape scores(q.sizes.begin(), q.sizes.end() - 1);
     scores.push_back(k.sizes[k.sizes.size() - 2]);
     auto s = broadcast_shapes(c.type(3).sizes, scores);

@@ -1,5 +1,6 @@
 // Convolution and pooling: shape inference and a direct reference for now (lowering
 // comes later). One N-d window walk serves conv, avg/max pooling and adaptive pooling.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -10,13 +11,21 @@
 namespace kiln {
 namespace {
 
+// The output length of a sliding window; `pool_padding` adds pooling's rule that padding is
+// at most half the window.
 int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
-                    bool ceil_mode, const std::string& op) {
+                    bool ceil_mode, const std::string& op, bool pool_padding = true) {
+  constexpr int64_t kMaxWindow = int64_t{1} << 20;  // keeps every product below in int64
   op_check(kernel > 0 && stride > 0 && dilation > 0 && pad >= 0,
            op + ": kernel, stride and dilation must be positive, padding non-negative");
-  op_check(pad * 2 <= kernel * dilation,
+  op_check(
+      kernel <= kMaxWindow && stride <= kMaxWindow && dilation <= kMaxWindow && pad <= kMaxWindow,
+      op + ": kernel, stride, dilation and padding must be at most 2^20");
+  op_check(!pool_padding || pad * 2 <= kernel * dilation,
            op + ": padding should be at most half the effective kernel size");
   const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  op_check(span >= 0, op + ": the output size is too small (input " + std::to_string(in) +
+                          ", kernel " + std::to_string(kernel) + ")");
   int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // With ceil_mode the last window must start inside the input or its left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
@@ -100,6 +109,8 @@ OpRow avg_pool_row(const std::string& overload, size_t dims, bool has_divisor) {
   return {overload,
           [=](const InferContext& c) {
             op_check(is_floating(c.type(0).dtype), c.schema().op + " needs a floating input");
+            op_check(!has_divisor || c.is_none(6) || c.get_int(6) != 0,
+                     c.schema().op + ": divisor_override must not be 0");
             return one(c.type(0).dtype,
                        window_output(c.type(0).sizes, pool_window(c, dims, false), c.schema().op));
           },
@@ -107,25 +118,26 @@ OpRow avg_pool_row(const std::string& overload, size_t dims, bool has_divisor) {
             const HostTensor x = c.tensor(0);
             const Window w = pool_window(c, dims, false);
             const bool count_pad = c.get_bool(5);
-            const std::optional<int64_t> divisor = has_divisor ? c.opt_int(6) : std::nullopt;
+            const int64_t divisor = has_divisor && !c.is_none(6) ? c.get_int(6) : 0;  // 0: none
             HostTensor out = c.output(0);
-            pool_all(
-                x, out.sizes(), dims,
-                [&](int64_t base, const Shape& in_spatial, const Shape& pos, int64_t o) {
-                  double sum = 0;
-                  int64_t inside_count = 0, padded_count = 0;
-                  for_window(w, in_spatial, pos, [&](const Shape& at, bool inside) {
-                    bool in_padded = true;  // inside the input plus its padding
-                    for (size_t d = 0; d < dims; ++d)
-                      in_padded = in_padded && at[d] < in_spatial[d] + w.padding[d];
-                    if (in_padded) ++padded_count;
-                    if (!inside) return;
-                    sum += x.get(base + ravel(at, in_spatial));
-                    ++inside_count;
-                  });
-                  const int64_t n = divisor ? *divisor : count_pad ? padded_count : inside_count;
-                  out.set(o, sum / static_cast<double>(n));
-                });
+            pool_all(x, out.sizes(), dims,
+                     [&](int64_t base, const Shape& in_spatial, const Shape& pos, int64_t o) {
+                       double sum = 0;
+                       int64_t inside_count = 0, padded_count = 0;
+                       for_window(w, in_spatial, pos, [&](const Shape& at, bool inside) {
+                         bool in_padded = true;  // inside the input plus its padding
+                         for (size_t d = 0; d < dims; ++d)
+                           in_padded = in_padded && at[d] < in_spatial[d] + w.padding[d];
+                         if (in_padded) ++padded_count;
+                         if (!inside) return;
+                         sum += x.get(base + ravel(at, in_spatial));
+                         ++inside_count;
+                       });
+                       const int64_t n = divisor != 0 ? divisor
+                                         : count_pad  ? padded_count
+                                                      : inside_count;
+                       out.set(o, sum / static_cast<double>(n));
+                     });
             return std::vector{out};
           }};
 }
@@ -234,13 +246,18 @@ std::vector<TensorType> infer_convolution(const InferContext& c) {
              expand_param(c.get_ints(4), dims, IntList(dims, 0)),
              expand_param(c.get_ints(5), dims, IntList(dims, 1)),
              false};
+  op_check(
+      win.stride.size() == dims && win.padding.size() == dims && win.dilation.size() == dims,
+      "convolution: stride, padding and dilation need " + std::to_string(dims) + " values each");
+  const IntList output_padding = c.get_ints(7);
+  op_check(
+      std::all_of(output_padding.begin(), output_padding.end(), [](int64_t p) { return p == 0; }),
+      "convolution: output_padding applies to transposed convolution only");
   Shape out{x.sizes[0], w.sizes[0]};
   for (size_t d = 0; d < dims; ++d) {
-    const int64_t span =
-        x.sizes[2 + d] + 2 * win.padding[d] - win.dilation[d] * (win.kernel[d] - 1) - 1;
-    op_check(span >= 0 && win.stride[d] > 0,
-             "convolution: the kernel is larger than the padded input");
-    out.push_back(span / win.stride[d] + 1);
+    // pooled_size checks the ranges and that the window fits (no ceil mode for convolution).
+    out.push_back(pooled_size(x.sizes[2 + d], win.kernel[d], win.stride[d], win.padding[d],
+                              win.dilation[d], false, "convolution", false));
   }
   return one(x.dtype, out);
 }

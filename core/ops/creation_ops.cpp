@@ -33,11 +33,15 @@ HostTensor filled(const RefContext& c, int value_arg) {
 }
 
 int64_t arange_length(double start, double end, double step) {
-  op_check(step != 0, "arange: step must be nonzero");
+  op_check(step != 0 && !std::isnan(step), "arange: step must be a nonzero number");
   op_check(std::isfinite(start) && std::isfinite(end), "arange: start and end must be finite");
   op_check((end - start) / step >= 0 || start == end,
            "arange: upper bound and step have inconsistent signs");
-  return static_cast<int64_t>(std::ceil((end - start) / step));
+  const double length = std::ceil((end - start) / step);
+  op_check(
+      std::isfinite(length) && length <= static_cast<double>(kMaxElements),
+      "arange: the result would have " + std::to_string(length) + " elements, above kiln's limit");
+  return static_cast<int64_t>(length);
 }
 
 DType arange_dtype(const ArgView& c, int start, int end, int step, int dtype) {

@@ -1,5 +1,7 @@
 #include "core/ops/elementwise.h"
 
+#include "core/support/half.h"
+
 namespace kiln {
 
 Broadcaster::Broadcaster(const Shape& in, const Shape& out)
@@ -19,6 +21,19 @@ int64_t Broadcaster::operator()(int64_t out_index) const {
     out_index /= size;
   }
   return in_index;
+}
+
+double round_to(DType dtype, double v) {
+  switch (dtype) {
+    case DType::F32:
+      return static_cast<double>(static_cast<float>(v));
+    case DType::F16:
+      return f16_to_float(float_to_f16(static_cast<float>(v)));
+    case DType::BF16:
+      return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+    default:
+      return v;
+  }
 }
 
 Shape broadcast_args(const InferContext& c, std::initializer_list<int> args) {

@@ -48,6 +48,10 @@ HostTensor map_unary(const RefContext& c, int a, DType compute, FF ff, FI fi) {
   return out;
 }
 
+// A value rounded to `dtype`'s precision: PyTorch casts every operand to the common dtype
+// before computing, so 0.1 meets an f32 tensor as 0.1f.
+double round_to(DType dtype, double v);
+
 template <class FF, class FI>
 HostTensor map_binary(const RefContext& c, int a, int b, DType compute, FF ff, FI fi) {
   HostTensor out = c.output(0);
@@ -57,7 +61,7 @@ HostTensor map_binary(const RefContext& c, int a, int b, DType compute, FF ff, F
   const Broadcaster by(y.sizes(), out.sizes());
   for (int64_t i = 0; i < out.numel(); ++i) {
     if (is_floating(compute)) {
-      out.set(i, ff(x.get(bx(i)), y.get(by(i))));
+      out.set(i, ff(round_to(compute, x.get(bx(i))), round_to(compute, y.get(by(i)))));
     } else {
       out.set_int(i, fi(x.get_int(bx(i)), y.get_int(by(i))));
     }

@@ -127,6 +127,7 @@ std::vector<OpRow> indexing_ops() {
        [](const InferContext& c) {
          const TensorType x = c.type(0), idx = c.type(2);
          require_index_dtype(idx, "gather");
+         op_check(x.rank() > 0, "gather: 0-dim inputs are not supported");
          op_check(idx.rank() == x.rank(), "gather: index must have the same rank as the input");
          const int64_t dim = normalize_dim(c.get_int(1), x.rank()).value_or(-1);
          op_check(dim >= 0, "gather: dim " + std::to_string(c.get_int(1)) + " is out of range");
@@ -166,10 +167,12 @@ std::vector<OpRow> indexing_ops() {
          require_index_dtype(idx, "index_select");
          op_check(idx.rank() <= 1,
                   "index_select: index must be 0-D or 1-D, got " + idx.to_string());
+         const auto dim = normalize_dim(c.get_int(1), x.rank());
+         if (!dim) op_fail("index_select: " + dim.error().message());
+         op_check(x.rank() > 0 || idx.numel() == 1,
+                  "index_select: a 0-dim input takes exactly one index");
          Shape out = x.sizes;
-         if (x.rank() > 0)
-           out[static_cast<size_t>(normalize_dim(c.get_int(1), x.rank()).value_or(0))] =
-               idx.numel();
+         if (x.rank() > 0) out[static_cast<size_t>(*dim)] = idx.numel();
          return one(x.dtype, out);
        },
        [](const RefContext& c) {

@@ -1,6 +1,7 @@
 // Matrix products. mm and bmm are primitive (they lower to extern calls); addmm, linear
 // and matmul decompose into them.
 #include "core/graph/builder.h"
+#include "core/ops/elementwise.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
 #include "core/ops/op_util.h"
@@ -144,11 +145,9 @@ std::vector<OpRow> matmul_ops() {
          const HostTensor self = c.tensor(0);
          HostTensor out = c.output(0);
          const double beta = c.get_float(3), alpha = c.get_float(4);
-         const int64_t m = out.sizes()[1];
+         const Broadcaster bs(self.sizes(), out.sizes());
          for (int64_t i = 0; i < out.numel(); ++i) {
-           // self broadcasts over rows (or is a full matrix, or a scalar).
-           const int64_t s = self.numel() == out.numel() ? i : self.numel() == 1 ? 0 : i % m;
-           out.set(i, (beta == 0 ? 0.0 : beta * self.get(s)) + alpha * product.get(i));
+           out.set(i, (beta == 0 ? 0.0 : beta * self.get(bs(i))) + alpha * product.get(i));
          }
          return std::vector{out};
        },
@@ -181,6 +180,7 @@ std::vector<OpRow> matmul_ops() {
          b_full.insert(b_full.end(), {k, m});
          HostTensor out = c.output(0);
          const int64_t batches = shape_numel(batch);
+         const bool fp = is_floating(out.dtype());
          const Shape a_strides = contiguous_strides(as), b_strides = contiguous_strides(bs);
          auto batch_offset = [&](const Shape& own, const Shape& strides, int64_t p) {
            int64_t offset = 0;
@@ -197,8 +197,18 @@ std::vector<OpRow> matmul_ops() {
            for (int64_t i = 0; i < n; ++i) {
              for (int64_t j = 0; j < m; ++j) {
                double acc = 0;
-               for (int64_t t = 0; t < k; ++t) acc += a.get(ao + i * k + t) * b.get(bo + t * m + j);
-               out.set((p * n + i) * m + j, acc);
+               uint64_t iacc = 0;  // integers: exact, wrapping
+               for (int64_t t = 0; t < k; ++t) {
+                 if (fp)
+                   acc += a.get(ao + i * k + t) * b.get(bo + t * m + j);
+                 else
+                   iacc += static_cast<uint64_t>(a.get_int(ao + i * k + t)) *
+                           static_cast<uint64_t>(b.get_int(bo + t * m + j));
+               }
+               if (fp)
+                 out.set((p * n + i) * m + j, acc);
+               else
+                 out.set_int((p * n + i) * m + j, static_cast<int64_t>(iacc));
              }
            }
          }
@@ -231,12 +241,15 @@ std::vector<OpRow> matmul_ops() {
                     const int64_t in = w.sizes()[1], outs = w.sizes()[0];
                     const std::optional<HostTensor> bias =
                         c.is_none(2) ? std::nullopt : std::optional(c.tensor(2));
+                    const std::optional<Broadcaster> bias_index =
+                        bias ? std::optional<Broadcaster>(Broadcaster(bias->sizes(), out.sizes()))
+                             : std::nullopt;
                     for (int64_t r = 0; r < out.numel() / std::max<int64_t>(outs, 1); ++r) {
                       for (int64_t o = 0; o < outs; ++o) {
                         double acc = 0;
                         for (int64_t t = 0; t < in; ++t)
                           acc += x.get(r * in + t) * w.get(o * in + t);
-                        if (bias) acc += bias->get(bias->numel() == 1 ? 0 : o);
+                        if (bias) acc += bias->get((*bias_index)(r * outs + o));
                         out.set(r * outs + o, acc);
                       }
                     }

@@ -92,6 +92,11 @@ std::vector<OpRow> norm_backward_ops() {
          const int64_t rows_n = x.numel() / std::max<int64_t>(shape_numel(shape), 1);
          op_check(c.type(3).numel() == rows_n && c.type(4).numel() == rows_n,
                   "native_layer_norm_backward: mean and rstd need one value per normalized row");
+         for (int i : {5, 6}) {
+           op_check(
+               c.is_none(i) || c.type(i).sizes == shape,
+               "native_layer_norm_backward: weight and bias must have shape " + shape_text(shape));
+         }
          return masked_types(mask_of(c, 7), x.dtype, x.sizes, shape);
        },
        [](const RefContext& c) {
@@ -116,6 +121,8 @@ std::vector<OpRow> norm_backward_ops() {
                              "native_group_norm_backward: C must divide into groups");
                     op_check(c.type(2).numel() == n * groups && c.type(3).numel() == n * groups,
                              "native_group_norm_backward: mean and rstd need N x group values");
+                    op_check(c.is_none(4) || c.type(4).sizes == Shape{ch},
+                             "native_group_norm_backward: weight needs one entry per channel");
                     return masked_types(mask_of(c, 9), x.dtype, x.sizes, {ch});
                   },
                   [](const RefContext& c) {

@@ -158,6 +158,19 @@ int64_t int_mod_checked(int64_t a, int64_t b, bool python_sign) {
   return r;
 }
 
+// Floor division of floats as PyTorch computes it: through fmod, so 1.0 // 0.1 is 9 (the
+// remainder is 0.0999...), not floor(1.0 / 0.1) = 10.
+double floor_divide(double a, double b) {
+  if (b == 0) return a / b;
+  const double m = std::fmod(a, b);
+  double div = (a - m) / b;
+  if (m != 0 && ((b < 0) != (m < 0))) div -= 1;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double floored = std::floor(div);
+  if (div - floored > 0.5) floored += 1;
+  return floored;
+}
+
 double py_remainder(double a, double b) {
   double r = std::fmod(a, b);
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -182,7 +195,7 @@ OpRow div_mode(const std::string& overload) {
                 c, 0, 1, c.out_types[0].dtype,
                 [mode, floor](double a, double b) {
                   const double q = a / b;
-                  return !mode ? q : floor ? std::floor(q) : std::trunc(q);
+                  return !mode ? q : floor ? floor_divide(a, b) : std::trunc(q);
                 },
                 [floor](int64_t a, int64_t b) { return int_div_checked(a, b, floor); })};
           }};
@@ -374,7 +387,7 @@ std::vector<OpRow> pointwise_ops() {
   rows.push_back(div_mode("aten.div.Tensor_mode"));
   rows.push_back(div_mode("aten.div.Scalar_mode"));
   rows.push_back(binary_promoted(
-      "aten.floor_divide.default", [](double a, double b) { return std::floor(a / b); },
+      "aten.floor_divide.default", floor_divide,
       [](int64_t a, int64_t b) { return int_div_checked(a, b, true); }, false));
   for (const char* overload : {"aten.fmod.Tensor", "aten.fmod.Scalar"}) {
     rows.push_back(binary_promoted(

@@ -1,7 +1,9 @@
 // Writes through index tensors, functionally: each op returns a new tensor equal to `self`
 // with some elements replaced or accumulated. Indices are bounds-checked.
 #include <cmath>
+#include <type_traits>
 
+#include "core/expr/expr.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/op_registry.h"
@@ -30,6 +32,7 @@ Combine parse_reduce(const std::string& reduce) {
 void check_scatter(const InferContext& c, int index_arg, int src_arg) {
   const TensorType x = c.type(0), idx = c.type(index_arg);
   require_index_dtype(idx, c.schema().op);
+  op_check(x.rank() > 0, c.schema().op + ": 0-dim inputs are not supported");
   op_check(idx.rank() == x.rank(), c.schema().op + ": index must have the same rank as self");
   const int64_t dim = normalize_dim(c.get_int(1), x.rank()).value_or(-1);
   op_check(dim >= 0, c.schema().op + ": dim " + std::to_string(c.get_int(1)) + " is out of range");
@@ -49,59 +52,98 @@ void check_scatter(const InferContext& c, int index_arg, int src_arg) {
   }
 }
 
-HostTensor scatter_reference(const RefContext& c, int index_arg, int src_arg, Combine combine,
-                             bool include_self) {
+template <class T>
+T load(const HostTensor& t, int64_t i) {
+  if constexpr (std::is_same_v<T, double>)
+    return t.get(i);
+  else
+    return t.get_int(i);
+}
+
+template <class T>
+void store(HostTensor& t, int64_t i, T v) {
+  if constexpr (std::is_same_v<T, double>)
+    t.set(i, v);
+  else
+    t.set_int(i, v);
+}
+
+// One combining step; integers wrap, floats propagate NaN through max and min.
+template <class T>
+T combine_values(Combine combine, T a, T v) {
+  switch (combine) {
+    case Combine::Assign:
+      return v;
+    case Combine::Sum:
+    case Combine::Mean:
+      if constexpr (std::is_same_v<T, double>)
+        return a + v;
+      else
+        return wrap_add(a, v);
+    case Combine::Prod:
+      if constexpr (std::is_same_v<T, double>)
+        return a * v;
+      else
+        return wrap_mul(a, v);
+    case Combine::Max:
+      if constexpr (std::is_same_v<T, double>) {
+        if (std::isnan(a) || std::isnan(v)) return NAN;
+      }
+      return std::max(a, v);
+    case Combine::Min:
+      if constexpr (std::is_same_v<T, double>) {
+        if (std::isnan(a) || std::isnan(v)) return NAN;
+      }
+      return std::min(a, v);
+  }
+  return v;
+}
+
+// The scatter family in the output's own arithmetic: f64 for floats, exact int64 otherwise.
+template <class T>
+HostTensor scatter_typed(const RefContext& c, int index_arg, int src_arg, Combine combine,
+                         bool include_self) {
   const HostTensor self = c.tensor(0), idx = c.tensor(index_arg);
   HostTensor out = self.to(self.dtype());
+  // src is a tensor, or a number converted to self's dtype as PyTorch does.
+  const HostTensor src =
+      c.is_tensor(src_arg) ? c.tensor(src_arg) : c.tensor(src_arg).to(self.dtype());
   const bool from_tensor = c.is_tensor(src_arg);
-  const HostTensor src = from_tensor ? c.tensor(src_arg) : HostTensor();
-  const double value = from_tensor ? 0.0 : c.get_float(src_arg);
   const Shape xs = self.sizes(), is = idx.sizes();
   const auto dim = static_cast<size_t>(normalize_dim(c.get_int(1), self.rank()).value());
-  std::vector<double> acc(static_cast<size_t>(out.numel()));
+  std::vector<T> acc(static_cast<size_t>(out.numel()));
   std::vector<int64_t> count(static_cast<size_t>(out.numel()), 0);
-  for (int64_t i = 0; i < out.numel(); ++i) acc[static_cast<size_t>(i)] = out.get(i);
+  for (int64_t i = 0; i < out.numel(); ++i) acc[static_cast<size_t>(i)] = load<T>(out, i);
   for (int64_t e = 0; e < idx.numel(); ++e) {
     Shape at = unravel(e, is);
-    const double v = from_tensor ? src.get(ravel(at, src.sizes())) : value;
-    at[dim] = checked_index(idx.get_int(e), xs.empty() ? 1 : xs[dim], c.schema().op);
+    const T v = load<T>(src, from_tensor ? ravel(at, src.sizes()) : 0);
+    at[dim] = checked_index(idx.get_int(e), xs[dim], c.schema().op);
     const auto o = static_cast<size_t>(ravel(at, xs));
-    double& a = acc[o];
-    if (count[o] == 0 && (!include_self || combine == Combine::Assign)) {
-      a = v;
-    } else {
-      switch (combine) {
-        case Combine::Assign:
-          a = v;
-          break;
-        case Combine::Sum:
-        case Combine::Mean:
-          a += v;
-          break;
-        case Combine::Prod:
-          a *= v;
-          break;
-        case Combine::Max:
-          a = std::isnan(a) || std::isnan(v) ? NAN : std::max(a, v);
-          break;
-        case Combine::Min:
-          a = std::isnan(a) || std::isnan(v) ? NAN : std::min(a, v);
-          break;
-      }
-    }
+    const bool first = count[o] == 0 && (!include_self || combine == Combine::Assign);
+    acc[o] = first ? v : combine_values(combine, acc[o], v);
     ++count[o];
   }
   for (int64_t i = 0; i < out.numel(); ++i) {
     const auto k = static_cast<size_t>(i);
     if (count[k] == 0) continue;
-    double v = acc[k];
+    T v = acc[k];
     if (combine == Combine::Mean) {
-      v /= static_cast<double>(count[k] + (include_self ? 1 : 0));
-      if (!is_floating(out.dtype())) v = std::floor(v);
+      const int64_t n = count[k] + (include_self ? 1 : 0);
+      if constexpr (std::is_same_v<T, double>)
+        v /= static_cast<double>(n);
+      else
+        v = floor_div(v, n);
     }
-    out.set(i, v);
+    store<T>(out, i, v);
   }
   return out;
+}
+
+HostTensor scatter_reference(const RefContext& c, int index_arg, int src_arg, Combine combine,
+                             bool include_self) {
+  if (is_floating(c.out_types[0].dtype))
+    return scatter_typed<double>(c, index_arg, src_arg, combine, include_self);
+  return scatter_typed<int64_t>(c, index_arg, src_arg, combine, include_self);
 }
 
 OpRow scatter_row(const std::string& overload, int src_arg, Combine combine) {
@@ -234,8 +276,12 @@ std::vector<OpRow> scatter_ops() {
          const bool accumulate = c.get_bool(3);
          for (int64_t r = 0; r < shape_numel(plan.result); ++r) {
            const int64_t o = plan.source(r, self.sizes(), indices, "index_put");
-           const double v = values.get(bv(r));
-           out.set(o, accumulate ? out.get(o) + v : v);
+           if (is_floating(out.dtype())) {
+             out.set(o, accumulate ? out.get(o) + values.get(bv(r)) : values.get(bv(r)));
+           } else {
+             out.set_int(o, accumulate ? wrap_add(out.get_int(o), values.get_int(bv(r)))
+                                       : values.get_int(bv(r)));
+           }
          }
          return std::vector{out};
        }});
@@ -258,7 +304,7 @@ std::vector<OpRow> scatter_ops() {
                       if (mask.get(bm(o)) == 0) continue;
                       op_check(next < source.numel(),
                                "masked_scatter: source has fewer elements than the mask selects");
-                      out.set(o, source.get(next++));
+                      copy_element(out, o, source, next++);
                     }
                     return std::vector{out};
                   }});

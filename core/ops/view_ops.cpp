@@ -38,7 +38,7 @@ Shape infer_view_size(const Shape& in, IntList sizes) {
     } else {
       op_check(sizes[i] >= 0,
                "invalid size " + std::to_string(sizes[i]) + " in " + shape_text(sizes));
-      known *= sizes[i];
+      known = shape_numel({known, sizes[i]});  // saturates; the total is checked below
     }
   }
   if (infer_at >= 0) {
@@ -107,7 +107,7 @@ ViewSpec slice_spec(const Shape& in, int64_t dim, std::optional<int64_t> start,
   const int64_t e = std::max(s, clamp(end.value_or(n)));
   ViewSpec spec = identity_spec(in);
   spec.offset = s * spec.strides[d];
-  spec.sizes[d] = (e - s + step - 1) / step;
+  spec.sizes[d] = e > s ? (e - s - 1) / step + 1 : 0;
   spec.strides[d] *= step;
   return spec;
 }
@@ -209,7 +209,10 @@ ViewSpec as_strided_spec(const Shape& in, const IntList& sizes, const IntList& s
     op_check(sizes[d] >= 0 && strides[d] >= 0,
              "as_strided: negative sizes and strides are not supported");
     if (sizes[d] == 0) return spec;
-    last += (sizes[d] - 1) * strides[d];
+    int64_t span = 0;
+    op_check(!__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) &&
+                 !__builtin_add_overflow(last, span, &last),
+             "as_strided: the view's extent overflows");
   }
   op_check(spec.offset >= 0 && last < shape_numel(in),
            "as_strided: the view reaches element " + std::to_string(last) + " of a tensor of " +

@@ -1,5 +1,7 @@
 #include "core/passes/decompose.h"
 
+#include <exception>
+
 #include "core/graph/builder.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
@@ -57,9 +59,16 @@ Result<Graph> decompose_once(const Graph& graph,
       } catch (const OpError& e) {
         return Error::internal("decomposing node '" + node.name + "' (" + node.op->name +
                                "): " + e.message);
+      } catch (const std::exception& e) {
+        return Error::internal("decomposing node '" + node.name + "' (" + node.op->name +
+                               "): " + e.what());
       }
       b.set_name_prefix("");
-      if (!b.ok()) return b.finish().error();
+      // The node itself was valid, so a failure inside its decomposition is kiln's bug.
+      if (!b.ok()) {
+        return Error::internal("decomposing node '" + node.name + "' (" + node.op->name +
+                               "): " + b.finish().error().message());
+      }
       if (outs.size() != node.outputs.size()) {
         return Error::internal("the decomposition of " + node.op->name + " gives " +
                                std::to_string(outs.size()) + " values for " +
