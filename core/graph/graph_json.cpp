@@ -314,6 +314,9 @@ Result<Graph> parse_graph(std::string_view text, const std::string& source,
     } catch (const json::parse_error& e) {
       return Error::user(source + ":" + line_column(text, e.byte == 0 ? 0 : e.byte - 1) +
                          ": malformed JSON");
+    } catch (const json::exception& e) {
+      // Not a syntax error: a number too large for any type, and the like.
+      return Error::user(source + ": malformed JSON: " + e.what());
     }
     return Error::user(source + ": malformed JSON");
   }

@@ -56,7 +56,9 @@ Result<std::map<std::string, HostTensor>> parse_safetensors(const std::vector<st
   const std::byte* data = bytes.data() + 8 + header_size;
   std::map<std::string, HostTensor> tensors;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const auto& [name, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    const std::string& name = item.key();  // named, not a structured binding: lambdas capture it
+    const json& entry = item.value();
     if (name == "__metadata__") continue;
     auto bad = [&](const std::string& why) { return fail("tensor '" + name + "': " + why); };
     if (!entry.is_object()) return bad("entry is not an object");
