@@ -9,10 +9,12 @@
 #include "core/graph/graph_dump.h"
 #include "core/graph/graph_json.h"
 #include "core/graph/safetensors.h"
+#include "core/interp/compare.h"
 #include "core/interp/interpreter.h"
 #include "core/interp/random_tensor.h"
 #include "core/ops/op_registry.h"
 #include "core/passes/decompose.h"
+#include "core/runtime/compile.h"
 
 namespace kiln::cli {
 namespace {
@@ -22,7 +24,9 @@ struct GraphFlags {
   std::string weights;
   std::string inputs;
   std::string save_outputs;
-  std::string backend = "reference";
+  std::string backend = "config";
+  bool check = false;
+  int bench = 0;
   uint64_t seed = 0;
   bool decomposed = false;
 };
@@ -97,35 +101,93 @@ void print_output(const std::string& name, const HostTensor& t) {
              t.numel() > 0 ? sum / static_cast<double>(t.numel()) : 0.0, head);
 }
 
-int run(const GraphFlags& flags) {
-  if (flags.backend != "reference") {
-    return report(Error::user("backend '" + flags.backend +
-                              "' is not available yet: only 'reference' runs graphs today"));
+Status save_outputs(const Graph& graph, const std::vector<HostTensor>& outputs,
+                    const std::string& path) {
+  std::vector<std::pair<std::string, HostTensor>> named;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    named.emplace_back(graph.value(graph.outputs[i]).name, outputs[i]);
+  if (auto s = write_safetensors(path, named); !s) return s;
+  fmt::print("saved {} outputs to {}\n", named.size(), path);
+  return Ok{};
+}
+
+// --check: every output against the oracle; false when any is outside its tolerance.
+bool check_outputs(const Graph& graph, const std::vector<HostTensor>& got,
+                   const std::vector<HostTensor>& want) {
+  bool all_ok = true;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const Comparison c = compare(got[i], want[i]);
+    const Tolerance tol = tolerance_for(want[i].dtype());
+    fmt::print("check %{} : max abs error {:.3g}  max rel error {:.3g}  (atol {:g}, rtol {:g})  {}\n",
+               graph.value(graph.outputs[i]).name, c.max_abs, c.max_rel, tol.atol, tol.rtol,
+               c.ok() ? "ok" : fmt::format("MISMATCH at {} of {} elements (first at {})",
+                                           c.mismatches, want[i].numel(), c.first_mismatch));
+    all_ok = all_ok && c.ok();
   }
+  return all_ok;
+}
+
+int run_reference(const Graph& graph, const std::vector<HostTensor>& inputs, const GraphFlags& flags) {
+  auto outputs = interpret(graph, inputs);
+  if (!outputs) return report(outputs.error());
+  for (size_t i = 0; i < outputs->size(); ++i)
+    print_output(graph.value(graph.outputs[i]).name, (*outputs)[i]);
+  if (!flags.save_outputs.empty()) {
+    if (auto s = save_outputs(graph, *outputs, flags.save_outputs); !s) return report(s.error());
+  }
+  return kExitOk;
+}
+
+int run(const GraphFlags& flags, const CommonFlags& common) {
   auto registry = OpRegistry::create();
   if (!registry) return report(registry.error());
   auto graph = open_graph(flags, *registry, true);
   if (!graph) return report(graph.error());
   auto inputs = gather_inputs(*graph, flags);
   if (!inputs) return report(inputs.error());
-  auto outputs = interpret(*graph, *inputs);
+  if (flags.backend == "reference") {
+    if (flags.check || flags.bench > 0)
+      return report(Error::user("--check and --bench compare a compiled run with the reference; drop --backend reference"));
+    return run_reference(*graph, *inputs, flags);
+  }
+  auto session = open_session(common.config);
+  if (!session) return report(session.error());
+  Options options = session->options;
+  if (flags.backend != "config") options.selection = {SelectionMode::Plugin, flags.backend};
+  auto compiled = compile(*graph, *registry, options, *session->logging);
+  if (!compiled) return report(compiled.error());
+  const CompileStats& st = compiled->stats();
+  fmt::print("compiled: {} kernels, {} library calls, {} host steps{}\n", st.kernels, st.externs,
+             st.host_steps, st.cache_hit ? " (kernel cache hit)" : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
+  auto outputs = compiled->run(*inputs);
   if (!outputs) return report(outputs.error());
-  std::vector<std::pair<std::string, HostTensor>> named;
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    const std::string& name = graph->value(graph->outputs[i]).name;
-    print_output(name, (*outputs)[i]);
-    named.emplace_back(name, (*outputs)[i]);
-  }
+  for (size_t i = 0; i < outputs->size(); ++i)
+    print_output(graph->value(graph->outputs[i]).name, (*outputs)[i]);
   if (!flags.save_outputs.empty()) {
-    if (auto s = write_safetensors(flags.save_outputs, named); !s) return report(s.error());
-    fmt::print("saved {} outputs to {}\n", named.size(), flags.save_outputs);
+    if (auto s = save_outputs(*graph, *outputs, flags.save_outputs); !s) return report(s.error());
   }
-  return kExitOk;
+  int code = kExitOk;
+  if (flags.check) {
+    auto expected = interpret(*graph, *inputs);
+    if (!expected) return report(expected.error());
+    if (!check_outputs(*graph, *outputs, *expected)) {
+      fmt::print(stderr, "kiln: error: the compiled graph does not match the reference interpreter\n");
+      code = kExitUserError;
+    }
+  }
+  if (flags.bench > 0) {
+    auto times = compiled->time_runs(*inputs, flags.bench);
+    if (!times) return report(times.error());
+    std::sort(times->begin(), times->end());
+    fmt::print("bench: median {:.4f} ms over {} runs (min {:.4f}, max {:.4f})\n",
+               (*times)[times->size() / 2], times->size(), times->front(), times->back());
+  }
+  return code;
 }
 
 }  // namespace
 
-void add_graph_commands(CLI::App& app, int& exit_code) {
+void add_graph_commands(CLI::App& app, const CommonFlags& common, int& exit_code) {
   auto flags = std::make_shared<GraphFlags>();
   CLI::App* check_cmd =
       app.add_subcommand("check", "Validate a kiln.graph/1 file and print the graph");
@@ -142,9 +204,15 @@ void add_graph_commands(CLI::App& app, int& exit_code) {
                       "safetensors file with the inputs, by name (default: random)");
   run_cmd->add_option("--save-outputs", flags->save_outputs,
                       "write the outputs to this safetensors file");
-  run_cmd->add_option("--backend", flags->backend, "where to run: reference (the interpreter)");
+  run_cmd->add_option("--backend", flags->backend,
+                      "where to run: config (the configured plugins and devices, the default), "
+                      "a plugin name, or reference (the interpreter)");
+  run_cmd->add_flag("--check", flags->check,
+                    "compare every output with the reference interpreter; exit 1 on mismatch");
+  run_cmd->add_option("--bench", flags->bench, "time N runs and print the median")
+      ->check(CLI::Range(1, 1000000));
   run_cmd->add_option("--seed", flags->seed, "seed of the random inputs");
-  run_cmd->callback([flags, &exit_code] { exit_code = run(*flags); });
+  run_cmd->callback([flags, &common, &exit_code] { exit_code = run(*flags, common); });
 }
 
 }  // namespace kiln::cli

@@ -187,3 +187,19 @@ int64_t evaluate(const Expr& e, const std::map<std::string, int64_t>& values) {
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+Expr substitute(const Expr& e, const std::map<std::string, Expr>& bindings) {
+  if (e.kind() == ExprKind::Var) {
+    auto it = bindings.find(e.name());
+    return it == bindings.end() ? e : it->second;
+  }
+  if (e.is_const()) return e;
+  std::vector<Expr> operands;
+  operands.reserve(e.operands().size());
+  for (const Expr& o : e.operands()) operands.push_back(substitute(o, bindings));
+  return make_expr(e.kind(), std::move(operands));
+}
+
+}  // namespace kiln

@@ -60,3 +60,10 @@ int64_t floor_mod(int64_t a, int64_t b);
 int64_t evaluate(const Expr& e, const std::map<std::string, int64_t>& values);
 
 }  // namespace kiln
+
+namespace kiln {
+
+// `e` with every variable named in `bindings` replaced by its expression (not simplified).
+Expr substitute(const Expr& e, const std::map<std::string, Expr>& bindings);
+
+}  // namespace kiln

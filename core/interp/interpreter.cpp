@@ -39,6 +39,45 @@ Status check_value(const HostTensor& t, const TensorType& type, const std::strin
 
 }  // namespace
 
+Result<std::vector<HostTensor>> run_node(
+    const Graph& graph, const Node& node,
+    const std::function<const HostTensor*(ValueRef)>& value_of) {
+  std::vector<TensorType> out_types;
+  for (ValueRef r : node.outputs) out_types.push_back(graph.type(r));
+  std::vector<HostTensor> outs;
+  try {
+    const RefContext context(
+        node.op->schema, node.args,
+        [&](ValueRef r) -> const HostTensor& {
+          const HostTensor* t = value_of(r);
+          if (!t) op_bug("value '" + graph.value(r).name + "' is not computed");
+          return *t;
+        },
+        out_types);
+    outs = node.op->reference(context);
+  } catch (const OpError& e) {
+    const std::string text = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
+    return e.internal ? Error::internal(text) : Error::user(text);
+  } catch (const std::bad_alloc&) {
+    return Error::user("node '" + node.name + "' (" + node.op->name + "): out of memory");
+  } catch (const std::exception& e) {
+    return Error::internal("node '" + node.name + "' (" + node.op->name + "): " + e.what());
+  }
+  if (outs.size() != node.outputs.size()) {
+    return Error::internal("node '" + node.name + "' produced " + std::to_string(outs.size()) +
+                           " outputs, expected " + std::to_string(node.outputs.size()));
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    // A reference that disagrees with its own inference is a kiln bug.
+    if (auto s = check_value(outs[k], out_types[k],
+                             "output " + std::to_string(k) + " of node '" + node.name + "'");
+        !s) {
+      return Error::internal(s.error().message());
+    }
+  }
+  return outs;
+}
+
 Result<std::vector<HostTensor>> interpret(const Graph& graph,
                                           const std::vector<HostTensor>& inputs) {
   if (inputs.size() != graph.inputs.size()) {
@@ -64,40 +103,13 @@ Result<std::vector<HostTensor>> interpret(const Graph& graph,
   const std::vector<int64_t> last = last_uses(graph);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    std::vector<TensorType> out_types;
-    for (ValueRef r : node.outputs) out_types.push_back(graph.type(r));
-    std::vector<HostTensor> outs;
-    try {
-      const RefContext context(
-          node.op->schema, node.args,
-          [&](ValueRef r) -> const HostTensor& {
-            const auto& slot = values[static_cast<size_t>(r.id)];
-            if (!slot) op_bug("value '" + graph.value(r).name + "' is not computed");
-            return *slot;
-          },
-          out_types);
-      outs = node.op->reference(context);
-    } catch (const OpError& e) {
-      const std::string text = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
-      return e.internal ? Error::internal(text) : Error::user(text);
-    } catch (const std::bad_alloc&) {
-      return Error::user("node '" + node.name + "' (" + node.op->name + "): out of memory");
-    } catch (const std::exception& e) {
-      return Error::internal("node '" + node.name + "' (" + node.op->name + "): " + e.what());
-    }
-    if (outs.size() != node.outputs.size()) {
-      return Error::internal("node '" + node.name + "' produced " + std::to_string(outs.size()) +
-                             " outputs, expected " + std::to_string(node.outputs.size()));
-    }
-    for (size_t k = 0; k < outs.size(); ++k) {
-      // A reference that disagrees with its own inference is a kiln bug.
-      if (auto s = check_value(outs[k], out_types[k],
-                               "output " + std::to_string(k) + " of node '" + node.name + "'");
-          !s) {
-        return Error::internal(s.error().message());
-      }
-      values[static_cast<size_t>(node.outputs[k].id)] = std::move(outs[k]);
-    }
+    auto outs = run_node(graph, node, [&](ValueRef r) -> const HostTensor* {
+      const auto& slot = values[static_cast<size_t>(r.id)];
+      return slot ? &*slot : nullptr;
+    });
+    if (!outs) return std::move(outs).error();
+    for (size_t k = 0; k < outs->size(); ++k)
+      values[static_cast<size_t>(node.outputs[k].id)] = std::move((*outs)[k]);
     for (size_t v = 0; v < values.size(); ++v) {
       if (values[v] && last[v] <= static_cast<int64_t>(n) &&
           graph.values[v].kind == ValueKind::NodeOutput)

@@ -3,6 +3,8 @@
 // compares against, so it favours being obviously right over being fast.
 #pragma once
 
+#include <functional>
+
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -14,5 +16,11 @@ namespace kiln {
 // strides). Parameters come from graph.param_data. Returns graph.outputs in order.
 Result<std::vector<HostTensor>> interpret(const Graph& graph,
                                           const std::vector<HostTensor>& inputs);
+
+// Runs one node with its reference implementation; `value_of` returns each tensor operand
+// (nullptr: not available, an internal error). Outputs are checked against inference.
+Result<std::vector<HostTensor>> run_node(
+    const Graph& graph, const Node& node,
+    const std::function<const HostTensor*(ValueRef)>& value_of);
 
 }  // namespace kiln

@@ -11,6 +11,7 @@
 #include "core/graph/host_tensor.h"
 #include "core/graph/schema.h"
 #include "core/ops/arg_view.h"
+#include "core/ops/view_spec.h"
 
 namespace kiln {
 
@@ -70,6 +71,7 @@ struct OpRow {
   InferFn infer;
   ReferenceFn reference;
   DecomposeFn decompose = nullptr;  // absent: a primitive op
+  ViewSpecsFn view = nullptr;       // view ops: how each output reads the input
 };
 
 struct OpDef {
@@ -79,6 +81,7 @@ struct OpDef {
   InferFn infer;
   ReferenceFn reference;
   DecomposeFn decompose;
+  ViewSpecsFn view;
   bool is_primitive() const { return !decompose; }
 };
 

@@ -7,15 +7,10 @@
 #include "core/graph/builder.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/view_spec.h"
 
 namespace kiln {
 namespace {
-
-struct ViewSpec {
-  Shape sizes;
-  Shape strides;
-  int64_t offset = 0;
-};
 
 ViewSpec identity_spec(const Shape& in) {
   return {in, contiguous_strides(in), 0};
@@ -243,7 +238,8 @@ OpRow view_row(const std::string& overload, SpecFn spec, DecomposeFn decompose =
             const HostTensor x = c.tensor(0);
             return std::vector{read_view(x, spec(c, x.sizes()))};
           },
-          std::move(decompose)};
+          std::move(decompose),
+          [spec](const ArgView& c, const Shape& in) { return std::vector{spec(c, in)}; }};
 }
 
 // Split sizes along `dim`, for split_with_sizes, split and unbind.
@@ -292,7 +288,7 @@ OpRow split_row(const std::string& overload, SplitFn specs, DecomposeFn decompos
             for (const auto& s : specs(c, x.sizes())) outs.push_back(read_view(x, s));
             return outs;
           },
-          std::move(decompose)};
+          std::move(decompose), specs};
 }
 
 }  // namespace

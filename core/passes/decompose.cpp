@@ -9,9 +9,13 @@
 namespace kiln {
 namespace {
 
-bool has_composite(const Graph& graph) {
+bool expands(const Node& node, const KeepOp& keep) {
+  return !node.op->is_primitive() && !(keep && keep(*node.op));
+}
+
+bool has_composite(const Graph& graph, const KeepOp& keep) {
   for (const auto& node : graph.nodes) {
-    if (!node.op->is_primitive()) return true;
+    if (expands(node, keep)) return true;
   }
   return false;
 }
@@ -30,8 +34,8 @@ ArgValue map_arg(const ArgValue& a, const std::vector<ValueRef>& map) {
 }
 
 // One round: every composite node is replaced by its decomposition.
-Result<Graph> decompose_once(const Graph& graph,
-                             const std::shared_ptr<const OpRegistry>& registry) {
+Result<Graph> decompose_once(const Graph& graph, const std::shared_ptr<const OpRegistry>& registry,
+                             const KeepOp& keep) {
   GraphBuilder b(registry, graph.name);
   std::vector<ValueRef> map(graph.values.size());
   for (ValueRef r : graph.inputs)
@@ -42,7 +46,7 @@ Result<Graph> decompose_once(const Graph& graph,
     std::vector<ArgValue> args;
     for (const auto& a : node.args) args.push_back(map_arg(a, map));
     std::vector<ValueRef> outs;
-    if (node.op->is_primitive()) {
+    if (!expands(node, keep)) {
       auto result = b.try_bound(node.op->name, args, node.name);
       if (!result)
         return std::move(result).error().with_context("re-adding node '" + node.name + "'");
@@ -93,14 +97,15 @@ Result<Graph> decompose_once(const Graph& graph,
 
 }  // namespace
 
-Result<Graph> decompose(const Graph& graph, std::shared_ptr<const OpRegistry> registry) {
+Result<Graph> decompose(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+                        const KeepOp& keep) {
   Graph current = graph;
-  for (int round = 0; round < 16 && has_composite(current); ++round) {
-    auto next = decompose_once(current, registry);
+  for (int round = 0; round < 16 && has_composite(current, keep); ++round) {
+    auto next = decompose_once(current, registry, keep);
     if (!next) return next;
     current = std::move(*next);
   }
-  if (has_composite(current))
+  if (has_composite(current, keep))
     return Error::internal("decomposition did not reach primitive ops in 16 rounds");
   return current;
 }

@@ -5,6 +5,7 @@
 // are "<node>/<op>".
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "core/graph/graph.h"
@@ -13,7 +14,12 @@
 namespace kiln {
 
 class OpRegistry;
+struct OpDef;
 
-Result<Graph> decompose(const Graph& graph, std::shared_ptr<const OpRegistry> registry);
+// Composite ops for which `keep` returns true stay as they are (a backend lowers them
+// directly, e.g. var through Welford); all others expand until only primitives remain.
+using KeepOp = std::function<bool(const OpDef&)>;
+Result<Graph> decompose(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+                        const KeepOp& keep = nullptr);
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
-// The cpp_openmp plugin: the host CPU as one device. For now it reports the CPU and
-// serves memory, copies, streams and events; code generation arrives with the kernel IR.
+// The cpp_openmp plugin: the host CPU as one device. This file serves the device, memory,
+// copies, streams and events; code_functions.cpp generates, compiles and runs kernels.
 // Execution on the CPU is synchronous, so a stream is an ordering token and an event is
 // the time at which it was recorded.
 #include <chrono>
@@ -10,18 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cpu_info.h"
-#include "host_memory.h"
+#include "code_functions.h"
+#include "plugin_state.h"
 
-struct kiln_plugin {
-  kiln::sdk::HostLog log;
-  std::string compiler;
-  std::vector<std::string> flags;
-  uint32_t threads = 0;
-  kiln::cpu::CpuInfo cpu;
-  kiln::sdk::PropertyList properties;
-  kiln::cpu::HostMemory memory;
-};
 
 struct kiln_stream {};
 
@@ -105,6 +96,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->flags = options.get_list("flags", {"-O3", "-march=native", "-fopenmp"});
     plugin->cpu = kiln::cpu::read_cpu_info();
     plugin->threads = parse_threads(options.get("threads", "auto"), plugin->cpu.logical_cores);
+    plugin->fingerprint = kiln::cpu::compiler_fingerprint(*plugin);
     describe_device(*plugin);
     plugin->log(KILN_LOG_DEBUG,
                 "cpu: " + plugin->cpu.model + ", " + std::to_string(plugin->threads) + " threads");
@@ -121,9 +113,7 @@ kiln_error* get_attributes(kiln_plugin* plugin, kiln_plugin_attributes* out) {
     a.version = kVersion;
     a.kir_versions = "kir/1";
     a.artifact_format = "elf-shared-object";
-    // The fingerprint will include the compiler's own version once this plugin compiles.
-    static_cast<void>(plugin);
-    a.compiler_fingerprint = kVersion;
+    a.compiler_fingerprint = plugin->fingerprint.c_str();
     a.thread_safety = KILN_THREAD_SAFE_COMPILE | KILN_THREAD_SAFE_LAUNCH;
     kiln::sdk::write_struct(out, a);
   });
@@ -259,8 +249,7 @@ kiln_plugin_api make_api() {
   };
   api.event_synchronize = [](kiln_event*) -> kiln_error* { return nullptr; };
   api.event_elapsed_ms = event_elapsed_ms;
-  // supports, tuning_space, compile, load, launch and externs stay NULL (unsupported)
-  // until this plugin generates code.
+  kiln::cpu::add_code_functions(api);
   return api;
 }
 

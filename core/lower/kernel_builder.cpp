@@ -1,0 +1,111 @@
+#include "core/lower/kernel_builder.h"
+
+#include <stdexcept>
+
+#include "core/expr/simplify.h"
+
+namespace kiln {
+
+KernelBuilder::KernelBuilder(std::string name, std::string origin, Shape ranges,
+                             Shape reduction_ranges) {
+  kernel_.name = std::move(name);
+  kernel_.origin = std::move(origin);
+  kernel_.ranges = std::move(ranges);
+  kernel_.reduction_ranges = std::move(reduction_ranges);
+  kernel_.kind =
+      kernel_.reduction_ranges.empty() ? LoopKernelKind::Pointwise : LoopKernelKind::Reduction;
+}
+
+std::vector<Expr> KernelBuilder::pointwise_vars() const {
+  std::vector<Expr> vars;
+  for (size_t i = 0; i < kernel_.ranges.size(); ++i) vars.push_back(x(i));
+  return vars;
+}
+
+Expr KernelBuilder::simplify_index(const Expr& e) const {
+  VarRanges ranges;
+  for (size_t i = 0; i < kernel_.ranges.size(); ++i)
+    ranges["x" + std::to_string(i)] = {0, std::max<int64_t>(kernel_.ranges[i] - 1, 0)};
+  for (size_t i = 0; i < kernel_.reduction_ranges.size(); ++i)
+    ranges["r" + std::to_string(i)] = {0, std::max<int64_t>(kernel_.reduction_ranges[i] - 1, 0)};
+  for (const LoopOp& op : kernel_.body) {
+    if (op.kind == LoopOpKind::CheckIndex)
+      ranges["t" + std::to_string(op.id)] = {0, std::max<int64_t>(op.number - 1, 0)};
+  }
+  return simplify(e, ranges);
+}
+
+int KernelBuilder::add(LoopOp op) {
+  op.id = static_cast<int>(dtypes_.size());
+  dtypes_.push_back(op.dtype);
+  kernel_.body.push_back(std::move(op));
+  return kernel_.body.back().id;
+}
+
+DType KernelBuilder::dtype(int value) const {
+  return dtypes_.at(static_cast<size_t>(value));
+}
+
+int KernelBuilder::load(int buffer, DType dtype, const Expr& index, int mask, double other) {
+  LoopOp op{.kind = LoopOpKind::Load, .dtype = dtype, .buffer = buffer};
+  op.index = simplify_index(index);
+  op.mask = mask;
+  op.other = other;
+  return add(std::move(op));
+}
+
+void KernelBuilder::store(int buffer, const Expr& index, int value, int mask) {
+  LoopOp op{.kind = LoopOpKind::Store, .dtype = dtype(value), .args = {value}, .buffer = buffer};
+  op.index = simplify_index(index);
+  op.mask = mask;
+  kernel_.body.push_back(std::move(op));
+}
+
+int KernelBuilder::constant(DType dtype, double value) {
+  LoopOp op{.kind = LoopOpKind::Const, .dtype = dtype};
+  op.value = value;
+  return add(std::move(op));
+}
+
+int KernelBuilder::index(const Expr& value) {
+  LoopOp op{.kind = LoopOpKind::Index, .dtype = DType::I64};
+  op.index = simplify_index(value);
+  return add(std::move(op));
+}
+
+int KernelBuilder::cast(int value, DType to) {
+  if (dtype(value) == to) return value;
+  return add({.kind = LoopOpKind::Cast, .dtype = to, .args = {value}});
+}
+
+int KernelBuilder::where(int cond, int a, int b) {
+  if (dtype(cond) != DType::Bool) cond = cast(cond, DType::Bool);
+  return add({.kind = LoopOpKind::Where, .dtype = dtype(a), .args = {cond, a, b}});
+}
+
+int KernelBuilder::math(const std::string& fn, DType dtype, std::vector<int> args) {
+  return add({.kind = LoopOpKind::Math, .dtype = dtype, .name = fn, .args = std::move(args)});
+}
+
+int KernelBuilder::reduce(const std::string& kind, DType dtype, int value) {
+  kernel_.kind = LoopKernelKind::Reduction;
+  return add({.kind = LoopOpKind::Reduce, .dtype = dtype, .name = kind, .args = {value}});
+}
+
+int KernelBuilder::extract(int welford, int component) {
+  LoopOp op{.kind = LoopOpKind::Extract, .dtype = dtype(welford), .args = {welford}};
+  op.number = component;
+  return add(std::move(op));
+}
+
+int KernelBuilder::check_index(int value, int64_t size) {
+  LoopOp op{.kind = LoopOpKind::CheckIndex, .dtype = DType::I64, .args = {cast(value, DType::I64)}};
+  op.number = size;
+  return add(std::move(op));
+}
+
+LoopKernel KernelBuilder::finish() && {
+  return std::move(kernel_);
+}
+
+}  // namespace kiln

@@ -1,0 +1,73 @@
+// LoopIR: what a graph lowers to. A LoopKernel is a Pointwise or Reduction loop nest with an
+// SSA body, or an Extern call; buffers are the program's storage. Views never appear here:
+// they became index expressions in the loads that read them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/expr/expr.h"
+#include "core/graph/graph.h"
+
+namespace kiln {
+
+enum class LoopOpKind { Load, Store, Const, Index, Cast, Where, Reduce, Extract, CheckIndex, Math };
+
+// Reduction kinds; welford yields (mean, m2, count), read with Extract 0, 1, 2.
+inline constexpr const char* kReduceKinds[] = {"sum",    "max",    "min",     "prod",
+                                               "argmax", "argmin", "welford", "any"};
+
+struct LoopOp {
+  LoopOpKind kind = LoopOpKind::Math;
+  int id = -1;  // SSA id; -1 for stores
+  DType dtype = DType::F32;
+  std::string name;       // math op name or reduce kind
+  std::vector<int> args;  // SSA operands
+  int buffer = -1;        // load/store: program buffer id
+  Expr index;             // load/store address (elements), or an Index op's value
+  int mask = -1;          // load/store: a bool SSA value, or -1
+  double other = 0;       // masked load: what masked-off elements read
+  double value = 0;       // const
+  int64_t number = 0;     // extract: component; check_index: dim size
+};
+
+enum class LoopKernelKind { Pointwise, Reduction, Extern };
+
+struct LoopKernel {
+  std::string name;    // unique in the program, e.g. "k3_add"
+  std::string origin;  // the graph node it came from, for messages
+  LoopKernelKind kind = LoopKernelKind::Pointwise;
+  std::string extern_name;  // Extern: "mm", "bmm", or "reference" (the oracle on the host)
+  Shape ranges;             // variables x0..: pointwise dims, outermost first
+  Shape reduction_ranges;   // variables r0..
+  std::vector<LoopOp> body;
+  // Extern only: buffers in call order (inputs then outputs) and integer parameters.
+  std::vector<int> extern_inputs;
+  std::vector<int> extern_outputs;
+  std::vector<std::pair<std::string, int64_t>> attrs;
+  int node = -1;  // Extern "reference": the graph node it runs
+};
+
+enum class BufferKind { Input, Param, Temp };
+
+struct LoopBuffer {
+  std::string name;  // the graph value it holds
+  DType dtype = DType::F32;
+  int64_t elements = 0;
+  BufferKind kind = BufferKind::Temp;
+  ValueRef value;  // Input/Param: the graph value whose storage it is
+};
+
+struct LoopProgram {
+  std::vector<LoopBuffer> buffers;
+  std::vector<LoopKernel> kernels;  // in execution order
+  std::vector<int> outputs;         // per graph output: a contiguous buffer holding it
+};
+
+// Buffers a kernel reads and writes, in first-use order (loads, then stores; externs: as called).
+std::vector<int> kernel_reads(const LoopKernel& k);
+std::vector<int> kernel_writes(const LoopKernel& k);
+
+}  // namespace kiln

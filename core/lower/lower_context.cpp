@@ -1,0 +1,119 @@
+#include "core/lower/lower_context.h"
+
+#include "core/expr/simplify.h"
+#include "core/lower/program_builder.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/op_def.h"
+
+namespace kiln {
+
+Expr dim_var(size_t i) {
+  return Expr::var("d" + std::to_string(i));
+}
+
+Expr contiguous_index(const Shape& sizes, const std::vector<Expr>& vars) {
+  const Shape strides = contiguous_strides(sizes);
+  Expr index = Expr::constant(0);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] != 1) index = index + vars.at(i) * Expr::constant(strides[i]);
+  }
+  return index;
+}
+
+DType compute_dtype(DType d) {
+  if (d == DType::F64) return DType::F64;
+  if (is_floating(d)) return DType::F32;
+  return DType::I64;
+}
+
+NodeLowering::NodeLowering(ProgramBuilder& program, const Graph& graph, int node_index)
+    : program_(program),
+      graph_(graph),
+      node_(&graph.nodes.at(static_cast<size_t>(node_index))),
+      node_index_(node_index),
+      args_(node_->op->schema, node_->args) {}
+
+const TensorType& NodeLowering::in_type(int arg) const {
+  return graph_.type(args_.ref(arg));
+}
+
+const TensorType& NodeLowering::out_type(size_t k) const {
+  return graph_.type(node_->outputs.at(k));
+}
+
+const Access& NodeLowering::operand(int arg) const {
+  return program_.access(args_.ref(arg));
+}
+
+const Access& NodeLowering::list_operand(int arg, size_t i) const {
+  return program_.access(args_.tensor_list(arg).items.at(i).value());
+}
+
+KernelBuilder NodeLowering::kernel(const Shape& ranges, const Shape& reduction_ranges) {
+  return KernelBuilder(program_.kernel_name(*node_), node_->name, ranges, reduction_ranges);
+}
+
+Expr NodeLowering::address(const KernelBuilder& kb, const Access& a,
+                           const std::vector<Expr>& idx) const {
+  std::map<std::string, Expr> bindings;
+  for (size_t i = 0; i < idx.size(); ++i) bindings["d" + std::to_string(i)] = idx[i];
+  return kb.simplify_index(substitute(a.index, bindings));
+}
+
+int NodeLowering::load(KernelBuilder& kb, const Access& a, const std::vector<Expr>& idx, int mask,
+                       double other) const {
+  return kb.load(a.buffer, a.type.dtype, address(kb, a, idx), mask, other);
+}
+
+int NodeLowering::load_operand(KernelBuilder& kb, int arg, const Shape& out_sizes, DType compute,
+                               DType round) const {
+  if (!args_.is_tensor(arg)) {
+    const DType own = args_.scalar_dtype(arg);
+    if (is_floating(compute) || own == DType::F64) {
+      return kb.constant(compute, round_to(round, args_.get_float(arg)));
+    }
+    return kb.constant(compute, static_cast<double>(args_.get_int(arg)));
+  }
+  const Access& a = operand(arg);
+  const std::vector<Expr> vars = kb.pointwise_vars();
+  std::vector<Expr> idx;
+  const size_t offset = out_sizes.size() - a.type.sizes.size();
+  for (size_t i = 0; i < a.type.sizes.size(); ++i) {
+    idx.push_back(a.type.sizes[i] == 1 ? Expr::constant(0) : vars.at(offset + i));
+  }
+  return kb.cast(load(kb, a, idx), compute);
+}
+
+Access NodeLowering::realize_output(size_t k) {
+  const TensorType& t = out_type(k);
+  const ValueRef ref = node_->outputs.at(k);
+  const int buffer = program_.add_buffer(graph_.value(ref).name, t.dtype, t.numel());
+  std::vector<Expr> vars;
+  for (size_t i = 0; i < t.sizes.size(); ++i) vars.push_back(dim_var(i));
+  Access a{buffer, contiguous_index(t.sizes, vars), TensorType::contiguous(t.dtype, t.sizes)};
+  program_.set_access(ref, a);
+  return a;
+}
+
+void NodeLowering::define_view(size_t k, int buffer, const Expr& index) {
+  const TensorType& t = out_type(k);
+  VarRanges ranges;
+  for (size_t i = 0; i < t.sizes.size(); ++i)
+    ranges["d" + std::to_string(i)] = {0, std::max<int64_t>(t.sizes[i] - 1, 0)};
+  program_.set_access(node_->outputs.at(k), {buffer, simplify(index, ranges), t});
+}
+
+void NodeLowering::emit(LoopKernel kernel) {
+  program_.emit(std::move(kernel));
+}
+
+int NodeLowering::temp_buffer(const std::string& suffix, DType dtype, int64_t elements) {
+  return program_.add_buffer(node_->name + "/" + suffix, dtype, elements);
+}
+
+Access NodeLowering::contiguous(const Access& a) {
+  if (program_.is_contiguous_buffer(a)) return a;
+  return program_.copy_to_contiguous(a, node_->name);
+}
+
+}  // namespace kiln

@@ -1,0 +1,88 @@
+// What a lowering rule sees while it lowers one graph node: how each operand is stored
+// (an Access: a buffer and an index expression over the operand's logical dims d0, d1, ...),
+// and how to add buffers, kernels and views to the program.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lower/kernel_builder.h"
+#include "core/ops/arg_view.h"
+
+namespace kiln {
+
+// Where a graph value's elements live: element (d0, d1, ...) is at buffer[index].
+struct Access {
+  int buffer = -1;
+  Expr index;  // over variables d0.. of the value's logical shape
+  TensorType type;
+};
+
+// The variable for logical dim i of an Access index.
+Expr dim_var(size_t i);
+// sum(vars[i] * contiguous_stride[i]) for a row-major tensor of `sizes`.
+Expr contiguous_index(const Shape& sizes, const std::vector<Expr>& vars);
+
+class ProgramBuilder;
+
+class NodeLowering {
+ public:
+  NodeLowering(ProgramBuilder& program, const Graph& graph, int node_index);
+
+  const Node& node() const { return *node_; }
+  int node_index() const { return node_index_; }
+  const ArgView& args() const { return args_; }
+  const TensorType& in_type(int arg) const;
+  const TensorType& out_type(size_t k = 0) const;
+  const Access& operand(int arg) const;
+  const Access& list_operand(int arg, size_t i) const;
+
+  // A kernel named after the node, iterating over `ranges` (and `reduction_ranges`).
+  KernelBuilder kernel(const Shape& ranges, const Shape& reduction_ranges = {});
+  // The address of element `idx` of a value stored as `a` (simplified in `kb`'s ranges).
+  Expr address(const KernelBuilder& kb, const Access& a, const std::vector<Expr>& idx) const;
+  int load(KernelBuilder& kb, const Access& a, const std::vector<Expr>& idx, int mask = -1,
+           double other = 0) const;
+  // Loads operand `arg` broadcast to `out_sizes` at the kernel's pointwise variables,
+  // cast to `compute`. A wrapped number becomes a constant rounded to `round` first.
+  int load_operand(KernelBuilder& kb, int arg, const Shape& out_sizes, DType compute,
+                   DType round) const;
+
+  // A fresh contiguous buffer for output k; records it as that output's storage.
+  Access realize_output(size_t k = 0);
+  // Output k is a view: it reads another value's storage through `index` (over d0..).
+  void define_view(size_t k, int buffer, const Expr& index);
+  void emit(LoopKernel kernel);
+  // A scratch buffer for values between this node's kernels ("<node>/<suffix>").
+  int temp_buffer(const std::string& suffix, DType dtype, int64_t elements);
+  // A contiguous buffer with the value of `a` (a itself when it already is one).
+  Access contiguous(const Access& a);
+
+ private:
+  ProgramBuilder& program_;
+  const Graph& graph_;
+  const Node* node_;
+  int node_index_;
+  ArgView args_;
+};
+
+// A lowering rule: lowers the node and returns true, or returns false (before emitting
+// anything) when this instance is not supported; the node then runs on the host oracle.
+using LowerFn = std::function<bool(NodeLowering&)>;
+
+// The rules by op name; one table per file under core/lower.
+std::map<std::string, LowerFn> pointwise_lowerings();
+std::map<std::string, LowerFn> reduction_lowerings();
+// Any op that describes itself with ViewSpecs (core/ops/view_spec.h).
+bool lower_view(NodeLowering& n);
+std::map<std::string, LowerFn> data_movement_lowerings();
+std::map<std::string, LowerFn> matmul_lowerings();
+
+// The dtype elementwise math runs in: f16/bf16/f32 compute in f32, f64 in f64, integers and
+// bools in i64 (results are cast to the output dtype when stored).
+DType compute_dtype(DType d);
+
+}  // namespace kiln

@@ -1,0 +1,108 @@
+#include "core/lower/lower_graph.h"
+
+#include <exception>
+
+#include "core/lower/program_builder.h"
+#include "core/ops/op_def.h"
+#include "core/ops/op_error.h"
+
+namespace kiln {
+namespace {
+
+std::map<std::string, LowerFn> all_lowerings() {
+  std::map<std::string, LowerFn> rules;
+  for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
+                     matmul_lowerings}) {
+    rules.merge(table());
+  }
+  return rules;
+}
+
+// Storage of an input or parameter as its type lays it out (strides honoured).
+void bind_external(ProgramBuilder& pb, const Graph& graph, ValueRef ref, BufferKind kind) {
+  const Value& v = graph.value(ref);
+  int64_t extent = v.type.numel() == 0 ? 0 : 1;
+  Expr index = Expr::constant(0);
+  for (size_t i = 0; i < v.type.sizes.size(); ++i) {
+    if (v.type.numel() != 0) extent += (v.type.sizes[i] - 1) * v.type.strides[i];
+    if (v.type.sizes[i] != 1) index = index + dim_var(i) * Expr::constant(v.type.strides[i]);
+  }
+  const int buffer = pb.add_buffer(v.name, v.type.dtype, extent, kind, ref);
+  pb.set_access(ref, {buffer, index, v.type});
+}
+
+void lower_on_host(ProgramBuilder& pb, const Graph& graph, int n) {
+  NodeLowering nl(pb, graph, n);
+  const Node& node = graph.nodes[static_cast<size_t>(n)];
+  LoopKernel k;
+  k.name = pb.kernel_name(node);
+  k.origin = node.name;
+  k.kind = LoopKernelKind::Extern;
+  k.extern_name = "reference";
+  k.node = n;
+  for (size_t i = 0; i < node.args.size(); ++i) {
+    if (const auto* r = std::get_if<ValueRef>(&node.args[i])) {
+      k.extern_inputs.push_back(nl.contiguous(pb.access(*r)).buffer);
+    } else if (const auto* l = std::get_if<TensorList>(&node.args[i])) {
+      for (const auto& item : l->items)
+        if (item) k.extern_inputs.push_back(nl.contiguous(pb.access(*item)).buffer);
+    }
+  }
+  for (size_t o = 0; o < node.outputs.size(); ++o) k.extern_outputs.push_back(nl.realize_output(o).buffer);
+  pb.emit(std::move(k));
+}
+
+}  // namespace
+
+bool lowers_directly(const OpDef& op) {
+  static const std::map<std::string, LowerFn> rules = all_lowerings();
+  return !op.is_primitive() && rules.contains(op.name);
+}
+
+Result<LoweredGraph> lower_graph(const Graph& graph) {
+  const std::map<std::string, LowerFn> rules = all_lowerings();
+  ProgramBuilder pb(graph);
+  LoweredGraph out;
+  for (ValueRef r : graph.inputs) bind_external(pb, graph, r, BufferKind::Input);
+  for (ValueRef r : graph.params) bind_external(pb, graph, r, BufferKind::Param);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    if (!node.op->is_primitive() && !rules.contains(node.op->name)) {
+      return Error::internal("lower: node '" + node.name + "' (" + node.op->name +
+                             ") is a composite; decompose the graph first");
+    }
+    try {
+      auto rule = rules.find(node.op->name);
+      NodeLowering nl(pb, graph, static_cast<int>(n));
+      const bool lowered = node.op->view && node.op->is_primitive() ? lower_view(nl)
+                           : rule != rules.end()                    ? rule->second(nl)
+                                                                    : false;
+      if (!lowered) {
+        out.fallbacks.push_back(node.name + " (" + node.op->name + ")");
+        lower_on_host(pb, graph, static_cast<int>(n));
+      }
+    } catch (const OpError& e) {
+      return Error::internal("lower: node '" + node.name + "' (" + node.op->name + "): " +
+                             e.message);
+    } catch (const std::exception& e) {
+      return Error::internal("lower: node '" + node.name + "' (" + node.op->name + "): " +
+                             e.what());
+    }
+  }
+  // Every output gets a contiguous buffer of its own that no input or other output shares.
+  std::vector<bool> taken(pb.program().buffers.size() + graph.outputs.size() * 2, false);
+  for (ValueRef r : graph.outputs) {
+    Access a = pb.access(r);
+    const auto& buffers = pb.program().buffers;
+    const bool own = buffers.at(static_cast<size_t>(a.buffer)).kind == BufferKind::Temp &&
+                     pb.is_contiguous_buffer(a) && !taken.at(static_cast<size_t>(a.buffer));
+    if (!own) a = pb.copy_to_contiguous(a, graph.value(r).name);
+    if (static_cast<size_t>(a.buffer) >= taken.size()) taken.resize(static_cast<size_t>(a.buffer) + 1);
+    taken[static_cast<size_t>(a.buffer)] = true;
+    pb.program().outputs.push_back(a.buffer);
+  }
+  out.program = std::move(pb.program());
+  return out;
+}
+
+}  // namespace kiln

@@ -1,0 +1,26 @@
+// Lowers a graph of primitive ops (run core/passes/decompose first) to LoopIR: one kernel
+// per realized node, views and broadcasts folded into index expressions. A node without a
+// lowering rule (or an instance its rule declines) becomes an Extern "reference" step that
+// runs the oracle on the host; `fallbacks` names them so nothing is silent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/lower/loop_ir.h"
+#include "core/support/result.h"
+
+namespace kiln {
+
+struct LoweredGraph {
+  LoopProgram program;
+  std::vector<std::string> fallbacks;  // "node (op)" run on the host oracle
+};
+
+Result<LoweredGraph> lower_graph(const Graph& graph);
+
+// Composite ops with a lowering of their own (var through Welford, softmax): pass this to
+// decompose() as the ops to keep.
+bool lowers_directly(const OpDef& op);
+
+}  // namespace kiln

@@ -1,0 +1,68 @@
+#include "core/lower/program_builder.h"
+
+#include "core/expr/simplify.h"
+#include "core/ops/op_def.h"
+#include "core/support/error.h"
+
+namespace kiln {
+
+ProgramBuilder::ProgramBuilder(const Graph& graph) : graph_(graph), access_(graph.values.size()) {}
+
+int ProgramBuilder::add_buffer(std::string name, DType dtype, int64_t elements, BufferKind kind,
+                               ValueRef value) {
+  program_.buffers.push_back({std::move(name), dtype, elements, kind, value});
+  return static_cast<int>(program_.buffers.size()) - 1;
+}
+
+void ProgramBuilder::set_access(ValueRef value, Access access) {
+  access_.at(static_cast<size_t>(value.id)) = std::move(access);
+}
+
+bool ProgramBuilder::has_access(ValueRef value) const {
+  return access_.at(static_cast<size_t>(value.id)).has_value();
+}
+
+const Access& ProgramBuilder::access(ValueRef value) const {
+  const auto& a = access_.at(static_cast<size_t>(value.id));
+  if (!a) throw Error::internal("lower: value '" + graph_.value(value).name + "' has no storage");
+  return *a;
+}
+
+std::string ProgramBuilder::kernel_name(const Node& node) {
+  std::string op = node.op ? node.op->name : "copy";
+  // "aten.add.Tensor" -> "add"
+  if (op.rfind("aten.", 0) == 0) op = op.substr(5);
+  op = op.substr(0, op.find('.'));
+  std::string clean;
+  for (char c : op) clean += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return "k" + std::to_string(kernels_named_++) + "_" + clean;
+}
+
+bool ProgramBuilder::is_contiguous_buffer(const Access& a) const {
+  std::vector<Expr> vars;
+  VarRanges ranges;
+  for (size_t i = 0; i < a.type.sizes.size(); ++i) {
+    vars.push_back(dim_var(i));
+    ranges["d" + std::to_string(i)] = {0, std::max<int64_t>(a.type.sizes[i] - 1, 0)};
+  }
+  const LoopBuffer& b = program_.buffers.at(static_cast<size_t>(a.buffer));
+  return b.dtype == a.type.dtype && b.elements == a.type.numel() &&
+         simplify(a.index, ranges) == simplify(contiguous_index(a.type.sizes, vars), ranges);
+}
+
+Access ProgramBuilder::copy_to_contiguous(const Access& a, const std::string& origin) {
+  const Shape& sizes = a.type.sizes;
+  KernelBuilder kb("k" + std::to_string(kernels_named_++) + "_copy", origin, sizes);
+  const int buffer = add_buffer(origin + "/contiguous", a.type.dtype, a.type.numel());
+  const std::vector<Expr> vars = kb.pointwise_vars();
+  std::map<std::string, Expr> bindings;
+  for (size_t i = 0; i < vars.size(); ++i) bindings["d" + std::to_string(i)] = vars[i];
+  const int v = kb.load(a.buffer, a.type.dtype, substitute(a.index, bindings));
+  kb.store(buffer, contiguous_index(sizes, vars), v);
+  emit(std::move(kb).finish());
+  std::vector<Expr> dvars;
+  for (size_t i = 0; i < sizes.size(); ++i) dvars.push_back(dim_var(i));
+  return {buffer, contiguous_index(sizes, dvars), TensorType::contiguous(a.type.dtype, sizes)};
+}
+
+}  // namespace kiln

@@ -1,0 +1,38 @@
+// The program under construction while a graph lowers: buffers, kernels in order, and the
+// Access of every graph value lowered so far.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lower/lower_context.h"
+
+namespace kiln {
+
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(const Graph& graph);
+
+  int add_buffer(std::string name, DType dtype, int64_t elements, BufferKind kind = BufferKind::Temp,
+                 ValueRef value = {});
+  void set_access(ValueRef value, Access access);
+  const Access& access(ValueRef value) const;
+  bool has_access(ValueRef value) const;
+  // "k<n>_<op>": unique, readable, and stable for the same graph.
+  std::string kernel_name(const Node& node);
+  void emit(LoopKernel kernel) { program_.kernels.push_back(std::move(kernel)); }
+  // A pointwise copy of `a` into a fresh contiguous buffer.
+  Access copy_to_contiguous(const Access& a, const std::string& origin);
+  bool is_contiguous_buffer(const Access& a) const;
+
+  LoopProgram& program() { return program_; }
+
+ private:
+  const Graph& graph_;
+  LoopProgram program_;
+  std::vector<std::optional<Access>> access_;
+  int kernels_named_ = 0;
+};
+
+}  // namespace kiln

@@ -1,0 +1,224 @@
+#include "core/runtime/compile.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/kir/kir_emit.h"
+#include "core/kir/kir_hash.h"
+#include "core/lower/lower_graph.h"
+#include "core/passes/decompose.h"
+#include "core/runtime/compiled_graph_parts.h"
+#include "core/runtime/plugin_loader.h"
+
+namespace kiln {
+namespace {
+
+std::vector<std::string> extern_names(const Plugin& plugin) {
+  std::vector<std::string> names;
+  if (!plugin.api().extern_names) return names;
+  kiln_blob* blob = nullptr;
+  if (!plugin.check(plugin.api().extern_names(plugin.instance(), &blob), "extern_names") || !blob)
+    return names;
+  const std::string text(static_cast<const char*>(plugin.api().blob_data(blob)),
+                         plugin.api().blob_size(blob));
+  plugin.api().blob_destroy(blob);
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t nl = std::min(text.find('\n', start), text.size());
+    if (nl > start) names.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return names;
+}
+
+// Kernels the plugin generates (batched into one compile), externs it implements, and
+// everything else on the host oracle.
+void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs,
+                std::vector<kir::Kernel>& batch) {
+  const LoopProgram& prog = p.program;
+  std::vector<int> last_use(prog.buffers.size(), -1);
+  std::vector<bool> allocated(prog.buffers.size(), false);
+  std::vector<PlanStep> steps;
+  for (const LoopKernel& k : prog.kernels) {
+    PlanStep s;
+    s.name = k.name;
+    if (k.kind != LoopKernelKind::Extern) {
+      EmittedKernel e = emit_kir(k, prog);
+      s.kind = PlanStep::Kind::Launch;
+      s.buffers = e.buffers;
+      batch.push_back(std::move(e.kernel));
+    } else if (k.extern_name != "reference" &&
+               std::find(externs.begin(), externs.end(), k.extern_name) != externs.end()) {
+      s.kind = PlanStep::Kind::Extern;
+      s.name = k.extern_name;
+      s.buffers = k.extern_inputs;
+      s.buffers.insert(s.buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
+      for (const auto& [key, value] : k.attrs) s.params.push_back(value);
+    } else {
+      if (k.node < 0) continue;  // cannot happen: every extern records its node
+      s.kind = PlanStep::Kind::Host;
+      s.node = k.node;
+      s.buffers = k.extern_inputs;
+      s.buffers.insert(s.buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
+      if (k.extern_name != "reference") p.stats.fallbacks.push_back(k.origin + " (" + k.extern_name + ")");
+    }
+    for (int b : kernel_writes(k)) {
+      if (!allocated[static_cast<size_t>(b)] && prog.buffers[static_cast<size_t>(b)].kind == BufferKind::Temp) {
+        allocated[static_cast<size_t>(b)] = true;
+        PlanStep a;
+        a.kind = PlanStep::Kind::Allocate;
+        a.buffer = b;
+        steps.push_back(a);
+      }
+    }
+    for (int b : s.buffers) last_use[static_cast<size_t>(b)] = static_cast<int>(steps.size());
+    steps.push_back(std::move(s));
+  }
+  for (int b : prog.outputs) last_use[static_cast<size_t>(b)] = static_cast<int>(steps.size());
+  // A temp buffer is freed right after its last use.
+  for (size_t i = 0; i < steps.size(); ++i) {
+    p.plan.push_back(steps[i]);
+    for (size_t b = 0; b < prog.buffers.size(); ++b) {
+      if (last_use[b] == static_cast<int>(i) && prog.buffers[b].kind == BufferKind::Temp) {
+        PlanStep f;
+        f.kind = PlanStep::Kind::Free;
+        f.buffer = static_cast<int>(b);
+        p.plan.push_back(f);
+      }
+    }
+  }
+  for (const PlanStep& s : p.plan) {
+    p.stats.kernels += s.kind == PlanStep::Kind::Launch;
+    p.stats.externs += s.kind == PlanStep::Kind::Extern;
+    p.stats.host_steps += s.kind == PlanStep::Kind::Host;
+  }
+}
+
+Result<std::string> compile_batch(const Plugin& plugin, uint32_t device, const std::string& text,
+                                  CompileStats& stats) {
+  if (auto s = plugin.require(plugin.api().compile, "compile"); !s) return std::move(s).error();
+  kiln_compile_args args{sizeof(args), device, text.c_str(), text.size(), ""};
+  kiln_blob* artifact = nullptr;
+  kiln_blob* metadata = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  if (auto s = plugin.check(plugin.api().compile(plugin.instance(), &args, &artifact, &metadata),
+                            "compile");
+      !s) {
+    return std::move(s).error();
+  }
+  stats.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::string bytes;
+  if (artifact) {
+    bytes.assign(static_cast<const char*>(plugin.api().blob_data(artifact)),
+                 plugin.api().blob_size(artifact));
+    plugin.api().blob_destroy(artifact);
+  }
+  if (metadata) plugin.api().blob_destroy(metadata);
+  return bytes;
+}
+
+Status upload_params(CompiledGraph::Parts& p) {
+  p.resident.resize(p.program.buffers.size());
+  for (size_t b = 0; b < p.program.buffers.size(); ++b) {
+    const LoopBuffer& lb = p.program.buffers[b];
+    if (lb.kind != BufferKind::Param) continue;
+    const Value& v = p.graph.value(lb.value);
+    auto it = p.graph.param_data.find(v.name);
+    if (it == p.graph.param_data.end())
+      return Error::user("parameter '" + v.name + "' has no data (missing from the weights?)");
+    if (it->second.dtype() != v.type.dtype || it->second.sizes() != v.type.sizes) {
+      return Error::user("parameter '" + v.name + "' is " + it->second.type().to_string() +
+                         " but the graph says " + v.type.to_string());
+    }
+    auto buf = DeviceBuffer::allocate(p.plugin, p.device,
+                                      static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1)));
+    if (!buf) return std::move(buf).error();
+    if (auto s = buf->upload(storage_bytes(it->second, v.type, lb.elements)); !s) return s;
+    p.resident[b] = std::move(*buf);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Result<CompiledGraph> compile_for_device(const Graph& graph,
+                                         std::shared_ptr<const OpRegistry> registry,
+                                         std::shared_ptr<const Plugin> plugin, uint32_t device,
+                                         const KernelCache& cache, const Logging& logging) {
+  auto log = logging.get("runtime");
+  auto parts = std::make_unique<CompiledGraph::Parts>();
+  parts->plugin = plugin;
+  parts->device = device;
+  auto decomposed = decompose(graph, std::move(registry), lowers_directly);
+  if (!decomposed) return std::move(decomposed).error();
+  parts->graph = std::move(*decomposed);
+  auto lowered = lower_graph(parts->graph);
+  if (!lowered) return std::move(lowered).error();
+  parts->program = std::move(lowered->program);
+  parts->stats.fallbacks = lowered->fallbacks;
+  for (const auto& f : lowered->fallbacks) log->info("no kernel for {}: it runs on the host oracle", f);
+
+  std::vector<kir::Kernel> batch;
+  build_plan(*parts, extern_names(*plugin), batch);
+  parts->kir_text = kir::print(batch);
+  if (!batch.empty()) {
+    const DeviceInfo* info = nullptr;
+    for (const auto& d : plugin->devices())
+      if (d.index == device) info = &d;
+    ArtifactKey key{kir_hash(parts->kir_text), "",
+                    plugin->name() + ":" + std::to_string(device) + ":" + (info ? info->name : ""),
+                    plugin->attributes().compiler_fingerprint};
+    std::optional<std::string> artifact = cache.get(key);
+    if (artifact) {
+      parts->stats.cache_hit = true;
+      log->info("kernel cache hit: {} kernels of '{}' ({})", batch.size(), graph.name,
+                key.digest().substr(0, 12));
+    } else {
+      auto compiled = compile_batch(*plugin, device, parts->kir_text, parts->stats);
+      if (!compiled) return std::move(compiled).error().with_context("compiling '" + graph.name + "'");
+      artifact = std::move(*compiled);
+      log->info("compiled {} kernels of '{}' in {:.0f} ms", batch.size(), graph.name,
+                parts->stats.compile_ms);
+      cache.put(key, *artifact);
+    }
+    if (auto s = plugin->require(plugin->api().load, "load"); !s) return std::move(s).error();
+    if (auto s = plugin->check(plugin->api().load(plugin->instance(), device, artifact->data(),
+                                                  artifact->size(), &parts->executable),
+                               "load");
+        !s) {
+      return std::move(s).error();
+    }
+  }
+  if (auto s = upload_params(*parts); !s) return std::move(s).error();
+  return CompiledGraph(std::move(parts));
+}
+
+Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+                              const Options& options, const Logging& logging) {
+  const LoadedPlugins loaded = load_plugins(options, logging);
+  for (const auto& f : loaded.failures)
+    logging.get("runtime")->warn("plugin '{}' did not load: {}", f.name, f.error.message());
+  std::string looked_at;
+  for (const DeviceRef& want : options.devices) {
+    for (const auto& plugin : loaded.plugins) {
+      if (options.selection.mode == SelectionMode::Plugin && plugin->name() != options.selection.plugin)
+        continue;
+      uint32_t seen = 0;
+      for (const DeviceInfo& d : plugin->devices()) {
+        if (d.kind != want.kind) continue;
+        if (seen++ != want.index) continue;
+        const KernelCache cache(options.cache.enabled ? options.cache.dir : "",
+                                logging.get("cache"));
+        return compile_for_device(graph, registry, plugin, d.index, cache, logging);
+      }
+    }
+    looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();
+  }
+  return Error::user("no loaded plugin serves any configured device (" + looked_at +
+                     "); see `kiln plugins`");
+}
+
+}  // namespace kiln

@@ -1,0 +1,27 @@
+// kiln::compile: a graph in, a CompiledGraph out. The pipeline, one stage per line:
+// decompose -> lower -> KIR -> kernel cache or plugin compile -> load -> plan.
+#pragma once
+
+#include <memory>
+
+#include "core/cache/kernel_cache.h"
+#include "core/config/options.h"
+#include "core/runtime/compiled_graph.h"
+#include "core/support/logging.h"
+
+namespace kiln {
+
+class OpRegistry;
+
+// For one plugin and device. `graph` may hold composite ops; `cache` may be disabled.
+Result<CompiledGraph> compile_for_device(const Graph& graph,
+                                         std::shared_ptr<const OpRegistry> registry,
+                                         std::shared_ptr<const Plugin> plugin, uint32_t device,
+                                         const KernelCache& cache, const Logging& logging);
+
+// With the plugins and devices `options` names: the first device of options.devices that a
+// loaded plugin serves (restricted to one plugin when selection names it).
+Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+                              const Options& options, const Logging& logging);
+
+}  // namespace kiln

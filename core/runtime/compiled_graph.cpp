@@ -1,0 +1,234 @@
+#include "core/runtime/compiled_graph.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "core/interp/interpreter.h"
+#include "core/runtime/compiled_graph_parts.h"
+
+namespace kiln {
+
+int64_t buffer_bytes(const LoopBuffer& b) {
+  return b.elements * dtype_size(b.dtype);
+}
+
+std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
+                                     int64_t extent) {
+  const size_t bytes = static_cast<size_t>(extent * dtype_size(declared.dtype));
+  if (declared.is_contiguous() && extent == declared.numel()) {
+    const HostTensor c = t.contiguous();
+    const auto b = c.bytes();
+    return {b.begin(), b.end()};
+  }
+  auto storage = std::make_shared<std::vector<std::byte>>(bytes);
+  auto view = HostTensor::strided(declared, storage, 0);
+  if (!view) return *storage;
+  const bool fp = is_floating(declared.dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (fp) {
+      view->set(i, t.get(i));
+    } else {
+      view->set_int(i, t.get_int(i));
+    }
+  }
+  return *storage;
+}
+
+namespace {
+
+using Buffers = std::vector<std::optional<DeviceBuffer>>;
+
+class Runner {
+ public:
+  explicit Runner(const CompiledGraph::Parts& p) : p_(p), buffers_(p.program.buffers.size()) {}
+
+  Status upload_inputs(const std::vector<HostTensor>& inputs) {
+    const Graph& g = p_.graph;
+    if (inputs.size() != g.inputs.size()) {
+      return Error::user("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+    }
+    for (size_t b = 0; b < p_.program.buffers.size(); ++b) {
+      const LoopBuffer& lb = p_.program.buffers[b];
+      if (lb.kind != BufferKind::Input) continue;
+      size_t i = 0;
+      while (i < g.inputs.size() && !(g.inputs[i] == lb.value)) ++i;
+      const Value& v = g.value(lb.value);
+      const HostTensor& t = inputs.at(i);
+      if (t.dtype() != v.type.dtype || t.sizes() != v.type.sizes) {
+        return Error::user("input '" + v.name + "' is " + std::string(dtype_name(t.dtype())) +
+                           shape_text(t.sizes()) + " but the graph says " +
+                           std::string(dtype_name(v.type.dtype)) + shape_text(v.type.sizes));
+      }
+      if (auto s = allocate(static_cast<int>(b), false); !s) return s;
+      const auto bytes = storage_bytes(t, v.type, lb.elements);
+      if (auto s = buffers_[b]->upload(bytes); !s) return s;
+    }
+    return Ok{};
+  }
+
+  Status allocate(int b, bool poison) {
+    const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+    const auto bytes = static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1));
+    auto buf = DeviceBuffer::allocate(p_.plugin, p_.device, bytes);
+    if (!buf) return std::move(buf).error().with_context("allocating '" + lb.name + "'");
+    buffers_[static_cast<size_t>(b)] = std::move(*buf);
+    if (poison && buffer_bytes(lb) > 0) {
+      const std::vector<std::byte> junk(static_cast<size_t>(bytes), std::byte{0xFF});
+      return buffers_[static_cast<size_t>(b)]->upload(junk);
+    }
+    return Ok{};
+  }
+
+  uint64_t address(int b) const {
+    const auto& buf = buffers_.at(static_cast<size_t>(b));
+    if (buf) return buf->address();
+    const auto& r = p_.resident.at(static_cast<size_t>(b));
+    return r ? r->address() : 0;
+  }
+
+  Status step(const PlanStep& s, bool keep_buffers, bool poison) {
+    const kiln_plugin_api& api = p_.plugin->api();
+    switch (s.kind) {
+      case PlanStep::Kind::Allocate:
+        if (keep_buffers && buffers_[static_cast<size_t>(s.buffer)]) return Ok{};
+        return allocate(s.buffer, poison);
+      case PlanStep::Kind::Free:
+        if (!keep_buffers) buffers_[static_cast<size_t>(s.buffer)].reset();
+        return Ok{};
+      case PlanStep::Kind::Launch:
+      case PlanStep::Kind::Extern: {
+        std::vector<uint64_t> addresses;
+        for (int b : s.buffers) addresses.push_back(address(b));
+        std::vector<kiln_scalar> scalars;
+        for (int64_t v : s.params) scalars.push_back({sizeof(kiln_scalar), KILN_SCALAR_INT, v, 0});
+        kiln_launch_args args{sizeof(args), s.name.c_str(), addresses.data(), addresses.size(),
+                              scalars.data(), scalars.size(), nullptr};
+        if (s.kind == PlanStep::Kind::Launch)
+          return p_.plugin->check(api.launch(p_.executable, &args), "launch of " + s.name);
+        return p_.plugin->check(api.extern_call(p_.plugin->instance(), p_.device, &args),
+                                "extern " + s.name);
+      }
+      case PlanStep::Kind::Host:
+        return host_step(s);
+    }
+    return Ok{};
+  }
+
+  // A node without a kernel: its inputs come to the host, the oracle runs it, its outputs go back.
+  Status host_step(const PlanStep& s) {
+    const Node& node = p_.graph.nodes.at(static_cast<size_t>(s.node));
+    std::map<int32_t, HostTensor> values;
+    size_t next = 0;
+    auto fetch = [&](ValueRef r) -> Status {
+      const TensorType& t = p_.graph.type(r);
+      const int b = s.buffers.at(next++);
+      auto host = download(b, TensorType::contiguous(t.dtype, t.sizes));
+      if (!host) return std::move(host).error();
+      values[r.id] = std::move(*host);
+      return Ok{};
+    };
+    for (const ArgValue& a : node.args) {
+      if (const auto* r = std::get_if<ValueRef>(&a)) {
+        if (auto st = fetch(*r); !st) return st;
+      } else if (const auto* l = std::get_if<TensorList>(&a)) {
+        for (const auto& item : l->items)
+          if (item) {
+            if (auto st = fetch(*item); !st) return st;
+          }
+      }
+    }
+    auto outs = run_node(p_.graph, node, [&](ValueRef r) -> const HostTensor* {
+      auto it = values.find(r.id);
+      return it == values.end() ? nullptr : &it->second;
+    });
+    if (!outs) return std::move(outs).error();
+    for (size_t k = 0; k < outs->size(); ++k) {
+      const int b = s.buffers.at(next + k);
+      const HostTensor c = (*outs)[k].contiguous();
+      if (auto st = buffers_[static_cast<size_t>(b)]->upload(c.bytes()); !st) return st;
+    }
+    return Ok{};
+  }
+
+  Result<HostTensor> download(int b, const TensorType& type) const {
+    const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+    std::vector<std::byte> bytes(static_cast<size_t>(buffer_bytes(lb)));
+    const auto& buf = buffers_.at(static_cast<size_t>(b));
+    const auto& res = p_.resident.at(static_cast<size_t>(b));
+    const DeviceBuffer* d = buf ? &*buf : res ? &*res : nullptr;
+    if (!d) return Error::internal("buffer '" + lb.name + "' is read before it exists");
+    if (!bytes.empty()) {
+      std::vector<std::byte> all(d->size());
+      if (auto s = d->download(all); !s) return std::move(s).error();
+      std::memcpy(bytes.data(), all.data(), bytes.size());
+    }
+    return HostTensor::from_bytes(type.dtype, type.sizes, std::move(bytes));
+  }
+
+  Result<std::vector<HostTensor>> outputs() const {
+    std::vector<HostTensor> outs;
+    for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
+      const TensorType& t = p_.graph.type(p_.graph.outputs[i]);
+      auto h = download(p_.program.outputs[i], TensorType::contiguous(t.dtype, t.sizes));
+      if (!h) return std::move(h).error();
+      outs.push_back(std::move(*h));
+    }
+    return outs;
+  }
+
+ private:
+  const CompiledGraph::Parts& p_;
+  Buffers buffers_;
+};
+
+}  // namespace
+
+CompiledGraph::CompiledGraph(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+CompiledGraph::~CompiledGraph() = default;
+CompiledGraph::CompiledGraph(CompiledGraph&&) noexcept = default;
+CompiledGraph& CompiledGraph::operator=(CompiledGraph&&) noexcept = default;
+
+const CompileStats& CompiledGraph::stats() const {
+  return parts_->stats;
+}
+const std::vector<PlanStep>& CompiledGraph::plan() const {
+  return parts_->plan;
+}
+const std::string& CompiledGraph::kir_text() const {
+  return parts_->kir_text;
+}
+const Graph& CompiledGraph::graph() const {
+  return parts_->graph;
+}
+const LoopProgram& CompiledGraph::program() const {
+  return parts_->program;
+}
+
+Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>& inputs,
+                                                   const RunOptions& options) const {
+  Runner r(*parts_);
+  if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
+  for (const PlanStep& step : parts_->plan) {
+    if (auto s = r.step(step, false, options.poison); !s) return std::move(s).error();
+  }
+  return r.outputs();
+}
+
+Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,
+                                                     int reps) const {
+  Runner r(*parts_);
+  if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
+  std::vector<double> times;
+  for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
+    const auto start = std::chrono::steady_clock::now();
+    for (const PlanStep& step : parts_->plan) {
+      if (auto s = r.step(step, true, false); !s) return std::move(s).error();
+    }
+    const auto end = std::chrono::steady_clock::now();
+    if (rep > 0) times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  return times;
+}
+
+}  // namespace kiln

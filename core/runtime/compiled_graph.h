@@ -1,0 +1,67 @@
+// A graph compiled for one plugin and device: the loaded kernels, the parameters resident
+// on the device, and a plan of steps (allocate, launch, extern, host, free) that run()
+// walks. Views and broadcasts cost nothing here: they are index expressions in kernels.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/lower/loop_ir.h"
+#include "core/runtime/device_buffer.h"
+
+namespace kiln {
+
+struct PlanStep {
+  enum class Kind { Allocate, Launch, Extern, Host, Free };
+  Kind kind = Kind::Launch;
+  std::string name;            // kernel or extern name
+  std::vector<int> buffers;    // program buffers, in the call's parameter order
+  std::vector<int64_t> params; // extern parameters
+  int node = -1;               // Host: the graph node the oracle runs
+  int buffer = -1;             // Allocate / Free
+};
+
+struct CompileStats {
+  size_t kernels = 0;       // generated kernels
+  size_t externs = 0;       // library calls
+  size_t host_steps = 0;    // nodes run by the host oracle (no lowering yet)
+  bool cache_hit = false;   // the artifact came from the kernel cache
+  double compile_ms = 0;    // plugin compile time (0 on a cache hit)
+  std::vector<std::string> fallbacks;
+};
+
+struct RunOptions {
+  // Fill every buffer a kernel writes with 0xFF bytes (NaN for floats) before the run, so a
+  // kernel that skips an element cannot pass for correct.
+  bool poison = false;
+};
+
+class CompiledGraph {
+ public:
+  struct Parts;
+  explicit CompiledGraph(std::unique_ptr<Parts> parts);
+  ~CompiledGraph();
+  CompiledGraph(CompiledGraph&&) noexcept;
+  CompiledGraph& operator=(CompiledGraph&&) noexcept;
+
+  // Inputs in graph.inputs order, each of the input's dtype and sizes (any strides).
+  Result<std::vector<HostTensor>> run(const std::vector<HostTensor>& inputs,
+                                      const RunOptions& options = {}) const;
+  // Runs the plan once to warm up, then `reps` times more on inputs uploaded once, buffers
+  // kept between runs (no allocation is timed); returns each timed run's wall time in ms.
+  // Every step returns only when its work is done (launches are synchronous in ABI v1).
+  Result<std::vector<double>> time_runs(const std::vector<HostTensor>& inputs, int reps) const;
+
+  const CompileStats& stats() const;
+  const std::vector<PlanStep>& plan() const;
+  const std::string& kir_text() const;  // the whole batch, canonical
+  const Graph& graph() const;           // the decomposed graph the plan runs
+  const LoopProgram& program() const;
+
+ private:
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,38 @@
+// The inside of a CompiledGraph, shared by the code that builds it (compile.cpp) and the
+// code that runs it (compiled_graph.cpp).
+#pragma once
+
+#include <optional>
+
+#include "core/runtime/compiled_graph.h"
+
+namespace kiln {
+
+struct CompiledGraph::Parts {
+  Graph graph;  // decomposed: Host steps run its nodes
+  LoopProgram program;
+  std::string kir_text;
+  CompileStats stats;
+  std::vector<PlanStep> plan;
+  std::shared_ptr<const Plugin> plugin;
+  uint32_t device = 0;
+  kiln_executable* executable = nullptr;  // nullptr when the graph has no kernels
+  std::vector<std::optional<DeviceBuffer>> resident;  // parameters, uploaded once
+
+  Parts() = default;
+  Parts(const Parts&) = delete;
+  Parts& operator=(const Parts&) = delete;
+  ~Parts() {
+    resident.clear();
+    if (executable && plugin->api().executable_destroy) plugin->api().executable_destroy(executable);
+  }
+};
+
+// Bytes of a program buffer on the device.
+int64_t buffer_bytes(const LoopBuffer& b);
+
+// A host tensor laid out as `declared` says (strides honoured) in `extent` elements.
+std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
+                                     int64_t extent);
+
+}  // namespace kiln

@@ -1,0 +1,228 @@
+#include "code_functions.h"
+
+#include <chrono>
+#include <memory>
+
+#include "codegen.h"
+#include "compiler.h"
+#include "extern_matmul.h"
+#include "kiln/kir.hpp"
+#include "loaded_module.h"
+#include "kiln_cpu_runtime_text.h"
+
+struct kiln_executable {
+  kiln_plugin* plugin = nullptr;
+  std::unique_ptr<kiln::cpu::LoadedModule> module;
+};
+
+// What kernels see as krt::Status (runtime/kiln_cpu_runtime.h); the layouts must agree.
+namespace krt {
+struct Status {
+  int code;
+  int64_t value;
+  int64_t bound;
+};
+}  // namespace krt
+
+namespace kiln::cpu {
+namespace {
+
+using kiln::sdk::Failure;
+using kiln::sdk::guard;
+
+// Bumped whenever generated code changes for the same KIR.
+constexpr const char* kCodegenVersion = "cpp-codegen-1";
+
+std::vector<kir::Kernel> parse_kir(const char* text, size_t size) {
+  if (!text) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "no KIR text");
+  kir::ParseResult parsed = kir::parse(std::string_view(text, size));
+  if (!parsed.ok()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "bad KIR: " + parsed.error);
+  return std::move(parsed.kernels);
+}
+
+CodegenOptions codegen_options(const kiln_plugin& plugin) {
+  CodegenOptions o;
+  o.threads = static_cast<int>(plugin.threads);
+  return o;
+}
+
+bool known_extern(const std::string& name) {
+  return name == "mm" || name == "bmm";
+}
+
+kiln_error* supports(kiln_plugin* plugin, uint32_t, const char* text, size_t size, int* supported,
+                     kiln_blob** reason) {
+  return guard([&] {
+    *supported = 0;
+    if (reason) *reason = nullptr;
+    try {
+      const auto kernels = parse_kir(text, size);
+      for (const auto& k : kernels) {
+        if (k.kind == "extern" && !known_extern(k.extern_name))
+          throw std::runtime_error("no extern '" + k.extern_name + "'");
+      }
+      generate_source(kernels, codegen_options(*plugin));
+      *supported = 1;
+    } catch (const std::exception& e) {
+      if (reason) *reason = kiln::sdk::make_blob(e.what());
+    }
+  });
+}
+
+kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_blob** artifact,
+                    kiln_blob** metadata) {
+  return guard([&] {
+    const auto args = kiln::sdk::read_struct(args_in);
+    const auto kernels = parse_kir(args.kir_text, args.kir_size);
+    std::string source;
+    try {
+      source = generate_source(kernels, codegen_options(*plugin));
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_UNIMPLEMENTED, e.what());
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::string bytes;
+    try {
+      bytes = compile_shared_object(source, {plugin->compiler, plugin->flags});
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_INTERNAL, e.what());
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    plugin->log(KILN_LOG_DEBUG, "compiled " + std::to_string(kernels.size()) + " kernels in " +
+                                    std::to_string(static_cast<int>(ms)) + " ms");
+    *artifact = kiln::sdk::make_blob(std::move(bytes));
+    if (metadata) {
+      *metadata = kiln::sdk::make_blob("{\"kernels\": " + std::to_string(kernels.size()) +
+                                       ", \"compile_ms\": " + std::to_string(ms) +
+                                       ", \"source\": " + std::to_string(source.size()) + "}");
+    }
+  });
+}
+
+kiln_error* load(kiln_plugin* plugin, uint32_t device, const void* artifact, size_t size,
+                 kiln_executable** out) {
+  return guard([&] {
+    if (device != 0) throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
+    auto exe = std::make_unique<kiln_executable>();
+    exe->plugin = plugin;
+    try {
+      exe->module = std::make_unique<LoadedModule>(artifact, size);
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
+    }
+    *out = exe.release();
+  });
+}
+
+std::vector<void*> checked_buffers(const kiln_plugin& plugin, const kiln_launch_args& args,
+                                   const std::vector<int64_t>& bytes, const std::string& what) {
+  if (args.num_buffers != bytes.size()) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  what + " takes " + std::to_string(bytes.size()) + " buffers, got " +
+                      std::to_string(args.num_buffers));
+  }
+  std::vector<void*> pointers;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const uint64_t address = args.buffers[i];
+    if (bytes[i] > 0 && !plugin.memory.contains(address, static_cast<uint64_t>(bytes[i]))) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    what + ": buffer " + std::to_string(i) + " is not " +
+                        std::to_string(bytes[i]) + " bytes inside one allocation of this plugin");
+    }
+    pointers.push_back(reinterpret_cast<void*>(address));
+  }
+  return pointers;
+}
+
+std::string status_message(const krt::Status& s, const std::string& kernel) {
+  switch (s.code) {
+    case 1:
+      return "kernel " + kernel + ": index " + std::to_string(s.value) +
+             " is out of range for a dimension of size " + std::to_string(s.bound);
+    case 2:
+      return "kernel " + kernel + ": integer division by zero";
+    case 3:
+      return "kernel " + kernel + ": integers to negative integer powers are not allowed";
+    default:
+      return "kernel " + kernel + ": error code " + std::to_string(s.code);
+  }
+}
+
+kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
+  return guard([&] {
+    const auto args = kiln::sdk::read_struct(args_in);
+    const std::string name = args.kernel ? args.kernel : "";
+    const LoadedModule::Kernel* k = nullptr;
+    try {
+      k = &exe->module->kernel(name);
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_NOT_FOUND, e.what());
+    }
+    const std::vector<void*> buffers = checked_buffers(*exe->plugin, args, k->buffer_bytes, "kernel " + name);
+    krt::Status status{0, 0, 0};
+    k->fn(buffers.data(), &status);
+    if (status.code != 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, status_message(status, name));
+  });
+}
+
+kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_args* args_in) {
+  return guard([&] {
+    if (device != 0) throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
+    const auto args = kiln::sdk::read_struct(args_in);
+    const std::string name = args.kernel ? args.kernel : "";
+    if (!known_extern(name)) throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
+    std::vector<int64_t> params;
+    for (size_t i = 0; i < args.num_scalars; ++i) {
+      const auto s = kiln::sdk::read_array_element(args.scalars, i);
+      if (s.type != KILN_SCALAR_INT) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
+      params.push_back(s.int_value);
+    }
+    if (params.size() != 13) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + " takes 13 parameters, got " + std::to_string(params.size()));
+    }
+    // Extents from the parameters, checked against this plugin's allocations.
+    const int64_t esize = params[0] >= 0 && params[0] <= 9 ? kir::dtype_size(static_cast<kir::DType>(params[0])) : 0;
+    if (esize == 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": unknown dtype code");
+    const int64_t batch = params[1], m = params[2], n = params[3], kk = params[4];
+    auto extent = [&](int base, int64_t rows, int64_t cols) {
+      if (batch == 0 || rows == 0 || cols == 0) return int64_t{0};
+      for (int i = 0; i < 4; ++i)
+        if (params[static_cast<size_t>(base + i)] < 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": negative stride or offset");
+      return (params[static_cast<size_t>(base)] + (batch - 1) * params[static_cast<size_t>(base + 1)] +
+              (rows - 1) * params[static_cast<size_t>(base + 2)] + (cols - 1) * params[static_cast<size_t>(base + 3)] + 1) * esize;
+    };
+    const std::vector<int64_t> bytes{extent(5, m, kk), extent(9, kk, n), batch * m * n * esize};
+    const auto buffers = checked_buffers(*plugin, args, bytes, name);
+    try {
+      matmul(buffers, params);
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
+    }
+  });
+}
+
+}  // namespace
+
+std::string compiler_fingerprint(const kiln_plugin& plugin) {
+  std::string f = std::string(kCodegenVersion) + "; " + compiler_version(plugin.compiler) + ";";
+  for (const auto& flag : plugin.flags) f += " " + flag;
+  for (const auto& flag : required_flags()) f += " " + flag;
+  f += "; threads=" + std::to_string(plugin.threads);
+  f += "; runtime=" + std::to_string(std::hash<std::string>{}(kiln_cpu_runtime_text));
+  return f;
+}
+
+void add_code_functions(kiln_plugin_api& api) {
+  api.supports = supports;
+  api.compile = compile;
+  api.load = load;
+  api.executable_destroy = [](kiln_executable* e) { delete e; };
+  api.launch = launch;
+  api.extern_names = [](kiln_plugin*, kiln_blob** names) {
+    return guard([&] { *names = kiln::sdk::make_blob("mm\nbmm"); });
+  };
+  api.extern_call = extern_call;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,28 @@
+// KIR kernels to one C++ translation unit: each kernel an `extern "C"` function
+// `void kiln_kernel_<name>(void* const* buffers, krt::Status* status)` whose loops run in
+// parallel with OpenMP over the outer dims and in 8-lane vectors over the innermost one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/kir.hpp"
+
+namespace kiln::cpu {
+
+struct CodegenOptions {
+  int threads = 1;
+  // Below this many elements a kernel runs on one thread: waking a team costs more.
+  int64_t parallel_threshold = int64_t{1} << 15;
+  // A reduction with fewer rows than threads splits its reduced range across threads
+  // once it is at least this long.
+  int64_t split_threshold = int64_t{1} << 14;
+};
+
+// Throws std::runtime_error naming the kernel and the reason when a kernel cannot be generated.
+std::string generate_source(const std::vector<kir::Kernel>& kernels, const CodegenOptions& options);
+
+std::string kernel_symbol(const std::string& kernel_name);
+
+}  // namespace kiln::cpu

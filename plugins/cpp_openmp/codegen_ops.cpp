@@ -1,0 +1,315 @@
+#include "plugins/cpp_openmp/codegen_ops.h"
+
+#include <stdexcept>
+
+namespace kiln::cpu {
+namespace {
+
+using kir::DType;
+
+bool is_float_math(DType d) {
+  return d == DType::F32 || d == DType::F64;
+}
+
+std::string v(int id) {
+  return "v" + std::to_string(id);
+}
+
+DType dtype_of(const kir::Kernel& k, int id) {
+  const kir::Op* op = k.op(id);
+  if (!op) throw std::runtime_error("unknown value %" + std::to_string(id));
+  return op->dtype;
+}
+
+std::string unary_math(const std::string& name, const std::string& a, DType d) {
+  const std::string t = c_type(d);
+  const bool fp = is_float_math(d);
+  static const std::set<std::string> float_fns = {
+      "sin",  "cos",  "tan",   "asin",  "acos",  "atan", "sinh", "cosh",  "tanh",  "asinh",
+      "acosh", "atanh", "exp", "expm1", "log",   "log1p", "log2", "log10", "sqrt", "erf"};
+  if (float_fns.contains(name)) {
+    if (!fp) throw std::runtime_error(name + " needs a floating dtype");
+    return "krt::f_" + name + "<L>(" + a + ")";
+  }
+  if (name == "ceil" || name == "floor" || name == "round" || name == "trunc")
+    return fp ? "krt::f_" + name + "<L>(" + a + ")" : a;
+  if (name == "neg") return "(-" + a + ")";
+  if (name == "abs") {
+    return fp ? "krt::map1<L, " + t + ">(" + a + ", krt::s_fabs<" + t + ">)"
+              : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+  }
+  if (name == "sign")
+    return "krt::map1<L, " + t + ">(" + a + ", [](" + t + " q) { return " + t + "((" + t +
+           "(0) < q) - (q < " + t + "(0))); })";
+  if (name == "relu") {
+    return "krt::map1<L, " + t + ">(" + a + ", [](" + t + " q) { return q > " + t +
+           "(0) ? q : (q != q ? q : " + t + "(0)); })";
+  }
+  if (name == "sigmoid") return "(" + t + "(1) / (" + t + "(1) + krt::f_exp<L>(-" + a + ")))";
+  if (name == "reciprocal") return "(" + t + "(1) / " + a + ")";
+  if (name == "rsqrt") return "(" + t + "(1) / krt::f_sqrt<L>(" + a + "))";
+  if (name == "not") return "decltype(" + a + ")(" + a + " ^ 1)";
+  if (name == "bitwise_not") return "(~" + a + ")";
+  throw std::runtime_error("unknown unary op '" + name + "'");
+}
+
+std::string lane_fn2(const std::string& t, const std::string& a, const std::string& b,
+                     const std::string& body) {
+  return "krt::map2<L, " + t + ">(" + a + ", " + b + ", [&](" + t + " p, " + t +
+         " q) { return " + body + "; })";
+}
+
+std::string binary_math(const std::string& name, const std::string& a, const std::string& b,
+                        DType operand) {
+  const std::string t = c_type(operand);
+  const bool fp = is_float_math(operand);
+  if (name == "add") return "(" + a + " + " + b + ")";
+  if (name == "sub") return "(" + a + " - " + b + ")";
+  if (name == "mul") return "(" + a + " * " + b + ")";
+  if (name == "div") {
+    if (!fp) throw std::runtime_error("div needs floating operands");
+    return "(" + a + " / " + b + ")";
+  }
+  static const std::map<std::string, std::string> cmp = {
+      {"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+  if (auto it = cmp.find(name); it != cmp.end())
+    return "krt::to_bool<L>(" + a + " " + it->second + " " + b + ")";
+  if (name == "and" || name == "or" || name == "xor") {
+    const char* op = name == "and" ? "&" : name == "or" ? "|" : "^";
+    return "decltype(" + a + ")(" + a + " " + op + " " + b + ")";
+  }
+  if (name == "max") return "krt::f_max(" + a + ", " + b + ")";
+  if (name == "min") return "krt::f_min(" + a + ", " + b + ")";
+  if (name == "pow") {
+    return fp ? "krt::f_pow<L>(" + a + ", " + b + ")"
+              : lane_fn2(t, a, b, "krt::s_pow_int(p, q, st)");
+  }
+  if (name == "atan2") return "krt::f_atan2<L>(" + a + ", " + b + ")";
+  if (name == "fmod")
+    return lane_fn2(t, a, b, fp ? "krt::s_fmod(p, q)" : "krt::s_mod_int(p, q, false, st)");
+  if (name == "mod")
+    return lane_fn2(t, a, b, fp ? "krt::s_mod_float(p, q)" : "krt::s_mod_int(p, q, true, st)");
+  if (name == "floordiv") {
+    return lane_fn2(t, a, b,
+                    fp ? "krt::s_floordiv_float(p, q)" : "krt::s_div_int(p, q, true, st)");
+  }
+  if (name == "truncdiv") {
+    return fp ? "krt::f_trunc<L>(" + a + " / " + b + ")"
+              : lane_fn2(t, a, b, "krt::s_div_int(p, q, false, st)");
+  }
+  throw std::runtime_error("unknown binary op '" + name + "'");
+}
+
+const char* reduce_enum(const std::string& kind) {
+  static const std::map<std::string, const char*> kinds = {
+      {"sum", "krt::kSum"},       {"prod", "krt::kProd"},     {"max", "krt::kMax"},
+      {"min", "krt::kMin"},       {"any", "krt::kAny"},       {"argmax", "krt::kArgMax"},
+      {"argmin", "krt::kArgMin"}, {"welford", "krt::kWelford"}};
+  auto it = kinds.find(kind);
+  if (it == kinds.end()) throw std::runtime_error("unknown reduction '" + kind + "'");
+  return it->second;
+}
+
+}  // namespace
+
+const char* c_type(DType d) {
+  static const char* const names[] = {"bool",    "int8_t",   "uint8_t",  "int16_t", "int32_t",
+                                      "int64_t", "uint16_t", "uint16_t", "float",   "double"};
+  return names[static_cast<int>(d)];
+}
+
+const char* c_kind(DType d) {
+  switch (d) {
+    case DType::Bool:
+      return "krt::kBool";
+    case DType::F16:
+      return "krt::kF16";
+    case DType::BF16:
+      return "krt::kBF16";
+    case DType::F32:
+    case DType::F64:
+      return "krt::kFloat";
+    default:
+      return "krt::kInt";
+  }
+}
+
+std::string literal_c(const std::string& text, DType d) {
+  std::string value = text;
+  if (text == "inf") value = "__builtin_inf()";
+  if (text == "-inf") value = "(-__builtin_inf())";
+  if (text == "nan") value = "__builtin_nan(\"\")";
+  if (d == DType::F16 || d == DType::BF16) {
+    return std::string("krt::convert1<uint16_t, ") + c_kind(d) + ", double, krt::kFloat>(" +
+           value + ")";
+  }
+  if (d == DType::Bool) return "(" + value + " != 0)";
+  if (d == DType::I64) return "int64_t(" + value + "LL)";
+  return std::string(c_type(d)) + "(" + value + ")";
+}
+
+std::string expr_c(const kir::Expr& e, const ExprContext& ctx) {
+  auto join = [&](const char* sep) {
+    std::string s = "(";
+    for (size_t i = 0; i < e.operands.size(); ++i)
+      s += (i ? sep : "") + expr_c(e.operands[i], ctx);
+    return s + ")";
+  };
+  switch (e.kind) {
+    case kir::Expr::Const:
+      return "int64_t(" + std::to_string(e.value) + "LL)";
+    case kir::Expr::Var:
+      if (e.name[0] == 't') {
+        const std::string val = "v" + e.name.substr(1);
+        return ctx.per_lane ? "krt::lane(" + val + ", i)" : val;
+      }
+      if (ctx.per_lane && e.name == ctx.inner) return "(" + e.name + " + i)";
+      return e.name;
+    case kir::Expr::Add:
+      return join(" + ");
+    case kir::Expr::Mul:
+      return join(" * ");
+    case kir::Expr::FloorDiv:
+      return "krt::ifloordiv(" + expr_c(e.operands.at(0), ctx) + ", " +
+             expr_c(e.operands.at(1), ctx) + ")";
+    case kir::Expr::Mod:
+      return "krt::imod(" + expr_c(e.operands.at(0), ctx) + ", " + expr_c(e.operands.at(1), ctx) +
+             ")";
+    case kir::Expr::Min:
+    case kir::Expr::Max:
+      return std::string(e.kind == kir::Expr::Min ? "krt::imin(" : "krt::imax(") +
+             expr_c(e.operands.at(0), ctx) + ", " + expr_c(e.operands.at(1), ctx) + ")";
+  }
+  return "0";
+}
+
+std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var) {
+  std::set<std::string> vars;
+  collect_vars(e, vars);
+  if (!vars.contains(var)) return 0;
+  switch (e.kind) {
+    case kir::Expr::Var:
+      return 1;
+    case kir::Expr::Add: {
+      int64_t sum = 0;
+      for (const auto& o : e.operands) {
+        auto c = coefficient(o, var);
+        if (!c) return std::nullopt;
+        sum += *c;
+      }
+      return sum;
+    }
+    case kir::Expr::Mul: {
+      int64_t factor = 1;
+      std::optional<int64_t> inner;
+      for (const auto& o : e.operands) {
+        if (o.kind == kir::Expr::Const) {
+          factor *= o.value;
+        } else {
+          if (inner) return std::nullopt;  // two non-constant factors
+          inner = coefficient(o, var);
+          if (!inner) return std::nullopt;
+        }
+      }
+      return inner ? std::optional(*inner * factor) : std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+void collect_vars(const kir::Expr& e, std::set<std::string>& out) {
+  if (e.kind == kir::Expr::Var) out.insert(e.name);
+  for (const auto& o : e.operands) collect_vars(o, out);
+}
+
+bool mentions_indirect(const kir::Expr& e) {
+  std::set<std::string> vars;
+  collect_vars(e, vars);
+  for (const auto& name : vars)
+    if (name[0] == 't') return true;
+  return false;
+}
+
+std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx) {
+  const std::string t = c_type(op.dtype);
+  const std::string decl = "const auto " + v(op.id) + " = ";
+  ExprContext lane_ctx = ctx;
+  lane_ctx.per_lane = true;
+  switch (op.kind) {
+    case kir::OpKind::Load: {
+      const kir::Buffer* buf = k.buffer(op.name);
+      if (!buf || buf->dtype != op.dtype)
+        throw std::runtime_error("load of " + op.name + " with a dtype its buffer does not have");
+      const auto stride = ctx.inner.empty() ? std::optional<int64_t>(0)
+                                            : coefficient(op.index, ctx.inner);
+      if (op.mask >= 0) {
+        return decl + "krt::gather_masked<L, " + t + ">(" + op.name + ", " + v(op.mask) + ", " +
+               literal_c(op.other, op.dtype) + ", [&](int i) { (void)i; return " +
+               expr_c(op.index, lane_ctx) + "; });";
+      }
+      if (stride && !mentions_indirect(op.index)) {
+        return decl + "krt::load<L, " + t + ">(" + op.name + ", " + expr_c(op.index, ctx) +
+               ", " + std::to_string(*stride) + ");";
+      }
+      return decl + "krt::gather<L, " + t + ">(" + op.name + ", [&](int i) { (void)i; return " +
+             expr_c(op.index, lane_ctx) + "; });";
+    }
+    case kir::OpKind::Store: {
+      const kir::Buffer* buf = k.buffer(op.name);
+      const std::string bt = c_type(buf->dtype);
+      if (dtype_of(k, op.args.at(0)) != buf->dtype)
+        throw std::runtime_error("store into " + op.name + " of a value of another dtype");
+      if (op.mask >= 0) throw std::runtime_error("masked stores are not supported yet");
+      const auto stride = ctx.inner.empty() ? std::optional<int64_t>(0)
+                                            : coefficient(op.index, ctx.inner);
+      if (stride && *stride != 0 && !mentions_indirect(op.index)) {
+        return "krt::store<L, " + bt + ">(" + op.name + ", " + expr_c(op.index, ctx) + ", " +
+               std::to_string(*stride) + ", " + v(op.args[0]) + ");";
+      }
+      return "krt::scatter<L, " + bt + ">(" + op.name + ", " + v(op.args[0]) +
+             ", [&](int i) { (void)i; return " + expr_c(op.index, lane_ctx) + "; });";
+    }
+    case kir::OpKind::Const:
+      return decl + "krt::splat<L, " + t + ">(" + literal_c(op.literal, op.dtype) + ");";
+    case kir::OpKind::Index:
+      return decl + "krt::make<L, int64_t>([&](int i) { (void)i; return int64_t(" +
+             expr_c(op.index, lane_ctx) + "); });";
+    case kir::OpKind::Cast: {
+      const DType from = dtype_of(k, op.args.at(0));
+      return decl + "krt::convert<L, " + t + ", " + c_kind(op.dtype) + ", " + c_type(from) +
+             ", " + c_kind(from) + ">(" + v(op.args[0]) + ");";
+    }
+    case kir::OpKind::Where:
+      return decl + "krt::select<L, " + t + ">(" + v(op.args.at(0)) + ", " + v(op.args.at(1)) +
+             ", " + v(op.args.at(2)) + ");";
+    case kir::OpKind::CheckIndex:
+      return decl + "krt::map1<L, int64_t>(" + v(op.args.at(0)) +
+             ", [&](int64_t q) { return krt::s_check_index(q, " + std::to_string(op.number) +
+             "LL, st); });";
+    case kir::OpKind::Math: {
+      const DType operand = dtype_of(k, op.args.at(0));
+      if (op.args.size() == 1) return decl + unary_math(op.name, v(op.args[0]), operand) + ";";
+      if (op.args.size() == 2)
+        return decl + binary_math(op.name, v(op.args[0]), v(op.args[1]), operand) + ";";
+      throw std::runtime_error("math op '" + op.name + "' with " +
+                               std::to_string(op.args.size()) + " operands");
+    }
+    case kir::OpKind::Reduce:
+      return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " +
+             v(op.args.at(0)) + ", rlin);";
+    case kir::OpKind::Extract:
+      break;
+  }
+  throw std::runtime_error("op kind not handled by op_c");
+}
+
+std::string accumulator_type(const kir::Kernel& k, const kir::Op& op, bool vectorized) {
+  // argmax/argmin compare values of the operand's dtype and produce an int64 position.
+  const DType compared = dtype_of(k, op.args.at(0));
+  const std::string t = op.name == "any" ? "int8_t" : c_type(compared);
+  return std::string(vectorized ? "krt::AccPair<" : "krt::Acc<") + reduce_enum(op.name) + ", " +
+         t + ">";
+}
+
+}  // namespace kiln::cpu

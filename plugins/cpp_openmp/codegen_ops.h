@@ -1,0 +1,40 @@
+// C++ text for KIR pieces: types, index expressions, and one body op. The kernel skeleton
+// (codegen.cpp) decides loops; this file decides what each op becomes.
+#pragma once
+
+#include <optional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "kiln/kir.hpp"
+
+namespace kiln::cpu {
+
+const char* c_type(kir::DType d);       // storage type: f16/bf16 travel as uint16_t bits
+const char* c_kind(kir::DType d);       // krt::kBool, kInt, kFloat, kF16, kBF16
+
+// How index variables print in one place of the kernel.
+struct ExprContext {
+  std::string inner;          // the vectorized variable ("" when none)
+  bool per_lane = false;      // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
+};
+
+std::string expr_c(const kir::Expr& e, const ExprContext& ctx);
+
+// Coefficient of `var` if `e` is linear in it (0 when absent); nullopt when not linear.
+std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var);
+bool mentions_indirect(const kir::Expr& e);
+void collect_vars(const kir::Expr& e, std::set<std::string>& out);
+
+// One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops
+// feed their accumulator, which the skeleton declares.
+std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx);
+
+// The accumulator a reduce op declares: AccPair (scalar + 8 lanes) when vectorized.
+std::string accumulator_type(const kir::Kernel& k, const kir::Op& op, bool vectorized);
+
+// A literal of dtype `d` from KIR text ("0.5", "-inf", "3").
+std::string literal_c(const std::string& text, kir::DType d);
+
+}  // namespace kiln::cpu
