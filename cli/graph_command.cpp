@@ -118,16 +118,19 @@ bool check_outputs(const Graph& graph, const std::vector<HostTensor>& got,
   for (size_t i = 0; i < got.size(); ++i) {
     const Comparison c = compare(got[i], want[i]);
     const Tolerance tol = tolerance_for(want[i].dtype());
-    fmt::print("check %{} : max abs error {:.3g}  max rel error {:.3g}  (atol {:g}, rtol {:g})  {}\n",
-               graph.value(graph.outputs[i]).name, c.max_abs, c.max_rel, tol.atol, tol.rtol,
-               c.ok() ? "ok" : fmt::format("MISMATCH at {} of {} elements (first at {})",
-                                           c.mismatches, want[i].numel(), c.first_mismatch));
+    fmt::print(
+        "check %{} : max abs error {:.3g}  max rel error {:.3g}  (atol {:g}, rtol {:g})  {}\n",
+        graph.value(graph.outputs[i]).name, c.max_abs, c.max_rel, tol.atol, tol.rtol,
+        c.ok() ? "ok"
+               : fmt::format("MISMATCH at {} of {} elements (first at {})", c.mismatches,
+                             want[i].numel(), c.first_mismatch));
     all_ok = all_ok && c.ok();
   }
   return all_ok;
 }
 
-int run_reference(const Graph& graph, const std::vector<HostTensor>& inputs, const GraphFlags& flags) {
+int run_reference(const Graph& graph, const std::vector<HostTensor>& inputs,
+                  const GraphFlags& flags) {
   auto outputs = interpret(graph, inputs);
   if (!outputs) return report(outputs.error());
   for (size_t i = 0; i < outputs->size(); ++i)
@@ -147,7 +150,9 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   if (!inputs) return report(inputs.error());
   if (flags.backend == "reference") {
     if (flags.check || flags.bench > 0)
-      return report(Error::user("--check and --bench compare a compiled run with the reference; drop --backend reference"));
+      return report(
+          Error::user("--check and --bench compare a compiled run with the reference; drop "
+                      "--backend reference"));
     return run_reference(*graph, *inputs, flags);
   }
   auto session = open_session(common.config);
@@ -158,7 +163,9 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   if (!compiled) return report(compiled.error());
   const CompileStats& st = compiled->stats();
   fmt::print("compiled: {} kernels, {} library calls, {} host steps{}\n", st.kernels, st.externs,
-             st.host_steps, st.cache_hit ? " (kernel cache hit)" : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
+             st.host_steps,
+             st.cache_hit ? " (kernel cache hit)"
+                          : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
   auto outputs = compiled->run(*inputs);
   if (!outputs) return report(outputs.error());
   for (size_t i = 0; i < outputs->size(); ++i)
@@ -171,7 +178,8 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
     auto expected = interpret(*graph, *inputs);
     if (!expected) return report(expected.error());
     if (!check_outputs(*graph, *outputs, *expected)) {
-      fmt::print(stderr, "kiln: error: the compiled graph does not match the reference interpreter\n");
+      fmt::print(stderr,
+                 "kiln: error: the compiled graph does not match the reference interpreter\n");
       code = kExitUserError;
     }
   }

@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <random>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "core/kir/kir_hash.h"
@@ -20,7 +20,8 @@ constexpr std::string_view kMagic = "kiln-artifact/1\n";
 
 std::string ArtifactKey::digest() const {
   std::string text;
-  for (const std::string* part : {&kir_version, &kir_hash, &config, &device, &compiler_fingerprint}) {
+  for (const std::string* part :
+       {&kir_version, &kir_hash, &config, &device, &compiler_fingerprint}) {
     text += std::to_string(part->size()) + ":" + *part + "\n";
   }
   return ::kiln::kir_hash(text);

@@ -16,9 +16,9 @@ struct Tolerance {
 Tolerance tolerance_for(DType dtype);
 
 struct Comparison {
-  double max_abs = 0;         // largest |actual - expected|
-  double max_rel = 0;         // largest |actual - expected| / |expected| (expected != 0)
-  int64_t mismatches = 0;     // elements outside the tolerance (or shapes that differ)
+  double max_abs = 0;      // largest |actual - expected|
+  double max_rel = 0;      // largest |actual - expected| / |expected| (expected != 0)
+  int64_t mismatches = 0;  // elements outside the tolerance (or shapes that differ)
   int64_t first_mismatch = -1;
   bool ok() const { return mismatches == 0; }
 };

@@ -181,8 +181,9 @@ bool lower_index(NodeLowering& n) {
   if (plan.adjacent) {
     for (size_t d : plan.kept) before += d < plan.insert_at ? 1 : 0;
   }
-  const std::vector<Expr> block(vars.begin() + static_cast<std::ptrdiff_t>(before),
-                                vars.begin() + static_cast<std::ptrdiff_t>(before + plan.broadcast.size()));
+  const std::vector<Expr> block(
+      vars.begin() + static_cast<std::ptrdiff_t>(before),
+      vars.begin() + static_cast<std::ptrdiff_t>(before + plan.broadcast.size()));
   std::vector<Expr> idx(self.type.sizes.size());
   size_t next_kept = 0;
   for (size_t d : plan.kept) {

@@ -21,13 +21,14 @@ class KernelBuilder {
   int load(int buffer, DType dtype, const Expr& index, int mask = -1, double other = 0);
   void store(int buffer, const Expr& index, int value, int mask = -1);
   int constant(DType dtype, double value);
-  int index(const Expr& value);  // an int64 value computed from loop variables
+  int index(const Expr& value);   // an int64 value computed from loop variables
   int cast(int value, DType to);  // no-op when already `to`
   int where(int cond, int a, int b);
   int math(const std::string& fn, DType dtype, std::vector<int> args);
   int reduce(const std::string& kind, DType dtype, int value);
   int extract(int welford, int component);
-  // value wrapped like Python indices (-size..size-1), checked: out of range is an error at run time.
+  // value wrapped like Python indices (-size..size-1), checked: out of range is an error at run
+  // time.
   int check_index(int value, int64_t size);
 
   DType dtype(int value) const;

@@ -11,8 +11,8 @@ namespace {
 
 std::map<std::string, LowerFn> all_lowerings() {
   std::map<std::string, LowerFn> rules;
-  for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
-                     matmul_lowerings}) {
+  for (auto table :
+       {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings}) {
     rules.merge(table());
   }
   return rules;
@@ -48,7 +48,8 @@ void lower_on_host(ProgramBuilder& pb, const Graph& graph, int n) {
         if (item) k.extern_inputs.push_back(nl.contiguous(pb.access(*item)).buffer);
     }
   }
-  for (size_t o = 0; o < node.outputs.size(); ++o) k.extern_outputs.push_back(nl.realize_output(o).buffer);
+  for (size_t o = 0; o < node.outputs.size(); ++o)
+    k.extern_outputs.push_back(nl.realize_output(o).buffer);
   pb.emit(std::move(k));
 }
 
@@ -82,11 +83,11 @@ Result<LoweredGraph> lower_graph(const Graph& graph) {
         lower_on_host(pb, graph, static_cast<int>(n));
       }
     } catch (const OpError& e) {
-      return Error::internal("lower: node '" + node.name + "' (" + node.op->name + "): " +
-                             e.message);
+      return Error::internal("lower: node '" + node.name + "' (" + node.op->name +
+                             "): " + e.message);
     } catch (const std::exception& e) {
-      return Error::internal("lower: node '" + node.name + "' (" + node.op->name + "): " +
-                             e.what());
+      return Error::internal("lower: node '" + node.name + "' (" + node.op->name +
+                             "): " + e.what());
     }
   }
   // Every output gets a contiguous buffer of its own that no input or other output shares.
@@ -97,7 +98,8 @@ Result<LoweredGraph> lower_graph(const Graph& graph) {
     const bool own = buffers.at(static_cast<size_t>(a.buffer)).kind == BufferKind::Temp &&
                      pb.is_contiguous_buffer(a) && !taken.at(static_cast<size_t>(a.buffer));
     if (!own) a = pb.copy_to_contiguous(a, graph.value(r).name);
-    if (static_cast<size_t>(a.buffer) >= taken.size()) taken.resize(static_cast<size_t>(a.buffer) + 1);
+    if (static_cast<size_t>(a.buffer) >= taken.size())
+      taken.resize(static_cast<size_t>(a.buffer) + 1);
     taken[static_cast<size_t>(a.buffer)] = true;
     pb.program().outputs.push_back(a.buffer);
   }

@@ -10,15 +10,13 @@ namespace {
 using Body = std::function<int(KernelBuilder&, const std::vector<int>&, DType)>;
 
 InferContext infer_view(const NodeLowering& n) {
-  return InferContext(n.node().op->schema, n.node().args,
-                      [&n](ValueRef r) -> const TensorType& {
-                        for (size_t i = 0; i < n.node().args.size(); ++i) {
-                          if (n.args().is_tensor(static_cast<int>(i)) &&
-                              n.args().ref(static_cast<int>(i)) == r)
-                            return n.in_type(static_cast<int>(i));
-                        }
-                        return n.out_type(0);
-                      });
+  return InferContext(n.node().op->schema, n.node().args, [&n](ValueRef r) -> const TensorType& {
+    for (size_t i = 0; i < n.node().args.size(); ++i) {
+      if (n.args().is_tensor(static_cast<int>(i)) && n.args().ref(static_cast<int>(i)) == r)
+        return n.in_type(static_cast<int>(i));
+    }
+    return n.out_type(0);
+  });
 }
 
 // Lowers `operands` of the node with `body`; `compute` of kNone means "from the output dtype".
@@ -28,7 +26,8 @@ bool lower_map(NodeLowering& n, const std::vector<int>& operands, DType compute,
   KernelBuilder kb = n.kernel(out.sizes);
   std::vector<int> values;
   for (int arg : operands) {
-    values.push_back(n.load_operand(kb, arg, out.sizes, compute, round == DType::F64 ? compute : round));
+    values.push_back(
+        n.load_operand(kb, arg, out.sizes, compute, round == DType::F64 ? compute : round));
   }
   const int result = kb.cast(body(kb, values, compute), out.dtype);
   const Access a = n.realize_output(0);
@@ -109,11 +108,11 @@ LowerFn add_like(bool subtract, bool reversed) {
 }
 
 bool lower_logical(NodeLowering& n, const std::string& fn) {
-  return lower_map(n, {0, 1}, compute_dtype(promoted(n, {0, 1})),
-                   [fn](KernelBuilder& kb, const std::vector<int>& v, DType) {
-                     return kb.math(fn, DType::Bool,
-                                    {kb.cast(v[0], DType::Bool), kb.cast(v[1], DType::Bool)});
-                   });
+  return lower_map(
+      n, {0, 1}, compute_dtype(promoted(n, {0, 1})),
+      [fn](KernelBuilder& kb, const std::vector<int>& v, DType) {
+        return kb.math(fn, DType::Bool, {kb.cast(v[0], DType::Bool), kb.cast(v[1], DType::Bool)});
+      });
 }
 
 bool lower_div_mode(NodeLowering& n) {
@@ -177,10 +176,10 @@ bool lower_elu(NodeLowering& n) {
   if (!is_floating(c)) return false;
   return lower_map(n, {0}, c, [=](KernelBuilder& kb, const std::vector<int>& v, DType d) {
     const int positive = kb.math("gt", DType::Bool, {v[0], kb.constant(d, 0)});
-    const int neg = kb.math(
-        "mul", d,
-        {kb.constant(d, scale * alpha),
-         kb.math("expm1", d, {kb.math("mul", d, {v[0], kb.constant(d, input_scale)})})});
+    const int neg =
+        kb.math("mul", d,
+                {kb.constant(d, scale * alpha),
+                 kb.math("expm1", d, {kb.math("mul", d, {v[0], kb.constant(d, input_scale)})})});
     return kb.where(positive, kb.math("mul", d, {v[0], kb.constant(d, scale)}), neg);
   });
 }
@@ -204,10 +203,10 @@ LowerFn copy_of(int arg) {
 std::map<std::string, LowerFn> pointwise_lowerings() {
   std::map<std::string, LowerFn> t;
   for (const char* fn :
-       {"sin",  "cos",   "tan",  "asin",  "acos", "atan",  "sinh",    "cosh",       "tanh",
-        "asinh", "acosh", "atanh", "exp",  "expm1", "log",  "log1p", "log2",    "log10",
-        "sqrt", "rsqrt", "erf",  "sigmoid", "reciprocal", "abs", "neg", "sign", "ceil", "floor",
-        "round", "trunc", "relu", "bitwise_not"}) {
+       {"sin",  "cos",   "tan",   "asin",  "acos",  "atan",    "sinh",       "cosh",
+        "tanh", "asinh", "acosh", "atanh", "exp",   "expm1",   "log",        "log1p",
+        "log2", "log10", "sqrt",  "rsqrt", "erf",   "sigmoid", "reciprocal", "abs",
+        "neg",  "sign",  "ceil",  "floor", "round", "trunc",   "relu",       "bitwise_not"}) {
     t[std::string("aten.") + fn + ".default"] = unary(fn);
   }
   t["aten.logical_not.default"] = [](NodeLowering& n) {

@@ -14,8 +14,8 @@ class ProgramBuilder {
  public:
   explicit ProgramBuilder(const Graph& graph);
 
-  int add_buffer(std::string name, DType dtype, int64_t elements, BufferKind kind = BufferKind::Temp,
-                 ValueRef value = {});
+  int add_buffer(std::string name, DType dtype, int64_t elements,
+                 BufferKind kind = BufferKind::Temp, ValueRef value = {});
   void set_access(ValueRef value, Access access);
   const Access& access(ValueRef value) const;
   bool has_access(ValueRef value) const;

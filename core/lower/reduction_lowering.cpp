@@ -60,9 +60,7 @@ LowerFn simple_reduce(const std::string& kind, int dims_arg) {
 
 // argmax/argmin with dim=None index the flattened tensor: reduce every dim.
 LowerFn arg_reduce(const std::string& kind) {
-  return [kind](NodeLowering& n) {
-    return simple_reduce(kind, n.args().is_none(1) ? -1 : 1)(n);
-  };
+  return [kind](NodeLowering& n) { return simple_reduce(kind, n.args().is_none(1) ? -1 : 1)(n); };
 }
 
 bool lower_mean(NodeLowering& n) {

@@ -28,5 +28,4 @@ bool lower_view(NodeLowering& n) {
   return true;
 }
 
-
 }  // namespace kiln

@@ -54,7 +54,8 @@ Result<std::shared_ptr<const OpRegistry>> OpRegistry::create() {
                 schema->second.first,
                 std::move(row.infer),
                 std::move(row.reference),
-                std::move(row.decompose), std::move(row.view)};
+                std::move(row.decompose),
+                std::move(row.view)};
       if (!registry->ops_.emplace(row.name, std::move(def)).second) {
         return Error::internal("op " + row.name + " is registered twice");
       }

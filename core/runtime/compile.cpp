@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "core/kir/kir_emit.h"
 #include "core/kir/kir_hash.h"
@@ -62,10 +64,12 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
       s.node = k.node;
       s.buffers = k.extern_inputs;
       s.buffers.insert(s.buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
-      if (k.extern_name != "reference") p.stats.fallbacks.push_back(k.origin + " (" + k.extern_name + ")");
+      if (k.extern_name != "reference")
+        p.stats.fallbacks.push_back(k.origin + " (" + k.extern_name + ")");
     }
     for (int b : kernel_writes(k)) {
-      if (!allocated[static_cast<size_t>(b)] && prog.buffers[static_cast<size_t>(b)].kind == BufferKind::Temp) {
+      if (!allocated[static_cast<size_t>(b)] &&
+          prog.buffers[static_cast<size_t>(b)].kind == BufferKind::Temp) {
         allocated[static_cast<size_t>(b)] = true;
         PlanStep a;
         a.kind = PlanStep::Kind::Allocate;
@@ -97,7 +101,7 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
 }
 
 Result<std::string> compile_batch(const Plugin& plugin, uint32_t device, const std::string& text,
-                                  CompileStats& stats) {
+                                  CompileStats& stats, std::string& metadata_text) {
   if (auto s = plugin.require(plugin.api().compile, "compile"); !s) return std::move(s).error();
   kiln_compile_args args{sizeof(args), device, text.c_str(), text.size(), ""};
   kiln_blob* artifact = nullptr;
@@ -116,8 +120,20 @@ Result<std::string> compile_batch(const Plugin& plugin, uint32_t device, const s
                  plugin.api().blob_size(artifact));
     plugin.api().blob_destroy(artifact);
   }
-  if (metadata) plugin.api().blob_destroy(metadata);
+  if (metadata) {
+    metadata_text.assign(static_cast<const char*>(plugin.api().blob_data(metadata)),
+                         plugin.api().blob_size(metadata));
+    plugin.api().blob_destroy(metadata);
+  }
   return bytes;
+}
+
+// With a debug directory configured, each stage's text lands there as one file.
+void dump(const std::string& dir, const std::string& name, const std::string& text) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(std::filesystem::path(dir) / name) << text;
 }
 
 Status upload_params(CompiledGraph::Parts& p) {
@@ -133,8 +149,8 @@ Status upload_params(CompiledGraph::Parts& p) {
       return Error::user("parameter '" + v.name + "' is " + it->second.type().to_string() +
                          " but the graph says " + v.type.to_string());
     }
-    auto buf = DeviceBuffer::allocate(p.plugin, p.device,
-                                      static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1)));
+    auto buf = DeviceBuffer::allocate(
+        p.plugin, p.device, static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1)));
     if (!buf) return std::move(buf).error();
     if (auto s = buf->upload(storage_bytes(it->second, v.type, lb.elements)); !s) return s;
     p.resident[b] = std::move(*buf);
@@ -147,7 +163,8 @@ Status upload_params(CompiledGraph::Parts& p) {
 Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          std::shared_ptr<const OpRegistry> registry,
                                          std::shared_ptr<const Plugin> plugin, uint32_t device,
-                                         const KernelCache& cache, const Logging& logging) {
+                                         const KernelCache& cache, const Logging& logging,
+                                         const std::string& debug_dir) {
   auto log = logging.get("runtime");
   auto parts = std::make_unique<CompiledGraph::Parts>();
   parts->plugin = plugin;
@@ -159,11 +176,13 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   if (!lowered) return std::move(lowered).error();
   parts->program = std::move(lowered->program);
   parts->stats.fallbacks = lowered->fallbacks;
-  for (const auto& f : lowered->fallbacks) log->info("no kernel for {}: it runs on the host oracle", f);
+  for (const auto& f : lowered->fallbacks)
+    log->info("no kernel for {}: it runs on the host oracle", f);
 
   std::vector<kir::Kernel> batch;
   build_plan(*parts, extern_names(*plugin), batch);
   parts->kir_text = kir::print(batch);
+  dump(debug_dir, graph.name + ".kir", parts->kir_text);
   if (!batch.empty()) {
     const DeviceInfo* info = nullptr;
     for (const auto& d : plugin->devices())
@@ -177,8 +196,11 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
       log->info("kernel cache hit: {} kernels of '{}' ({})", batch.size(), graph.name,
                 key.digest().substr(0, 12));
     } else {
-      auto compiled = compile_batch(*plugin, device, parts->kir_text, parts->stats);
-      if (!compiled) return std::move(compiled).error().with_context("compiling '" + graph.name + "'");
+      std::string metadata;
+      auto compiled = compile_batch(*plugin, device, parts->kir_text, parts->stats, metadata);
+      dump(debug_dir, graph.name + ".compile.json", metadata);
+      if (!compiled)
+        return std::move(compiled).error().with_context("compiling '" + graph.name + "'");
       artifact = std::move(*compiled);
       log->info("compiled {} kernels of '{}' in {:.0f} ms", batch.size(), graph.name,
                 parts->stats.compile_ms);
@@ -201,10 +223,22 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
   const LoadedPlugins loaded = load_plugins(options, logging);
   for (const auto& f : loaded.failures)
     logging.get("runtime")->warn("plugin '{}' did not load: {}", f.name, f.error.message());
+  if (options.selection.mode == SelectionMode::Plugin) {
+    bool found = false;
+    std::string names;
+    for (const auto& plugin : loaded.plugins) {
+      found = found || plugin->name() == options.selection.plugin;
+      names += (names.empty() ? "" : ", ") + plugin->name();
+    }
+    if (!found)
+      return Error::user("no plugin named '" + options.selection.plugin + "' is loaded (loaded: " +
+                         (names.empty() ? "none" : names) + "); see `kiln plugins`");
+  }
   std::string looked_at;
   for (const DeviceRef& want : options.devices) {
     for (const auto& plugin : loaded.plugins) {
-      if (options.selection.mode == SelectionMode::Plugin && plugin->name() != options.selection.plugin)
+      if (options.selection.mode == SelectionMode::Plugin &&
+          plugin->name() != options.selection.plugin)
         continue;
       uint32_t seen = 0;
       for (const DeviceInfo& d : plugin->devices()) {
@@ -212,7 +246,8 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
         if (seen++ != want.index) continue;
         const KernelCache cache(options.cache.enabled ? options.cache.dir : "",
                                 logging.get("cache"));
-        return compile_for_device(graph, registry, plugin, d.index, cache, logging);
+        return compile_for_device(graph, registry, plugin, d.index, cache, logging,
+                                  options.debug_dir);
       }
     }
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();

@@ -102,7 +102,7 @@ class Runner {
         for (int b : s.buffers) addresses.push_back(address(b));
         std::vector<kiln_scalar> scalars;
         for (int64_t v : s.params) scalars.push_back({sizeof(kiln_scalar), KILN_SCALAR_INT, v, 0});
-        kiln_launch_args args{sizeof(args), s.name.c_str(), addresses.data(), addresses.size(),
+        kiln_launch_args args{sizeof(args),   s.name.c_str(), addresses.data(), addresses.size(),
                               scalars.data(), scalars.size(), nullptr};
         if (s.kind == PlanStep::Kind::Launch)
           return p_.plugin->check(api.launch(p_.executable, &args), "launch of " + s.name);

@@ -16,19 +16,19 @@ namespace kiln {
 struct PlanStep {
   enum class Kind { Allocate, Launch, Extern, Host, Free };
   Kind kind = Kind::Launch;
-  std::string name;            // kernel or extern name
-  std::vector<int> buffers;    // program buffers, in the call's parameter order
-  std::vector<int64_t> params; // extern parameters
-  int node = -1;               // Host: the graph node the oracle runs
-  int buffer = -1;             // Allocate / Free
+  std::string name;             // kernel or extern name
+  std::vector<int> buffers;     // program buffers, in the call's parameter order
+  std::vector<int64_t> params;  // extern parameters
+  int node = -1;                // Host: the graph node the oracle runs
+  int buffer = -1;              // Allocate / Free
 };
 
 struct CompileStats {
-  size_t kernels = 0;       // generated kernels
-  size_t externs = 0;       // library calls
-  size_t host_steps = 0;    // nodes run by the host oracle (no lowering yet)
-  bool cache_hit = false;   // the artifact came from the kernel cache
-  double compile_ms = 0;    // plugin compile time (0 on a cache hit)
+  size_t kernels = 0;      // generated kernels
+  size_t externs = 0;      // library calls
+  size_t host_steps = 0;   // nodes run by the host oracle (no lowering yet)
+  bool cache_hit = false;  // the artifact came from the kernel cache
+  double compile_ms = 0;   // plugin compile time (0 on a cache hit)
   std::vector<std::string> fallbacks;
 };
 

@@ -16,7 +16,7 @@ struct CompiledGraph::Parts {
   std::vector<PlanStep> plan;
   std::shared_ptr<const Plugin> plugin;
   uint32_t device = 0;
-  kiln_executable* executable = nullptr;  // nullptr when the graph has no kernels
+  kiln_executable* executable = nullptr;              // nullptr when the graph has no kernels
   std::vector<std::optional<DeviceBuffer>> resident;  // parameters, uploaded once
 
   Parts() = default;
@@ -24,7 +24,8 @@ struct CompiledGraph::Parts {
   Parts& operator=(const Parts&) = delete;
   ~Parts() {
     resident.clear();
-    if (executable && plugin->api().executable_destroy) plugin->api().executable_destroy(executable);
+    if (executable && plugin->api().executable_destroy)
+      plugin->api().executable_destroy(executable);
   }
 };
 

@@ -1,14 +1,15 @@
 #include "code_functions.h"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "codegen.h"
 #include "compiler.h"
 #include "extern_matmul.h"
 #include "kiln/kir.hpp"
-#include "loaded_module.h"
 #include "kiln_cpu_runtime_text.h"
+#include "loaded_module.h"
 
 struct kiln_executable {
   kiln_plugin* plugin = nullptr;
@@ -44,6 +45,25 @@ CodegenOptions codegen_options(const kiln_plugin& plugin) {
   CodegenOptions o;
   o.threads = static_cast<int>(plugin.threads);
   return o;
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 bool known_extern(const std::string& name) {
@@ -95,7 +115,7 @@ kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_
     if (metadata) {
       *metadata = kiln::sdk::make_blob("{\"kernels\": " + std::to_string(kernels.size()) +
                                        ", \"compile_ms\": " + std::to_string(ms) +
-                                       ", \"source\": " + std::to_string(source.size()) + "}");
+                                       ", \"source\": " + json_string(source) + "}");
     }
   });
 }
@@ -103,7 +123,8 @@ kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_
 kiln_error* load(kiln_plugin* plugin, uint32_t device, const void* artifact, size_t size,
                  kiln_executable** out) {
   return guard([&] {
-    if (device != 0) throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
+    if (device != 0)
+      throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
     auto exe = std::make_unique<kiln_executable>();
     exe->plugin = plugin;
     try {
@@ -118,17 +139,17 @@ kiln_error* load(kiln_plugin* plugin, uint32_t device, const void* artifact, siz
 std::vector<void*> checked_buffers(const kiln_plugin& plugin, const kiln_launch_args& args,
                                    const std::vector<int64_t>& bytes, const std::string& what) {
   if (args.num_buffers != bytes.size()) {
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                  what + " takes " + std::to_string(bytes.size()) + " buffers, got " +
-                      std::to_string(args.num_buffers));
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, what + " takes " + std::to_string(bytes.size()) +
+                                                    " buffers, got " +
+                                                    std::to_string(args.num_buffers));
   }
   std::vector<void*> pointers;
   for (size_t i = 0; i < bytes.size(); ++i) {
     const uint64_t address = args.buffers[i];
     if (bytes[i] > 0 && !plugin.memory.contains(address, static_cast<uint64_t>(bytes[i]))) {
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    what + ": buffer " + std::to_string(i) + " is not " +
-                        std::to_string(bytes[i]) + " bytes inside one allocation of this plugin");
+                    what + ": buffer " + std::to_string(i) + " is not " + std::to_string(bytes[i]) +
+                        " bytes inside one allocation of this plugin");
     }
     pointers.push_back(reinterpret_cast<void*>(address));
   }
@@ -159,7 +180,8 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
     } catch (const std::exception& e) {
       throw Failure(KILN_STATUS_NOT_FOUND, e.what());
     }
-    const std::vector<void*> buffers = checked_buffers(*exe->plugin, args, k->buffer_bytes, "kernel " + name);
+    const std::vector<void*> buffers =
+        checked_buffers(*exe->plugin, args, k->buffer_bytes, "kernel " + name);
     krt::Status status{0, 0, 0};
     k->fn(buffers.data(), &status);
     if (status.code != 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, status_message(status, name));
@@ -168,29 +190,37 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
 
 kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_args* args_in) {
   return guard([&] {
-    if (device != 0) throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
+    if (device != 0)
+      throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
     if (!known_extern(name)) throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
     std::vector<int64_t> params;
     for (size_t i = 0; i < args.num_scalars; ++i) {
       const auto s = kiln::sdk::read_array_element(args.scalars, i);
-      if (s.type != KILN_SCALAR_INT) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
+      if (s.type != KILN_SCALAR_INT)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
       params.push_back(s.int_value);
     }
     if (params.size() != 13) {
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + " takes 13 parameters, got " + std::to_string(params.size()));
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    name + " takes 13 parameters, got " + std::to_string(params.size()));
     }
     // Extents from the parameters, checked against this plugin's allocations.
-    const int64_t esize = params[0] >= 0 && params[0] <= 9 ? kir::dtype_size(static_cast<kir::DType>(params[0])) : 0;
+    const int64_t esize =
+        params[0] >= 0 && params[0] <= 9 ? kir::dtype_size(static_cast<kir::DType>(params[0])) : 0;
     if (esize == 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": unknown dtype code");
     const int64_t batch = params[1], m = params[2], n = params[3], kk = params[4];
     auto extent = [&](int base, int64_t rows, int64_t cols) {
       if (batch == 0 || rows == 0 || cols == 0) return int64_t{0};
       for (int i = 0; i < 4; ++i)
-        if (params[static_cast<size_t>(base + i)] < 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": negative stride or offset");
-      return (params[static_cast<size_t>(base)] + (batch - 1) * params[static_cast<size_t>(base + 1)] +
-              (rows - 1) * params[static_cast<size_t>(base + 2)] + (cols - 1) * params[static_cast<size_t>(base + 3)] + 1) * esize;
+        if (params[static_cast<size_t>(base + i)] < 0)
+          throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": negative stride or offset");
+      return (params[static_cast<size_t>(base)] +
+              (batch - 1) * params[static_cast<size_t>(base + 1)] +
+              (rows - 1) * params[static_cast<size_t>(base + 2)] +
+              (cols - 1) * params[static_cast<size_t>(base + 3)] + 1) *
+             esize;
     };
     const std::vector<int64_t> bytes{extent(5, m, kk), extent(9, kk, n), batch * m * n * esize};
     const auto buffers = checked_buffers(*plugin, args, bytes, name);

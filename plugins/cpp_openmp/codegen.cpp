@@ -39,8 +39,9 @@ std::string buffer_params(const kir::Kernel& k) {
     const kir::Buffer& b = k.buffers[i];
     const std::string t = c_type(b.dtype);
     const bool read_only = b.role == kir::Role::In;
-    s += "  " + std::string(read_only ? "const " : "") + t + "* __restrict " + b.name + " = static_cast<" +
-         (read_only ? "const " : "") + t + "*>(buffers[" + std::to_string(i) + "]);\n";
+    s += "  " + std::string(read_only ? "const " : "") + t + "* __restrict " + b.name +
+         " = static_cast<" + (read_only ? "const " : "") + t + "*>(buffers[" + std::to_string(i) +
+         "]);\n";
   }
   return s;
 }
@@ -96,7 +97,8 @@ ReductionPlan plan_reduction(const kir::Kernel& k) {
     std::set<std::string> vars;
     collect_vars(op.index, vars);
     bool r = depends(uses_r, op);
-    for (const auto& v : vars) r = r || v[0] == 'r' || (v[0] == 't' && uses_r.contains(std::stoi(v.substr(1))));
+    for (const auto& v : vars)
+      r = r || v[0] == 'r' || (v[0] == 't' && uses_r.contains(std::stoi(v.substr(1))));
     if (r && op.id >= 0) uses_r.insert(op.id);
     if (op.kind == OpKind::Reduce) {
       if (depends(after, op)) throw std::runtime_error("a reduce reads another reduce's result");

@@ -25,8 +25,8 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
   const std::string t = c_type(d);
   const bool fp = is_float_math(d);
   static const std::set<std::string> float_fns = {
-      "sin",  "cos",  "tan",   "asin",  "acos",  "atan", "sinh", "cosh",  "tanh",  "asinh",
-      "acosh", "atanh", "exp", "expm1", "log",   "log1p", "log2", "log10", "sqrt", "erf"};
+      "sin",   "cos",   "tan", "asin",  "acos", "atan",  "sinh", "cosh",  "tanh", "asinh",
+      "acosh", "atanh", "exp", "expm1", "log",  "log1p", "log2", "log10", "sqrt", "erf"};
   if (float_fns.contains(name)) {
     if (!fp) throw std::runtime_error(name + " needs a floating dtype");
     return "krt::f_" + name + "<L>(" + a + ")";
@@ -55,8 +55,8 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
 
 std::string lane_fn2(const std::string& t, const std::string& a, const std::string& b,
                      const std::string& body) {
-  return "krt::map2<L, " + t + ">(" + a + ", " + b + ", [&](" + t + " p, " + t +
-         " q) { return " + body + "; })";
+  return "krt::map2<L, " + t + ">(" + a + ", " + b + ", [&](" + t + " p, " + t + " q) { return " +
+         body + "; })";
 }
 
 std::string binary_math(const std::string& name, const std::string& a, const std::string& b,
@@ -70,8 +70,8 @@ std::string binary_math(const std::string& name, const std::string& a, const std
     if (!fp) throw std::runtime_error("div needs floating operands");
     return "(" + a + " / " + b + ")";
   }
-  static const std::map<std::string, std::string> cmp = {
-      {"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+  static const std::map<std::string, std::string> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                         {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
   if (auto it = cmp.find(name); it != cmp.end())
     return "krt::to_bool<L>(" + a + " " + it->second + " " + b + ")";
   if (name == "and" || name == "or" || name == "xor") {
@@ -90,8 +90,7 @@ std::string binary_math(const std::string& name, const std::string& a, const std
   if (name == "mod")
     return lane_fn2(t, a, b, fp ? "krt::s_mod_float(p, q)" : "krt::s_mod_int(p, q, true, st)");
   if (name == "floordiv") {
-    return lane_fn2(t, a, b,
-                    fp ? "krt::s_floordiv_float(p, q)" : "krt::s_div_int(p, q, true, st)");
+    return lane_fn2(t, a, b, fp ? "krt::s_floordiv_float(p, q)" : "krt::s_div_int(p, q, true, st)");
   }
   if (name == "truncdiv") {
     return fp ? "krt::f_trunc<L>(" + a + " / " + b + ")"
@@ -102,8 +101,8 @@ std::string binary_math(const std::string& name, const std::string& a, const std
 
 const char* reduce_enum(const std::string& kind) {
   static const std::map<std::string, const char*> kinds = {
-      {"sum", "krt::kSum"},       {"prod", "krt::kProd"},     {"max", "krt::kMax"},
-      {"min", "krt::kMin"},       {"any", "krt::kAny"},       {"argmax", "krt::kArgMax"},
+      {"sum", "krt::kSum"},       {"prod", "krt::kProd"},      {"max", "krt::kMax"},
+      {"min", "krt::kMin"},       {"any", "krt::kAny"},        {"argmax", "krt::kArgMax"},
       {"argmin", "krt::kArgMin"}, {"welford", "krt::kWelford"}};
   auto it = kinds.find(kind);
   if (it == kinds.end()) throw std::runtime_error("unknown reduction '" + kind + "'");
@@ -140,8 +139,8 @@ std::string literal_c(const std::string& text, DType d) {
   if (text == "-inf") value = "(-__builtin_inf())";
   if (text == "nan") value = "__builtin_nan(\"\")";
   if (d == DType::F16 || d == DType::BF16) {
-    return std::string("krt::convert1<uint16_t, ") + c_kind(d) + ", double, krt::kFloat>(" +
-           value + ")";
+    return std::string("krt::convert1<uint16_t, ") + c_kind(d) + ", double, krt::kFloat>(" + value +
+           ")";
   }
   if (d == DType::Bool) return "(" + value + " != 0)";
   if (d == DType::I64) return "int64_t(" + value + "LL)";
@@ -151,8 +150,7 @@ std::string literal_c(const std::string& text, DType d) {
 std::string expr_c(const kir::Expr& e, const ExprContext& ctx) {
   auto join = [&](const char* sep) {
     std::string s = "(";
-    for (size_t i = 0; i < e.operands.size(); ++i)
-      s += (i ? sep : "") + expr_c(e.operands[i], ctx);
+    for (size_t i = 0; i < e.operands.size(); ++i) s += (i ? sep : "") + expr_c(e.operands[i], ctx);
     return s + ")";
   };
   switch (e.kind) {
@@ -241,16 +239,16 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       const kir::Buffer* buf = k.buffer(op.name);
       if (!buf || buf->dtype != op.dtype)
         throw std::runtime_error("load of " + op.name + " with a dtype its buffer does not have");
-      const auto stride = ctx.inner.empty() ? std::optional<int64_t>(0)
-                                            : coefficient(op.index, ctx.inner);
+      const auto stride =
+          ctx.inner.empty() ? std::optional<int64_t>(0) : coefficient(op.index, ctx.inner);
       if (op.mask >= 0) {
         return decl + "krt::gather_masked<L, " + t + ">(" + op.name + ", " + v(op.mask) + ", " +
                literal_c(op.other, op.dtype) + ", [&](int i) { (void)i; return " +
                expr_c(op.index, lane_ctx) + "; });";
       }
       if (stride && !mentions_indirect(op.index)) {
-        return decl + "krt::load<L, " + t + ">(" + op.name + ", " + expr_c(op.index, ctx) +
-               ", " + std::to_string(*stride) + ");";
+        return decl + "krt::load<L, " + t + ">(" + op.name + ", " + expr_c(op.index, ctx) + ", " +
+               std::to_string(*stride) + ");";
       }
       return decl + "krt::gather<L, " + t + ">(" + op.name + ", [&](int i) { (void)i; return " +
              expr_c(op.index, lane_ctx) + "; });";
@@ -261,8 +259,8 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       if (dtype_of(k, op.args.at(0)) != buf->dtype)
         throw std::runtime_error("store into " + op.name + " of a value of another dtype");
       if (op.mask >= 0) throw std::runtime_error("masked stores are not supported yet");
-      const auto stride = ctx.inner.empty() ? std::optional<int64_t>(0)
-                                            : coefficient(op.index, ctx.inner);
+      const auto stride =
+          ctx.inner.empty() ? std::optional<int64_t>(0) : coefficient(op.index, ctx.inner);
       if (stride && *stride != 0 && !mentions_indirect(op.index)) {
         return "krt::store<L, " + bt + ">(" + op.name + ", " + expr_c(op.index, ctx) + ", " +
                std::to_string(*stride) + ", " + v(op.args[0]) + ");";
@@ -277,8 +275,8 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
              expr_c(op.index, lane_ctx) + "); });";
     case kir::OpKind::Cast: {
       const DType from = dtype_of(k, op.args.at(0));
-      return decl + "krt::convert<L, " + t + ", " + c_kind(op.dtype) + ", " + c_type(from) +
-             ", " + c_kind(from) + ">(" + v(op.args[0]) + ");";
+      return decl + "krt::convert<L, " + t + ", " + c_kind(op.dtype) + ", " + c_type(from) + ", " +
+             c_kind(from) + ">(" + v(op.args[0]) + ");";
     }
     case kir::OpKind::Where:
       return decl + "krt::select<L, " + t + ">(" + v(op.args.at(0)) + ", " + v(op.args.at(1)) +
@@ -292,12 +290,12 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       if (op.args.size() == 1) return decl + unary_math(op.name, v(op.args[0]), operand) + ";";
       if (op.args.size() == 2)
         return decl + binary_math(op.name, v(op.args[0]), v(op.args[1]), operand) + ";";
-      throw std::runtime_error("math op '" + op.name + "' with " +
-                               std::to_string(op.args.size()) + " operands");
+      throw std::runtime_error("math op '" + op.name + "' with " + std::to_string(op.args.size()) +
+                               " operands");
     }
     case kir::OpKind::Reduce:
-      return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " +
-             v(op.args.at(0)) + ", rlin);";
+      return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
+             ", rlin);";
     case kir::OpKind::Extract:
       break;
   }
@@ -308,8 +306,8 @@ std::string accumulator_type(const kir::Kernel& k, const kir::Op& op, bool vecto
   // argmax/argmin compare values of the operand's dtype and produce an int64 position.
   const DType compared = dtype_of(k, op.args.at(0));
   const std::string t = op.name == "any" ? "int8_t" : c_type(compared);
-  return std::string(vectorized ? "krt::AccPair<" : "krt::Acc<") + reduce_enum(op.name) + ", " +
-         t + ">";
+  return std::string(vectorized ? "krt::AccPair<" : "krt::Acc<") + reduce_enum(op.name) + ", " + t +
+         ">";
 }
 
 }  // namespace kiln::cpu

@@ -2,8 +2,8 @@
 // (codegen.cpp) decides loops; this file decides what each op becomes.
 #pragma once
 
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -11,13 +11,13 @@
 
 namespace kiln::cpu {
 
-const char* c_type(kir::DType d);       // storage type: f16/bf16 travel as uint16_t bits
-const char* c_kind(kir::DType d);       // krt::kBool, kInt, kFloat, kF16, kBF16
+const char* c_type(kir::DType d);  // storage type: f16/bf16 travel as uint16_t bits
+const char* c_kind(kir::DType d);  // krt::kBool, kInt, kFloat, kF16, kBF16
 
 // How index variables print in one place of the kernel.
 struct ExprContext {
-  std::string inner;          // the vectorized variable ("" when none)
-  bool per_lane = false;      // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
+  std::string inner;      // the vectorized variable ("" when none)
+  bool per_lane = false;  // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
 };
 
 std::string expr_c(const kir::Expr& e, const ExprContext& ctx);

@@ -83,8 +83,8 @@ std::string joined(const std::vector<std::string>& argv) {
 }  // namespace
 
 std::vector<std::string> required_flags() {
-  std::vector<std::string> flags = {"-std=c++17", "-shared", "-fPIC", "-fwrapv",
-                                    "-fno-math-errno", "-w"};
+  std::vector<std::string> flags = {"-std=c++17", "-shared",         "-fPIC",
+                                    "-fwrapv",    "-fno-math-errno", "-w"};
 #ifdef KILN_HAVE_SLEEF
   flags.push_back("-DKRT_SLEEF");
 #endif
@@ -116,9 +116,10 @@ std::string compile_shared_object(const std::string& source, const CompilerConfi
   if (rc != 0) {
     std::string messages = read_file(log);
     if (messages.size() > 4000) messages = messages.substr(0, 4000) + "\n...";
-    throw std::runtime_error("the compiler failed (" +
-                             (rc < 0 ? std::string("could not run it") : "exit " + std::to_string(rc)) +
-                             "): " + joined(argv) + "\n" + messages);
+    throw std::runtime_error(
+        "the compiler failed (" +
+        (rc < 0 ? std::string("could not run it") : "exit " + std::to_string(rc)) +
+        "): " + joined(argv) + "\n" + messages);
   }
   return read_file(dir.path() / "kernels.so");
 }

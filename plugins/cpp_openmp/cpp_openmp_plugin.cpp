@@ -13,7 +13,6 @@
 #include "code_functions.h"
 #include "plugin_state.h"
 
-
 struct kiln_stream {};
 
 struct kiln_event {

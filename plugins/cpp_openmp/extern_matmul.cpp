@@ -172,7 +172,8 @@ void loop_matmul(kir::DType d, const Shape& s, const void* a, const Operand& oa,
           if (fp) {
             acc += load(d, a, ia) * load(d, b, ib);
           } else {
-            iacc += static_cast<uint64_t>(load_int(d, a, ia)) * static_cast<uint64_t>(load_int(d, b, ib));
+            iacc += static_cast<uint64_t>(load_int(d, a, ia)) *
+                    static_cast<uint64_t>(load_int(d, b, ib));
           }
         }
         const int64_t io = (p * s.m + i) * s.n + j;
@@ -219,8 +220,8 @@ void matmul(const std::vector<void*>& buffers, const std::vector<int64_t>& param
   int64_t lda = 0, ldb = 0;
   constexpr int64_t kIntMax = 0x7fffffff;
   const bool blas = (d == kir::DType::F32 || d == kir::DType::F64) && s.m <= kIntMax &&
-                    s.n <= kIntMax && s.k <= kIntMax &&
-                    blas_layout(oa, s.m, s.k, ta, lda) && blas_layout(ob, s.k, s.n, tb, ldb);
+                    s.n <= kIntMax && s.k <= kIntMax && blas_layout(oa, s.m, s.k, ta, lda) &&
+                    blas_layout(ob, s.k, s.n, tb, ldb);
   if (!blas) {
     loop_matmul(d, s, a, oa, b, ob, out);
     return;

@@ -1,5 +1,6 @@
 #include "plugins/cpp_openmp/loaded_module.h"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,6 +10,18 @@
 #include "plugins/cpp_openmp/codegen.h"
 
 namespace kiln::cpu {
+namespace {
+
+// An OpenMP runtime pulled in by an artifact parks its worker threads inside
+// its own code; unmapping it when the last artifact closes would pull the
+// code from under those threads. Pin whichever runtime is loaded.
+void pin_openmp_runtime() {
+  for (const char* name : {"libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so"}) {
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(h);
+  }
+}
+
+}  // namespace
 
 struct LoadedModule::Library {
   boost::dll::shared_library lib;
@@ -35,6 +48,7 @@ LoadedModule::LoadedModule(const void* bytes, size_t size) {
     close(fd_);
     throw std::runtime_error("the artifact is not a loadable shared object: " + ec.message());
   }
+  pin_openmp_runtime();
 }
 
 LoadedModule::~LoadedModule() {

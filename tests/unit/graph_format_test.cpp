@@ -194,10 +194,12 @@ namespace {
 
 // Found by the fuzzer: a number too large for any JSON number type.
 TEST(GraphFormat, OverlongNumbersAreMalformedNotFatal) {
-  auto g = parse_graph(R"({"format": "kiln.graph/1", "inputs": [{"name": "x", "dtype": "f32", "shape": [64e4444444]}]})", "g.json",
-                       registry());
+  auto g = parse_graph(
+      R"({"format": "kiln.graph/1", "inputs": [{"name": "x", "dtype": "f32", "shape": [64e4444444]}]})",
+      "g.json", registry());
   ASSERT_FALSE(g);
-  EXPECT_NE(g.error().to_string().find("malformed JSON"), std::string::npos) << g.error().to_string();
+  EXPECT_NE(g.error().to_string().find("malformed JSON"), std::string::npos)
+      << g.error().to_string();
 }
 
 }  // namespace

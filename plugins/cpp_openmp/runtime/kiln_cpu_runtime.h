@@ -69,8 +69,10 @@ template <class T>
 KRT_INLINE inline T lane(T v, int) {
   return v;
 }
-#define KRT_VECTOR_LANE(T)                                   \
-  KRT_INLINE inline T lane(V<T> v, int i) { return v[i]; }
+#define KRT_VECTOR_LANE(T)                  \
+  KRT_INLINE inline T lane(V<T> v, int i) { \
+    return v[i];                            \
+  }
 KRT_VECTOR_LANE(int8_t)
 KRT_VECTOR_LANE(uint8_t)
 KRT_VECTOR_LANE(int16_t)
@@ -166,8 +168,7 @@ KRT_INLINE inline val<Lanes, bool> gather_masked(const bool* p, M mask, bool oth
   if constexpr (Lanes::n == 1) {
     return mask ? q[address(0)] != 0 : other;
   } else {
-    return make<Lanes, int8_t>(
-        [&](int i) { return int8_t(mask[i] ? q[address(i)] != 0 : other); });
+    return make<Lanes, int8_t>([&](int i) { return int8_t(mask[i] ? q[address(i)] != 0 : other); });
   }
 }
 
@@ -328,9 +329,13 @@ KRT_INLINE inline val<Lanes, T> select(M m, val<Lanes, T> a, val<Lanes, T> b) {
   }
 }
 
-#define KRT_SCALAR_FN(name, ff, fd)                                     \
-  KRT_INLINE inline float name##1(float x) { return ff(x); }          \
-  KRT_INLINE inline double name##1(double x) { return fd(x); }
+#define KRT_SCALAR_FN(name, ff, fd)            \
+  KRT_INLINE inline float name##1(float x) {   \
+    return ff(x);                              \
+  }                                            \
+  KRT_INLINE inline double name##1(double x) { \
+    return fd(x);                              \
+  }
 KRT_SCALAR_FN(sin, __builtin_sinf, __builtin_sin)
 KRT_SCALAR_FN(cos, __builtin_cosf, __builtin_cos)
 KRT_SCALAR_FN(tan, __builtin_tanf, __builtin_tan)
@@ -359,21 +364,21 @@ KRT_SCALAR_FN(trunc, __builtin_truncf, __builtin_trunc)
 // Transcendentals: Sleef's 8-lane f32 and 4-lane f64 versions (1-ulp) on AVX2, a lane loop
 // elsewhere.
 #if defined(__AVX2__) && defined(KRT_SLEEF)
-#define KRT_SLEEF_FN(name, sf, sd)                                                  \
-  KRT_INLINE inline V<float> name##8(V<float> x) {                                  \
-    __m256 r = sf(reinterpret_cast<__m256&>(x));                                    \
-    return reinterpret_cast<V<float>&>(r);                                          \
-  }                                                                                 \
-  KRT_INLINE inline V<double> name##8(V<double> x) {                                \
-    __m256d lo, hi;                                                                 \
-    memcpy(&lo, &x, 32);                                                            \
-    memcpy(&hi, reinterpret_cast<char*>(&x) + 32, 32);                              \
-    lo = sd(lo);                                                                    \
-    hi = sd(hi);                                                                    \
-    V<double> r;                                                                    \
-    memcpy(&r, &lo, 32);                                                            \
-    memcpy(reinterpret_cast<char*>(&r) + 32, &hi, 32);                              \
-    return r;                                                                       \
+#define KRT_SLEEF_FN(name, sf, sd)                     \
+  KRT_INLINE inline V<float> name##8(V<float> x) {     \
+    __m256 r = sf(reinterpret_cast<__m256&>(x));       \
+    return reinterpret_cast<V<float>&>(r);             \
+  }                                                    \
+  KRT_INLINE inline V<double> name##8(V<double> x) {   \
+    __m256d lo, hi;                                    \
+    memcpy(&lo, &x, 32);                               \
+    memcpy(&hi, reinterpret_cast<char*>(&x) + 32, 32); \
+    lo = sd(lo);                                       \
+    hi = sd(hi);                                       \
+    V<double> r;                                       \
+    memcpy(&r, &lo, 32);                               \
+    memcpy(reinterpret_cast<char*>(&r) + 32, &hi, 32); \
+    return r;                                          \
   }
 KRT_SLEEF_FN(sin, Sleef_sinf8_u10, Sleef_sind4_u10)
 KRT_SLEEF_FN(cos, Sleef_cosf8_u10, Sleef_cosd4_u10)
@@ -398,24 +403,27 @@ KRT_INLINE inline V<float> atan28(V<float> a, V<float> b) {
 // Unary float functions: f_<name><Lanes>(x). With Sleef, the vector forms of the functions
 // above are single calls; everything else runs the scalar builtin per lane.
 #ifdef KRT_VECTOR_MATH
-#define KRT_UNARY_FAST(name)                                                          \
-  template <class Lanes, class X>                                                     \
-  KRT_INLINE inline X f_##name(X x) {                                                 \
-    if constexpr (Lanes::n == 1) return name##1(x);                                   \
-    else return name##8(x);                                                           \
+#define KRT_UNARY_FAST(name)          \
+  template <class Lanes, class X>     \
+  KRT_INLINE inline X f_##name(X x) { \
+    if constexpr (Lanes::n == 1)      \
+      return name##1(x);              \
+    else                              \
+      return name##8(x);              \
   }
 #else
 #define KRT_UNARY_FAST(name) KRT_UNARY_SLOW(name)
 #endif
-#define KRT_UNARY_SLOW(name)                                                          \
-  template <class Lanes, class X>                                                     \
-  KRT_INLINE inline X f_##name(X x) {                                                 \
-    if constexpr (Lanes::n == 1) return name##1(x);                                   \
-    else {                                                                            \
-      X r;                                                                            \
-      for (int i = 0; i < Lanes::n; ++i) r[i] = name##1(x[i]);                        \
-      return r;                                                                       \
-    }                                                                                 \
+#define KRT_UNARY_SLOW(name)                                   \
+  template <class Lanes, class X>                              \
+  KRT_INLINE inline X f_##name(X x) {                          \
+    if constexpr (Lanes::n == 1)                               \
+      return name##1(x);                                       \
+    else {                                                     \
+      X r;                                                     \
+      for (int i = 0; i < Lanes::n; ++i) r[i] = name##1(x[i]); \
+      return r;                                                \
+    }                                                          \
   }
 KRT_UNARY_FAST(sin)
 KRT_UNARY_FAST(cos)
@@ -585,11 +593,16 @@ struct Acc {
     }
   }
   KRT_INLINE void add(T x, int64_t at) {
-    if constexpr (K == kSum) v += x;
-    else if constexpr (K == kProd) v *= x;
-    else if constexpr (K == kMax) v = f_max(v, x);
-    else if constexpr (K == kMin) v = f_min(v, x);
-    else if constexpr (K == kAny) v = v || x;
+    if constexpr (K == kSum)
+      v += x;
+    else if constexpr (K == kProd)
+      v *= x;
+    else if constexpr (K == kMax)
+      v = f_max(v, x);
+    else if constexpr (K == kMin)
+      v = f_min(v, x);
+    else if constexpr (K == kAny)
+      v = v || x;
     else if constexpr (K == kArgMax || K == kArgMin) {
       // NaN wins; the first extreme wins ties.
       const bool cur_nan = seen && v != v;
@@ -641,11 +654,16 @@ template <Red K, class T>
 struct AccV {
   V<T> v = splat<L8, T>(Acc<K, T>().v);
   KRT_INLINE void add(V<T> x) {
-    if constexpr (K == kSum) v += x;
-    else if constexpr (K == kProd) v *= x;
-    else if constexpr (K == kMax) v = f_max(v, x);
-    else if constexpr (K == kMin) v = f_min(v, x);
-    else v = v | x;
+    if constexpr (K == kSum)
+      v += x;
+    else if constexpr (K == kProd)
+      v *= x;
+    else if constexpr (K == kMax)
+      v = f_max(v, x);
+    else if constexpr (K == kMin)
+      v = f_min(v, x);
+    else
+      v = v | x;
   }
   KRT_INLINE void fold_into(Acc<K, T>& a) const {
     Acc<K, T> lanes;

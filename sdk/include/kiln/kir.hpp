@@ -22,8 +22,8 @@
 #ifndef KILN_KIR_HPP
 #define KILN_KIR_HPP
 
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -91,15 +91,15 @@ enum class OpKind { Load, Store, Const, Index, Cast, Where, Reduce, Extract, Che
 
 struct Op {
   OpKind kind = OpKind::Math;
-  int id = -1;                // the %N this op defines; -1 for store
-  DType dtype = DType::F32;   // result dtype (store: unused)
-  std::string name;           // math op name, reduce kind, or the buffer of a load/store
-  std::vector<int> args;      // %operands (store: value; where: cond, a, b)
-  Expr index;                 // load/store address, or the value of `index`
-  int mask = -1;              // load/store: a bool %value, or -1
-  std::string other;          // load with mask: the value masked lanes read, as text
-  std::string literal;        // const: the value as text (e.g. "0.5", "-inf", "3")
-  int64_t number = 0;         // extract: component; check_index: the dim size
+  int id = -1;               // the %N this op defines; -1 for store
+  DType dtype = DType::F32;  // result dtype (store: unused)
+  std::string name;          // math op name, reduce kind, or the buffer of a load/store
+  std::vector<int> args;     // %operands (store: value; where: cond, a, b)
+  Expr index;                // load/store address, or the value of `index`
+  int mask = -1;             // load/store: a bool %value, or -1
+  std::string other;         // load with mask: the value masked lanes read, as text
+  std::string literal;       // const: the value as text (e.g. "0.5", "-inf", "3")
+  int64_t number = 0;        // extract: component; check_index: the dim size
 };
 
 enum class Role { In, Out, InOut };
@@ -222,8 +222,8 @@ inline std::string print_kernel(const Kernel& k) {
   if (k.kind == "extern") s += " " + k.extern_name;
   s += "\n";
   for (const Buffer& b : k.buffers) {
-    s += "  buffer " + b.name + " " + dtype_name(b.dtype) + " " + std::to_string(b.elements) +
-         " " + role_name(b.role) + "\n";
+    s += "  buffer " + b.name + " " + dtype_name(b.dtype) + " " + std::to_string(b.elements) + " " +
+         role_name(b.role) + "\n";
   }
   auto list = [&](const char* key, const std::vector<int64_t>& v) {
     if (v.empty()) return;
@@ -233,7 +233,8 @@ inline std::string print_kernel(const Kernel& k) {
   };
   list("ranges", k.ranges);
   list("reduce", k.reduction_ranges);
-  for (const auto& [key, value] : k.attrs) s += "  attr " + key + " " + std::to_string(value) + "\n";
+  for (const auto& [key, value] : k.attrs)
+    s += "  attr " + key + " " + std::to_string(value) + "\n";
   for (const Op& op : k.body) s += "  " + print_op(op) + "\n";
   return s + "end\n";
 }
@@ -308,8 +309,7 @@ class Cursor {
   }
   bool peek_word(std::string_view w) {
     skip();
-    return s_.substr(p_, w.size()) == w &&
-           (p_ + w.size() == s_.size() || s_[p_ + w.size()] == ' ');
+    return s_.substr(p_, w.size()) == w && (p_ + w.size() == s_.size() || s_[p_ + w.size()] == ' ');
   }
 
  private:
@@ -407,9 +407,9 @@ inline bool parse_literal(Cursor& c, std::string& out) {
 
 inline int arity_of_math(const std::string& name) {
   static const char* const binary[] = {
-      "add",   "sub", "mul", "div", "truediv", "floordiv", "truncdiv", "mod", "fmod",
-      "max",   "min", "pow", "atan2", "eq",    "ne",       "lt",       "le",  "gt",
-      "ge",    "and", "or",  "xor", "logical_and", "logical_or", "logical_xor", "nanmax", "nanmin"};
+      "add", "sub", "mul", "div",   "truediv",     "floordiv",   "truncdiv",    "mod",    "fmod",
+      "max", "min", "pow", "atan2", "eq",          "ne",         "lt",          "le",     "gt",
+      "ge",  "and", "or",  "xor",   "logical_and", "logical_or", "logical_xor", "nanmax", "nanmin"};
   for (const char* b : binary)
     if (name == b) return 2;
   return 1;
@@ -446,8 +446,7 @@ inline bool parse_body_op(Cursor& c, Op& op, std::string& why) {
   }
   if (opname == "extract" || opname == "check_index") {
     op.kind = opname == "extract" ? OpKind::Extract : OpKind::CheckIndex;
-    return (parse_refs(c, op.args, 1) && c.integer(op.number)) ||
-           ((why = "bad " + opname), false);
+    return (parse_refs(c, op.args, 1) && c.integer(op.number)) || ((why = "bad " + opname), false);
   }
   size_t arity = 1;
   if (opname == "cast") {
@@ -485,7 +484,8 @@ inline bool check_kernel(const Kernel& k, std::string& why) {
   };
   for (const Op& op : k.body) {
     for (int a : op.args)
-      if (!known(a)) return (why = "%" + std::to_string(a) + " is used before it is defined"), false;
+      if (!known(a))
+        return (why = "%" + std::to_string(a) + " is used before it is defined"), false;
     if (op.mask >= 0 && !known(op.mask))
       return (why = "mask %" + std::to_string(op.mask) + " is not defined"), false;
     if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && !k.buffer(op.name))
