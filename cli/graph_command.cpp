@@ -12,6 +12,9 @@
 #include "core/interp/compare.h"
 #include "core/interp/interpreter.h"
 #include "core/interp/random_tensor.h"
+#include "core/kir/kir_emit.h"
+#include "core/lower/loop_ir_print.h"
+#include "core/lower/lower_graph.h"
 #include "core/ops/op_registry.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compile.h"
@@ -29,6 +32,7 @@ struct GraphFlags {
   int bench = 0;
   uint64_t seed = 0;
   bool decomposed = false;
+  std::string emit = "kir";
 };
 
 // Loads the graph and, when given, its weights; `need_weights` makes missing weights an error.
@@ -166,7 +170,10 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
              st.host_steps,
              st.cache_hit ? " (kernel cache hit)"
                           : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
-  auto outputs = compiled->run(*inputs);
+  // With --check, poisoned outputs expose any element a kernel forgets to write.
+  RunOptions run_options;
+  run_options.poison = flags.check;
+  auto outputs = compiled->run(*inputs, run_options);
   if (!outputs) return report(outputs.error());
   for (size_t i = 0; i < outputs->size(); ++i)
     print_output(graph->value(graph->outputs[i]).name, (*outputs)[i]);
@@ -191,6 +198,31 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
                (*times)[times->size() / 2], times->size(), times->front(), times->back());
   }
   return code;
+}
+
+// `kiln compile --emit`: the graph through decomposition and lowering, printed at one stage.
+int emit(const GraphFlags& flags) {
+  auto registry = OpRegistry::create();
+  if (!registry) return report(registry.error());
+  auto graph = open_graph(flags, *registry, false);
+  if (!graph) return report(graph.error());
+  auto primitive = decompose(*graph, *registry, lowers_directly);
+  if (!primitive) return report(primitive.error());
+  if (flags.emit == "graph") {
+    fmt::print("{}", dump_graph(*primitive));
+    return kExitOk;
+  }
+  auto lowered = lower_graph(*primitive);
+  if (!lowered) return report(lowered.error());
+  if (flags.emit == "loopir") {
+    fmt::print("{}", print_loop_program(lowered->program));
+    return kExitOk;
+  }
+  std::vector<kir::Kernel> kernels;
+  for (const LoopKernel& k : lowered->program.kernels)
+    if (k.kind != LoopKernelKind::Extern) kernels.push_back(emit_kir(k, lowered->program).kernel);
+  fmt::print("{}", kir::print(kernels));
+  return kExitOk;
 }
 
 }  // namespace
@@ -221,6 +253,15 @@ void add_graph_commands(CLI::App& app, const CommonFlags& common, int& exit_code
       ->check(CLI::Range(1, 1000000));
   run_cmd->add_option("--seed", flags->seed, "seed of the random inputs");
   run_cmd->callback([flags, &common, &exit_code] { exit_code = run(*flags, common); });
+
+  CLI::App* compile_cmd =
+      app.add_subcommand("compile", "Print a graph after decomposition, lowering or KIR emission");
+  compile_cmd->add_option("graph", flags->graph, "graph JSON file")->required();
+  compile_cmd
+      ->add_option("--emit", flags->emit,
+                   "the stage to print: graph (decomposed), loopir, or kir (the default)")
+      ->check(CLI::IsMember({"graph", "loopir", "kir"}));
+  compile_cmd->callback([flags, &exit_code] { exit_code = emit(*flags); });
 }
 
 }  // namespace kiln::cli

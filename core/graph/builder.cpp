@@ -308,6 +308,7 @@ ValueRef GraphBuilder::amax(ValueRef x, IntList dims, bool keepdim) {
 Result<Graph> GraphBuilder::finish() {
   if (error_) return *error_;
   if (auto s = verify_graph(graph_); !s) return std::move(s).error();
+  graph_.registry = registry_;
   return std::move(graph_);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 namespace kiln {
 
 struct OpDef;
+class OpRegistry;
 
 enum class ValueKind { Input, Param, NodeOutput };
 
@@ -44,6 +46,8 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<ValueRef> outputs;
   std::map<std::string, HostTensor> param_data;  // by parameter name; may be empty
+  // Owns the OpDefs the nodes point to, so a graph outlives whoever handed it the registry.
+  std::shared_ptr<const OpRegistry> registry;
 
   const Value& value(ValueRef ref) const { return values.at(static_cast<size_t>(ref.id)); }
   const TensorType& type(ValueRef ref) const { return value(ref).type; }

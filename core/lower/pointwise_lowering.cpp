@@ -42,9 +42,11 @@ DType promoted(const NodeLowering& n, std::initializer_list<int> args) {
 
 LowerFn unary(const std::string& fn) {
   return [fn](NodeLowering& n) {
-    const DType c = compute_dtype(n.out_type(0).dtype);
+    // Bool stays bool: ~ on its widened form would give an int whose every pattern reads true.
+    const DType out = n.out_type(0).dtype;
+    const DType c = out == DType::Bool && fn == "bitwise_not" ? DType::Bool : compute_dtype(out);
     return lower_map(n, {0}, c, [fn](KernelBuilder& kb, const std::vector<int>& v, DType d) {
-      return kb.math(fn, d, {v[0]});
+      return kb.math(fn == "bitwise_not" && d == DType::Bool ? "not" : fn, d, {v[0]});
     });
   };
 }

@@ -62,6 +62,8 @@ class Runner {
       }
       if (auto s = allocate(static_cast<int>(b), false); !s) return s;
       const auto bytes = storage_bytes(t, v.type, lb.elements);
+      // An empty tensor still gets a one-byte allocation, and nothing to copy.
+      if (bytes.empty()) continue;
       if (auto s = buffers_[b]->upload(bytes); !s) return s;
     }
     return Ok{};
@@ -146,6 +148,7 @@ class Runner {
     for (size_t k = 0; k < outs->size(); ++k) {
       const int b = s.buffers.at(next + k);
       const HostTensor c = (*outs)[k].contiguous();
+      if (c.numel() == 0) continue;
       if (auto st = buffers_[static_cast<size_t>(b)]->upload(c.bytes()); !st) return st;
     }
     return Ok{};

@@ -1,5 +1,8 @@
 #include "plugins/cpp_openmp/codegen_ops.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 namespace kiln::cpu {
@@ -33,6 +36,10 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
   }
   if (name == "ceil" || name == "floor" || name == "round" || name == "trunc")
     return fp ? "krt::f_" + name + "<L>(" + a + ")" : a;
+  if (name == "isnan") return "krt::map1<L, bool>(" + a + ", [](" + t + " q) { return q != q; })";
+  if (name == "isinf") {
+    return "krt::map1<L, bool>(" + a + ", [](" + t + " q) { return q == q && q - q != q - q; })";
+  }
   if (name == "neg") return "(-" + a + ")";
   if (name == "abs") {
     return fp ? "krt::map1<L, " + t + ">(" + a + ", krt::s_fabs<" + t + ">)"
@@ -48,7 +55,9 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
   if (name == "sigmoid") return "(" + t + "(1) / (" + t + "(1) + krt::f_exp<L>(-" + a + ")))";
   if (name == "reciprocal") return "(" + t + "(1) / " + a + ")";
   if (name == "rsqrt") return "(" + t + "(1) / krt::f_sqrt<L>(" + a + "))";
-  if (name == "not") return "decltype(" + a + ")(" + a + " ^ 1)";
+  // A lane map, not `a ^ 1`: g++ 12 -O3 -fopenmp folds the xor of 0/1 byte lanes into a
+  // bitwise complement (1 -> 0xFE).
+  if (name == "not") return "krt::map1<L, bool>(" + a + ", [](auto q) { return q == 0; })";
   if (name == "bitwise_not") return "(~" + a + ")";
   throw std::runtime_error("unknown unary op '" + name + "'");
 }
@@ -133,6 +142,17 @@ const char* c_kind(DType d) {
   }
 }
 
+int64_t integer_literal(const std::string& text) {
+  const double v = std::strtod(text.c_str(), nullptr);
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  // Exact integers beyond 2^53 survive only through the integer parse.
+  if (text.find_first_of(".eEn") == std::string::npos)
+    return std::strtoll(text.c_str(), nullptr, 10);
+  return static_cast<int64_t>(std::trunc(v));
+}
+
 std::string literal_c(const std::string& text, DType d) {
   std::string value = text;
   if (text == "inf") value = "__builtin_inf()";
@@ -143,8 +163,12 @@ std::string literal_c(const std::string& text, DType d) {
            ")";
   }
   if (d == DType::Bool) return "(" + value + " != 0)";
-  if (d == DType::I64) return "int64_t(" + value + "LL)";
-  return std::string(c_type(d)) + "(" + value + ")";
+  if (kir::is_float(d)) return std::string(c_type(d)) + "(" + value + ")";
+  // An integer constant is written as its converted value: a float text like 2.5 truncates
+  // toward zero, NaN gives 0 and out-of-range values saturate, as the reference converts.
+  const int64_t n = integer_literal(text);
+  if (n == std::numeric_limits<int64_t>::min()) return "int64_t(-9223372036854775807LL - 1)";
+  return std::string(c_type(d)) + "(int64_t(" + std::to_string(n) + "LL))";
 }
 
 std::string expr_c(const kir::Expr& e, const ExprContext& ctx) {

@@ -15,6 +15,7 @@ config.substitutions.append(("%examples", os.path.join(config.kiln_source_dir, "
 config.substitutions.append(("%configs", os.path.join(config.kiln_source_dir, "configs")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%test_plugins", config.kiln_test_plugin_dir))
+config.substitutions.append(("%cpu_codegen", config.cpu_codegen))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%not", config.not_tool))
 

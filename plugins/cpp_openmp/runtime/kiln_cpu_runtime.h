@@ -453,7 +453,9 @@ KRT_UNARY_SLOW(trunc)
 template <class Lanes, class X>
 KRT_INLINE inline X f_pow(X a, X b) {
 #ifdef KRT_VECTOR_MATH
-  if constexpr (Lanes::n != 1 && sizeof(a[0]) == 4) return pow8(a, b);
+  if constexpr (Lanes::n != 1) {
+    if constexpr (sizeof(a[0]) == 4) return pow8(a, b);
+  }
 #endif
   if constexpr (Lanes::n == 1) {
     return sizeof(X) == 4 ? __builtin_powf(a, b) : __builtin_pow(a, b);
@@ -467,7 +469,9 @@ KRT_INLINE inline X f_pow(X a, X b) {
 template <class Lanes, class X>
 KRT_INLINE inline X f_atan2(X a, X b) {
 #ifdef KRT_VECTOR_MATH
-  if constexpr (Lanes::n != 1 && sizeof(a[0]) == 4) return atan28(a, b);
+  if constexpr (Lanes::n != 1) {
+    if constexpr (sizeof(a[0]) == 4) return atan28(a, b);
+  }
 #endif
   if constexpr (Lanes::n == 1) {
     return sizeof(X) == 4 ? __builtin_atan2f(a, b) : __builtin_atan2(a, b);

@@ -293,7 +293,10 @@ class Cursor {
     errno = 0;
     char* end = nullptr;
     const long long v = std::strtoll(t.c_str(), &end, 10);
-    if (errno != 0) return false;
+    if (errno != 0) {  // out of range: leave the text unread so the caller reports it
+      p_ = b;
+      return false;
+    }
     out = v;
     return true;
   }

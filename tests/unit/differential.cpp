@@ -1,0 +1,176 @@
+#include "tests/unit/differential.h"
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "core/cache/kernel_cache.h"
+#include "core/interp/compare.h"
+#include "core/interp/interpreter.h"
+#include "core/interp/random_tensor.h"
+#include "core/ops/op_registry.h"
+#include "core/runtime/compile.h"
+#include "core/runtime/plugin_loader.h"
+#include "core/support/logging.h"
+
+namespace kiln::test {
+namespace {
+
+// What every test of the suite shares: loading the plugin once keeps the suite fast.
+struct Suite {
+  std::shared_ptr<const OpRegistry> registry;
+  Logging logging{LogLevels{}, std::make_shared<spdlog::sinks::null_sink_mt>()};
+  std::shared_ptr<const Plugin> plugin;
+  std::unique_ptr<KernelCache> cache;
+};
+std::unique_ptr<Suite>& suite() {
+  static std::unique_ptr<Suite> instance;
+  return instance;
+}
+
+// Fresh inputs every run; KILN_TEST_SEED replays a failure.
+uint64_t fresh_seed() {
+  if (const char* s = std::getenv("KILN_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) | rd();
+}
+
+}  // namespace
+
+std::vector<int64_t> permuted_strides(const Shape& sizes, const std::vector<int>& perm) {
+  std::vector<int64_t> strides(sizes.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = perm.size(); i-- > 0;) {
+    const auto d = static_cast<size_t>(perm[i]);
+    strides[d] = stride;
+    stride *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+TensorType sliced_type(DType dtype, const Shape& sizes, int64_t step) {
+  TensorType t = TensorType::contiguous(dtype, sizes);
+  int64_t stride = step;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    t.strides[i] = stride;
+    stride *= std::max<int64_t>(sizes[i], 1);
+  }
+  return t;
+}
+
+void Differential::SetUpTestSuite() {
+  auto s = std::make_unique<Suite>();
+  s->registry = OpRegistry::create().value();
+  auto plugin = load_plugin(PluginConfig{"cpp_openmp", "", {}},
+                            std::string(KILN_PLUGIN_DIR) + "/kiln_cpp_openmp.so", s->logging);
+  ASSERT_TRUE(plugin) << plugin.error().to_string();
+  s->plugin = *plugin;
+  // Per build tree, so reruns hit the cache; the suite never depends on it being warm.
+  s->cache = std::make_unique<KernelCache>(KILN_TEST_CACHE_DIR, s->logging.get("cache"));
+  suite() = std::move(s);
+}
+
+void Differential::TearDownTestSuite() {
+  suite().reset();
+}
+
+GraphBuilder Differential::builder() const {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return GraphBuilder(suite()->registry, std::string(info->test_suite_name()) + "_" + info->name());
+}
+
+ValueRef Differential::input(GraphBuilder& b, const std::string& name, TensorType type,
+                             std::optional<Range> range) {
+  if (range) ranges_[name] = *range;
+  return b.input(name, std::move(type));
+}
+
+Graph Differential::finish(GraphBuilder& b) {
+  auto graph = b.finish();
+  EXPECT_TRUE(graph) << graph.error().to_string();
+  return graph ? std::move(*graph) : Graph{};
+}
+
+std::vector<HostTensor> Differential::random_inputs(const Graph& graph) const {
+  std::vector<HostTensor> inputs;
+  uint64_t k = 0;
+  for (ValueRef r : graph.inputs) {
+    const Value& v = graph.value(r);
+    const auto range = ranges_.find(v.name);
+    inputs.push_back(random_tensor(v.type, seed_ + 7919 * ++k,
+                                   range == ranges_.end() ? v.random_range : range->second));
+  }
+  return inputs;
+}
+
+CompileStats Differential::check(GraphBuilder& b) {
+  return check(finish(b));
+}
+
+CompileStats Differential::check(const Graph& graph) {
+  seed_ = fresh_seed();
+  SCOPED_TRACE("KILN_TEST_SEED=" + std::to_string(seed_));
+  if (graph.outputs.empty()) {
+    ADD_FAILURE() << "the graph has no outputs";
+    return {};
+  }
+  Suite& s = *suite();
+  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
+  if (!compiled) {
+    ADD_FAILURE() << compiled.error().to_string();
+    return {};
+  }
+  const std::vector<HostTensor> inputs = random_inputs(graph);
+  auto expected = interpret(graph, inputs);
+  if (!expected) {
+    ADD_FAILURE() << "oracle: " << expected.error().to_string();
+    return {};
+  }
+  RunOptions options;
+  options.poison = true;
+  auto actual = compiled->run(inputs, options);
+  if (!actual) {
+    ADD_FAILURE() << actual.error().to_string();
+    return {};
+  }
+  EXPECT_EQ(actual->size(), expected->size());
+  for (size_t i = 0; i < std::min(actual->size(), expected->size()); ++i) {
+    const HostTensor& a = (*actual)[i];
+    const HostTensor& e = (*expected)[i];
+    const std::string name = graph.value(graph.outputs[i]).name;
+    if (a.dtype() != e.dtype() || a.sizes() != e.sizes()) {
+      ADD_FAILURE() << name << ": got " << a.type().to_string() << ", expected "
+                    << e.type().to_string();
+      continue;
+    }
+    const Comparison c = compare(a, e);
+    EXPECT_TRUE(c.ok()) << name << " (" << e.type().to_string() << "): " << c.mismatches
+                        << " mismatches, first at element " << c.first_mismatch << ": got "
+                        << a.get(c.first_mismatch) << ", expected " << e.get(c.first_mismatch)
+                        << " (max abs error " << c.max_abs << ")";
+  }
+  return compiled->stats();
+}
+
+std::string Differential::run_error(GraphBuilder& b) {
+  seed_ = fresh_seed();
+  const Graph graph = finish(b);
+  Suite& s = *suite();
+  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
+  if (!compiled) return "compile: " + compiled.error().to_string();
+  auto actual = compiled->run(random_inputs(graph));
+  return actual ? "" : actual.error().to_string();
+}
+
+void output_of(GraphBuilder& b, const std::string& label, const std::string& op,
+               std::vector<ArgValue> args, const Kwargs& kwargs) {
+  auto outs = b.try_ops(op, std::move(args), kwargs, label);
+  if (!outs) {
+    ADD_FAILURE() << label << ": " << outs.error().to_string();
+    return;
+  }
+  for (ValueRef r : *outs) b.output(r);
+}
+
+}  // namespace kiln::test

@@ -1,0 +1,62 @@
+// Differential testing: a graph compiled by the cpp_openmp plugin against the reference
+// interpreter (the oracle) on fresh random inputs, with every written buffer poisoned
+// before the run. Each test builds one graph with many outputs so that one compiler
+// invocation covers many ops; a mismatch names the output (the node under test).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph/builder.h"
+#include "core/runtime/compiled_graph.h"
+#include "core/runtime/plugin.h"
+
+namespace kiln::test {
+
+using Range = std::pair<double, double>;
+
+// Row-major strides of `sizes` laid out in the order `perm` (outermost first): a tensor
+// of these strides is a transposed/permuted view of contiguous storage.
+std::vector<int64_t> permuted_strides(const Shape& sizes, const std::vector<int>& perm);
+// The type of a view of every `step`-th element along the last dim of a larger buffer.
+TensorType sliced_type(DType dtype, const Shape& sizes, int64_t step);
+
+class Differential : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+
+  // A graph builder over the op registry, named after the test.
+  GraphBuilder builder() const;
+  // A graph input whose random values are drawn from `range` (dtype defaults otherwise).
+  ValueRef input(GraphBuilder& b, const std::string& name, TensorType type,
+                 std::optional<Range> range = std::nullopt);
+  // Compiles the graph, runs it on fresh random inputs with poisoned outputs and compares
+  // each output with the oracle (tolerance by dtype). Returns the compiled graph's stats.
+  CompileStats check(GraphBuilder& b);
+  // The same for a graph built elsewhere (inputs drawn from their declared ranges).
+  CompileStats check(const Graph& graph);
+  // Compiles and runs; returns the run's error text ("" when it succeeded).
+  std::string run_error(GraphBuilder& b);
+
+  uint64_t seed() const { return seed_; }
+
+ private:
+  Graph finish(GraphBuilder& b);
+  std::vector<HostTensor> random_inputs(const Graph& graph) const;
+
+  std::map<std::string, Range> ranges_;
+  uint64_t seed_ = 0;
+};
+
+// out = op(args...) named `label`, added as a graph output.
+void output_of(GraphBuilder& b, const std::string& label, const std::string& op,
+               std::vector<ArgValue> args, const Kwargs& kwargs = {});
+
+}  // namespace kiln::test

@@ -1,0 +1,142 @@
+// Views, data movement, indexing and matmul compiled by cpp_openmp against the oracle.
+// Views are index remaps (no kernel of their own); indirect loads report an index out of
+// range as an error.
+#include <gmock/gmock.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CompiledDataMovement : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledDataMovement, ViewsRemapIndicesWithoutCopies) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {4, 6, 5}), Range{-2, 2});
+  const ValueRef xt = input(b, "xt", TensorType{d, {4, 6, 5}, {1, 20, 4}}, Range{-2, 2});
+  const ValueRef r = input(b, "r", TensorType::contiguous(d, {5}), Range{-2, 2});
+  output_of(b, "view", "aten.view.default", {x, ints{24, 5}});
+  output_of(b, "reshape_t", "aten.reshape.default", {xt, ints{6, 20}});
+  output_of(b, "permute", "aten.permute.default", {x, ints{2, 0, 1}});
+  output_of(b, "transpose", "aten.transpose.int", {x, 0, 2});
+  output_of(b, "expand", "aten.expand.default", {r, ints{3, 4, 5}});
+  output_of(b, "slice", "aten.slice.Tensor", {x, 1, 1, 6, 2});
+  output_of(b, "slice_neg", "aten.slice.Tensor", {xt, 2, -3, int64_t{1} << 40, 1});
+  output_of(b, "select", "aten.select.int", {x, 1, -2});
+  output_of(b, "squeeze_unsqueeze", "aten.squeeze.dim",
+            {b.op("aten.unsqueeze.default", {x, 1}), 1});
+  output_of(b, "diagonal", "aten.diagonal.default", {x, 0, 1, 2});
+  output_of(b, "as_strided", "aten.as_strided.default", {x, ints{3, 4}, ints{7, 2}, 3});
+  output_of(
+      b, "chain", "aten.add.Tensor",
+      {b.op("aten.permute.default", {b.op("aten.slice.Tensor", {xt, 0, 1, 4, 1}), ints{1, 2, 0}}),
+       b.op("aten.expand.default", {b.op("aten.view.default", {r, ints{5, 1}}), ints{6, 5, 3}})});
+  output_of(b, "flatten_t", "aten.flatten.using_ints",
+            {b.op("aten.permute.default", {x, ints{1, 0, 2}}), 0, -1});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+  EXPECT_EQ(st.externs, 0u);
+}
+
+TEST_P(CompiledDataMovement, CatPadRepeatAndCreation) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(d, {3, 5}), Range{-2, 2});
+  const ValueRef c = input(b, "c", TensorType::contiguous(d, {3, 2}), Range{-2, 2});
+  const ValueRef e = input(b, "e", TensorType::contiguous(d, {0, 5}), Range{-2, 2});
+  const ValueRef at = input(b, "at", TensorType{d, {3, 5}, {1, 3}}, Range{-2, 2});
+  output_of(b, "cat1", "aten.cat.default", {TensorList{{a, c, a}}, 1});
+  output_of(b, "cat0", "aten.cat.default", {TensorList{{a, e, at}}, 0});
+  output_of(b, "cat_neg", "aten.cat.default", {TensorList{{c, a}}, -1});
+  output_of(b, "pad", "aten.constant_pad_nd.default", {a, ints{1, 2, 0, 3}, 1.5});
+  output_of(b, "pad_neg", "aten.constant_pad_nd.default", {at, ints{-1, 2, 1, -1}});
+  output_of(b, "repeat", "aten.repeat.default", {c, ints{2, 1, 3}});
+  output_of(b, "full", "aten.full.default", {ints{3, 4}, 2.5}, {{"dtype", d}});
+  output_of(b, "full_like", "aten.full_like.default", {a, -1.0});
+  output_of(b, "fill", "aten.fill.Scalar", {at, 0.25});
+  output_of(b, "scalar_tensor", "aten.scalar_tensor.default", {3.0}, {{"dtype", d}});
+  if (d != DType::Bool) {
+    output_of(b, "arange", "aten.arange.start_step", {int64_t{-3}, int64_t{17}, int64_t{3}},
+              {{"dtype", d}});
+  }
+  check(b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledDataMovement,
+                         ::testing::Values(DType::F32, DType::F16, DType::I64, DType::Bool),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+using CompiledIndexing = Differential;
+
+TEST_F(CompiledIndexing, GatherIndexSelectEmbeddingAndAdvancedIndexing) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {7, 11}));
+  const ValueRef xt = input(b, "xt", TensorType{DType::F32, {7, 11}, {1, 7}});
+  const ValueRef table = input(b, "table", TensorType::contiguous(DType::F16, {13, 6}));
+  const ValueRef gi = input(b, "gi", TensorType::contiguous(DType::I64, {7, 4}), Range{0, 11});
+  const ValueRef gi0 = input(b, "gi0", TensorType::contiguous(DType::I64, {3, 11}), Range{0, 7});
+  const ValueRef sel = input(b, "sel", TensorType::contiguous(DType::I32, {5}), Range{0, 7});
+  const ValueRef tok = input(b, "tok", TensorType::contiguous(DType::I64, {2, 9}), Range{0, 13});
+  const ValueRef neg = input(b, "neg", TensorType::contiguous(DType::I64, {4}), Range{-11, 11});
+  const ValueRef rows = input(b, "rows", TensorType::contiguous(DType::I64, {4, 1}), Range{-7, 7});
+  output_of(b, "gather", "aten.gather.default", {x, 1, gi});
+  output_of(b, "gather_t", "aten.gather.default", {xt, 1, gi});
+  output_of(b, "gather0", "aten.gather.default", {xt, 0, gi0});
+  output_of(b, "index_select", "aten.index_select.default", {x, 0, sel});
+  output_of(b, "index_select_t", "aten.index_select.default", {xt, 1, sel});
+  output_of(b, "embedding", "aten.embedding.default", {table, tok});
+  output_of(b, "index_last", "aten.index.Tensor", {x, TensorList{{std::nullopt, neg}}});
+  output_of(b, "index_both", "aten.index.Tensor", {xt, TensorList{{rows, neg}}});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+TEST_F(CompiledIndexing, OutOfRangeIndexIsAnErrorNotACrash) {
+  for (const char* op : {"gather", "index_select", "embedding", "index"}) {
+    GraphBuilder b = builder();
+    const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 6}));
+    const ValueRef i = input(b, "i", TensorType::contiguous(DType::I64, {5, 3}), Range{40, 50});
+    const std::string name = op;
+    if (name == "gather") output_of(b, op, "aten.gather.default", {x, 1, i});
+    if (name == "index_select")
+      output_of(b, op, "aten.index_select.default",
+                {x, 0, b.op("aten.view.default", {i, ints{15}})});
+    if (name == "embedding") output_of(b, op, "aten.embedding.default", {x, i});
+    if (name == "index") output_of(b, op, "aten.index.Tensor", {x, TensorList{{i}}});
+    EXPECT_THAT(run_error(b), HasSubstr("out of range")) << op;
+  }
+}
+
+using CompiledMatmul = Differential;
+
+TEST_F(CompiledMatmul, MmAndBmmWithTransposedOperandsAndOddSizes) {
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(DType::F32, {17, 31}));
+  const ValueRef w = input(b, "w", TensorType::contiguous(DType::F32, {31, 9}));
+  const ValueRef wt = input(b, "wt", TensorType{DType::F32, {31, 9}, {1, 31}});
+  const ValueRef p = input(b, "p", TensorType::contiguous(DType::F64, {3, 5, 7}));
+  const ValueRef q = input(b, "q", TensorType{DType::F64, {3, 7, 2}, {14, 1, 7}});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::F16, {6, 10}));
+  const ValueRef hk = input(b, "hk", TensorType::contiguous(DType::F16, {10, 3}));
+  const ValueRef ia = input(b, "ia", TensorType::contiguous(DType::I64, {4, 5}), Range{-5, 5});
+  const ValueRef ib = input(b, "ib", TensorType::contiguous(DType::I64, {5, 3}), Range{-5, 5});
+  output_of(b, "mm", "aten.mm.default", {a, w});
+  output_of(b, "mm_t", "aten.mm.default", {a, wt});
+  output_of(
+      b, "mm_sliced", "aten.mm.default",
+      {b.op("aten.slice.Tensor", {a, 1, 0, 31, 3}), b.op("aten.slice.Tensor", {w, 0, 0, 31, 3})});
+  output_of(b, "bmm", "aten.bmm.default", {p, q});
+  output_of(b, "mm_f16", "aten.mm.default", {h, hk});
+  output_of(b, "mm_i64", "aten.mm.default", {ia, ib});
+  output_of(b, "linear", "aten.linear.default", {a, b.op("aten.t.default", {w})});
+  check(b);
+}
+
+}  // namespace
+}  // namespace kiln::test

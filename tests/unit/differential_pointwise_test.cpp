@@ -1,0 +1,185 @@
+// Pointwise ops compiled by cpp_openmp against the oracle: every dtype each op takes, odd
+// and prime sizes, broadcasting, wrapped scalars, transposed and sliced inputs.
+#include <string>
+#include <vector>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+class CompiledPointwiseFloat : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledPointwiseFloat, UnaryOpsOnContiguousTransposedAndSlicedInputs) {
+  const DType d = GetParam();
+  const Shape s = {7, 13};
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, s), Range{-2, 2});
+  const ValueRef xt = input(b, "xt", TensorType{d, s, permuted_strides(s, {1, 0})}, Range{-2, 2});
+  const ValueRef xs = input(b, "xs", sliced_type(d, s, 3), Range{-2, 2});
+  const ValueRef pos = input(b, "pos", TensorType::contiguous(d, s), Range{0.1, 3});
+  const ValueRef unit = input(b, "unit", TensorType::contiguous(d, s), Range{-0.9, 0.9});
+  const ValueRef big = input(b, "big", TensorType::contiguous(d, s), Range{1.1, 3});
+  for (const char* op : {"sin",   "cos",  "tan",   "atan",  "sinh",    "cosh", "tanh",
+                         "asinh", "exp",  "expm1", "erf",   "sigmoid", "abs",  "neg",
+                         "sign",  "ceil", "floor", "round", "trunc",   "relu", "reciprocal"}) {
+    output_of(b, op, std::string("aten.") + op + ".default", {x});
+  }
+  for (const char* op : {"log", "log1p", "log2", "log10", "sqrt", "rsqrt"})
+    output_of(b, op, std::string("aten.") + op + ".default", {pos});
+  for (const char* op : {"asin", "acos", "atanh"})
+    output_of(b, op, std::string("aten.") + op + ".default", {unit});
+  output_of(b, "acosh", "aten.acosh.default", {big});
+  for (const char* op : {"exp", "tanh", "abs"}) {
+    output_of(b, std::string(op) + "_t", std::string("aten.") + op + ".default", {xt});
+    output_of(b, std::string(op) + "_s", std::string("aten.") + op + ".default", {xs});
+  }
+  // NaN and infinity come out of the kernels, and their predicates see them.
+  output_of(b, "isnan", "aten.isnan.default", {b.unary("log", x)});
+  output_of(b, "isinf", "aten.isinf.default", {b.div(x, 0.0)});
+  const CompileStats st = check(b);
+  EXPECT_GT(st.kernels, 30u);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+TEST_P(CompiledPointwiseFloat, BinaryOpsBroadcastAndWrappedScalars) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(d, {5, 1, 7}), Range{-2, 2});
+  const ValueRef c = input(b, "c", TensorType::contiguous(d, {3, 7}), Range{-2, 2});
+  const ValueRef q = input(b, "q", TensorType::contiguous(d, {3, 7}), Range{0.5, 2});
+  const ValueRef ct = input(b, "ct", TensorType{d, {3, 7}, {1, 3}}, Range{-2, 2});
+  const ValueRef pos = input(b, "pos", TensorType::contiguous(d, {5, 1, 7}), Range{0.1, 3});
+  const ValueRef s0 = input(b, "s0", TensorType::contiguous(d, {}), Range{-2, 2});
+  output_of(b, "add", "aten.add.Tensor", {a, c}, {{"alpha", 2.0}});
+  output_of(b, "add_t", "aten.add.Tensor", {a, ct});
+  output_of(b, "add_0d", "aten.add.Tensor", {a, s0});
+  output_of(b, "sub", "aten.sub.Tensor", {a, c});
+  output_of(b, "mul", "aten.mul.Tensor", {a, c});
+  output_of(b, "div", "aten.div.Tensor", {a, q});
+  output_of(b, "div_floor", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "floor"}});
+  output_of(b, "div_trunc", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "trunc"}});
+  output_of(b, "floor_divide", "aten.floor_divide.default", {a, q});
+  output_of(b, "fmod", "aten.fmod.Tensor", {a, q});
+  output_of(b, "remainder", "aten.remainder.Tensor", {a, q});
+  output_of(b, "maximum", "aten.maximum.default", {a, c});
+  output_of(b, "minimum", "aten.minimum.default", {a, c});
+  output_of(b, "pow", "aten.pow.Tensor_Tensor", {pos, c});
+  output_of(b, "pow_2", "aten.pow.Tensor_Scalar", {a, 2.0});
+  output_of(b, "pow_s", "aten.pow.Scalar", {1.5, c});
+  output_of(b, "atan2", "aten.atan2.default", {a, c});
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    output_of(b, cmp, std::string("aten.") + cmp + ".Tensor", {a, c});
+    output_of(b, std::string(cmp) + "_scalar", std::string("aten.") + cmp + ".Scalar", {a, 0.25});
+  }
+  output_of(b, "where", "aten.where.self", {b.op("aten.gt.Tensor", {a, c}), a, c});
+  output_of(b, "where_scalar", "aten.where.self", {b.op("aten.gt.Tensor", {a, c}), a, 0.5});
+  output_of(b, "clamp", "aten.clamp.default", {a, -0.5, 0.75});
+  output_of(b, "clamp_t", "aten.clamp.Tensor", {a, c, q});
+  output_of(b, "hardtanh", "aten.hardtanh.default", {a, -0.3, 0.6});
+  output_of(b, "leaky_relu", "aten.leaky_relu.default", {a, 0.2});
+  output_of(b, "elu", "aten.elu.default", {a, 1.3});
+  output_of(b, "rsub", "aten.rsub.Scalar", {a, 2.0});
+  output_of(b, "add_scalar", "aten.add.Scalar", {a, 3});
+  output_of(b, "div_scalar", "aten.div.Scalar", {a, 3});
+  output_of(b, "remainder_scalar", "aten.remainder.Scalar", {a, 0.7});
+  check(b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseFloat,
+                         ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class CompiledPointwiseInt : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledPointwiseInt, ArithmeticBitwiseAndComparisons) {
+  const DType d = GetParam();
+  const bool is_unsigned = d == DType::U8;
+  const Range values = is_unsigned ? Range{0, 16} : Range{-9, 9};
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(d, {5, 1, 11}), values);
+  const ValueRef c = input(b, "c", TensorType::contiguous(d, {3, 11}), values);
+  const ValueRef q = input(b, "q", TensorType::contiguous(d, {3, 11}), Range{1, 6});
+  const ValueRef at = input(b, "at", TensorType{d, {5, 1, 11}, {1, 1, 5}}, values);
+  output_of(b, "add", "aten.add.Tensor", {a, c}, {{"alpha", int64_t{3}}});
+  output_of(b, "add_t", "aten.add.Tensor", {at, c});
+  output_of(b, "sub", "aten.sub.Tensor", {a, c});
+  output_of(b, "mul", "aten.mul.Tensor", {a, c});
+  output_of(b, "div_true", "aten.div.Tensor", {a, q});
+  output_of(b, "div_floor", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "floor"}});
+  output_of(b, "div_trunc", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "trunc"}});
+  output_of(b, "floor_divide", "aten.floor_divide.default", {a, q});
+  output_of(b, "fmod", "aten.fmod.Tensor", {a, q});
+  output_of(b, "remainder", "aten.remainder.Tensor", {a, q});
+  output_of(b, "maximum", "aten.maximum.default", {a, c});
+  output_of(b, "minimum", "aten.minimum.default", {a, c});
+  output_of(b, "pow", "aten.pow.Tensor_Scalar", {a, 2});
+  for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"})
+    output_of(b, op, std::string("aten.") + op + ".Tensor", {a, c});
+  for (const char* op : {"bitwise_not", "abs", "neg", "sign"})
+    output_of(b, op, std::string("aten.") + op + ".default", {a});
+  for (const char* cmp : {"eq", "lt", "ge"})
+    output_of(b, cmp, std::string("aten.") + cmp + ".Tensor", {a, c});
+  output_of(b, "clamp", "aten.clamp.default", {a, 2, 7});
+  output_of(b, "mul_float", "aten.mul.Tensor", {a, 0.5});  // int * float scalar -> f32
+  output_of(b, "sqrt", "aten.sqrt.default", {q});          // int -> default float
+  output_of(b, "to_f16", "aten._to_copy.default", {a}, {{"dtype", DType::F16}});
+  output_of(b, "to_bool", "aten._to_copy.default", {a}, {{"dtype", DType::Bool}});
+  check(b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseInt,
+                         ::testing::Values(DType::I8, DType::U8, DType::I16, DType::I32,
+                                           DType::I64),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+using CompiledPointwiseMixed = Differential;
+
+TEST_F(CompiledPointwiseMixed, BoolLogicAndPromotion) {
+  GraphBuilder b = builder();
+  const ValueRef p = input(b, "p", TensorType::contiguous(DType::Bool, {4, 9}));
+  const ValueRef r = input(b, "r", TensorType::contiguous(DType::Bool, {9}));
+  const ValueRef i = input(b, "i", TensorType::contiguous(DType::I32, {4, 9}), Range{-50, 50});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::F16, {4, 9}), Range{-2, 2});
+  const ValueRef f = input(b, "f", TensorType::contiguous(DType::F32, {4, 9}), Range{-2, 2});
+  const ValueRef g = input(b, "g", TensorType::contiguous(DType::F64, {9}), Range{-2, 2});
+  output_of(b, "logical_and", "aten.logical_and.default", {p, r});
+  output_of(b, "logical_or", "aten.logical_or.default", {p, r});
+  output_of(b, "logical_xor", "aten.logical_xor.default", {p, r});
+  output_of(b, "logical_not", "aten.logical_not.default", {p});
+  output_of(b, "logical_not_f", "aten.logical_not.default", {f});
+  output_of(b, "bitwise_not_bool", "aten.bitwise_not.default", {p});
+  output_of(b, "bitwise_and_bool", "aten.bitwise_and.Tensor", {p, r});
+  output_of(b, "bool_plus_int", "aten.add.Tensor", {p, i});
+  output_of(b, "int_plus_half", "aten.add.Tensor", {i, h});
+  output_of(b, "half_plus_float", "aten.add.Tensor", {h, f});
+  output_of(b, "float_plus_double", "aten.mul.Tensor", {f, g});
+  output_of(b, "half_times_wrapped", "aten.mul.Tensor", {h, 3.25});
+  output_of(b, "where_mixed", "aten.where.self", {p, i, h});
+  output_of(b, "f_to_i32", "aten._to_copy.default", {b.mul(f, 20.0)}, {{"dtype", DType::I32}});
+  output_of(b, "f_to_u8", "aten._to_copy.default", {b.add(b.mul(f, 50.0), 100.0)},
+            {{"dtype", DType::U8}});
+  output_of(b, "f_to_bf16", "aten._to_copy.default", {f}, {{"dtype", DType::BF16}});
+  output_of(b, "d_to_f16", "aten._to_copy.default", {g}, {{"dtype", DType::F16}});
+  output_of(b, "bool_to_f", "aten._to_copy.default", {p}, {{"dtype", DType::F32}});
+  output_of(b, "clone_t", "aten.clone.default", {b.op("aten.t.default", {f})});
+  check(b);
+}
+
+TEST_F(CompiledPointwiseMixed, EmptyAndSizeOneDims) {
+  GraphBuilder b = builder();
+  const ValueRef e = input(b, "e", TensorType::contiguous(DType::F32, {0, 7}));
+  const ValueRef row = input(b, "row", TensorType::contiguous(DType::F32, {1, 7}));
+  const ValueRef one = input(b, "one", TensorType::contiguous(DType::F32, {1, 1}));
+  const ValueRef col = input(b, "col", TensorType::contiguous(DType::F32, {5, 1}));
+  const ValueRef z = input(b, "z", TensorType::contiguous(DType::F32, {3, 0, 2}));
+  output_of(b, "empty_add", "aten.add.Tensor", {e, row});
+  output_of(b, "empty_exp", "aten.exp.default", {z});
+  output_of(b, "outer", "aten.mul.Tensor", {col, row});
+  output_of(b, "one_one", "aten.sub.Tensor", {one, row});
+  output_of(b, "scalar_like", "aten.exp.default", {one});
+  check(b);
+}
+
+}  // namespace
+}  // namespace kiln::test

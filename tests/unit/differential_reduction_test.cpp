@@ -1,0 +1,105 @@
+// Reductions compiled by cpp_openmp against the oracle: every kind, inner and outer and
+// several dims, keepdim, rows shorter and longer than a vector, the split reduction over
+// few long rows, empty dims, transposed inputs, and the dtypes each kind takes.
+#include <string>
+#include <vector>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+class CompiledReductionFloat : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledReductionFloat, EveryKindOverInnerOuterAndSeveralDims) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {6, 5, 19}), Range{-2, 2});
+  const ValueRef xt = input(b, "xt", TensorType{d, {6, 5, 19}, {1, 6 * 19, 6}}, Range{-2, 2});
+  const ValueRef small = input(b, "small", TensorType::contiguous(d, {3, 7}), Range{0.5, 1.5});
+  for (const auto& [label, dims] : std::vector<std::pair<std::string, ints>>{
+           {"inner", {-1}}, {"outer", {0}}, {"middle", {1}}, {"two", {0, 2}}}) {
+    output_of(b, "sum_" + label, "aten.sum.dim_IntList", {x, dims, false});
+    output_of(b, "amax_" + label, "aten.amax.default", {x, dims, true});
+    output_of(b, "amin_" + label, "aten.amin.default", {xt, dims, false});
+    output_of(b, "mean_" + label, "aten.mean.dim", {xt, dims, true});
+    output_of(b, "var_" + label, "aten.var.correction", {x, dims}, {{"correction", int64_t{1}}});
+  }
+  output_of(b, "sum_all", "aten.sum.default", {x});
+  output_of(b, "prod", "aten.prod.dim_int", {small, 1});
+  output_of(b, "argmax", "aten.argmax.default", {x, -1, false});
+  output_of(b, "argmax_outer", "aten.argmax.default", {xt, 0, true});
+  output_of(b, "argmin", "aten.argmin.default", {x, 1, false});
+  output_of(b, "any", "aten.any.dims", {b.op("aten.gt.Scalar", {x, 1.5}), ints{-1}, false});
+  output_of(b, "var_mean", "aten.var_mean.correction", {x, ints{-1}},
+            {{"correction", int64_t{0}}, {"keepdim", true}});
+  output_of(b, "std", "aten.std.correction", {x, ints{2}}, {{"correction", int64_t{1}}});
+  output_of(b, "softmax", "aten._softmax.default", {x, -1, false});
+  output_of(b, "softmax_outer", "aten._softmax.default", {xt, 0, false});
+  output_of(b, "log_softmax", "aten._log_softmax.default", {x, 1, false});
+  output_of(b, "logsumexp", "aten.logsumexp.default", {x, ints{-1}, false});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledReductionFloat,
+                         ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+class CompiledReductionInt : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledReductionInt, SumExtremaAndArgExtremaAreExact) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {9, 23}), Range{0, 100});
+  output_of(b, "sum", "aten.sum.dim_IntList", {x, ints{-1}, false});  // promotes to i64
+  output_of(b, "sum_outer", "aten.sum.dim_IntList", {x, ints{0}, true});
+  output_of(b, "amax", "aten.amax.default", {x, ints{-1}, false});
+  output_of(b, "amin", "aten.amin.default", {x, ints{0}, false});
+  output_of(b, "argmax", "aten.argmax.default", {x, 1, false});
+  output_of(b, "argmin", "aten.argmin.default", {x, 0, false});
+  output_of(b, "mean_f", "aten.mean.dim", {b.cast(x, DType::F32), ints{-1}, false});
+  check(b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledReductionInt,
+                         ::testing::Values(DType::U8, DType::I16, DType::I32, DType::I64),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+using CompiledReductionShapes = Differential;
+
+// Few rows and long ones take the split reduction; a prime row length leaves a vector tail.
+TEST_F(CompiledReductionShapes, SplitReductionsOverFewLongRows) {
+  GraphBuilder b = builder();
+  // Positive values: a sum that cancels to near zero would need a tolerance scaled by the
+  // sum of magnitudes rather than by the result.
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {2, 100003}), Range{0, 1});
+  const ValueRef v = input(b, "v", TensorType::contiguous(DType::F32, {65537}), Range{0, 1});
+  output_of(b, "sum", "aten.sum.dim_IntList", {x, ints{-1}, false});
+  output_of(b, "amax", "aten.amax.default", {x, ints{-1}, false});
+  output_of(b, "argmax", "aten.argmax.default", {x, -1, false});
+  output_of(b, "mean", "aten.mean.dim", {v, ints{0}, false});
+  output_of(b, "var", "aten.var.correction", {v, ints{0}}, {{"correction", int64_t{1}}});
+  output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
+  check(b);
+}
+
+TEST_F(CompiledReductionShapes, EmptyAndSizeOneDims) {
+  GraphBuilder b = builder();
+  const ValueRef e = input(b, "e", TensorType::contiguous(DType::F32, {4, 0}));
+  const ValueRef rows0 = input(b, "rows0", TensorType::contiguous(DType::F32, {0, 5}));
+  const ValueRef one = input(b, "one", TensorType::contiguous(DType::F32, {3, 1}));
+  output_of(b, "sum_empty_rows", "aten.sum.dim_IntList", {e, ints{-1}, false});
+  output_of(b, "prod_empty_rows", "aten.prod.dim_int", {e, 1});
+  output_of(b, "mean_empty_rows", "aten.mean.dim", {e, ints{-1}, false});  // NaN, as PyTorch
+  output_of(b, "sum_no_rows", "aten.sum.dim_IntList", {rows0, ints{-1}, false});
+  output_of(b, "amax_no_rows", "aten.amax.default", {rows0, ints{-1}, true});
+  output_of(b, "sum_one", "aten.sum.dim_IntList", {one, ints{-1}, false});
+  output_of(b, "softmax_one", "aten._softmax.default", {one, 1, false});
+  output_of(b, "var_one", "aten.var.correction", {one, ints{-1}}, {{"correction", int64_t{0}}});
+  output_of(b, "argmax_one", "aten.argmax.default", {one, 1, false});
+  check(b);
+}
+
+}  // namespace
+}  // namespace kiln::test
