@@ -46,8 +46,22 @@ DType KernelBuilder::dtype(int value) const {
   return dtypes_.at(static_cast<size_t>(value));
 }
 
+namespace {
+
+LoopOp make_op(LoopOpKind kind, DType dtype, std::vector<int> args = {}, std::string name = {}) {
+  LoopOp op;
+  op.kind = kind;
+  op.dtype = dtype;
+  op.args = std::move(args);
+  op.name = std::move(name);
+  return op;
+}
+
+}  // namespace
+
 int KernelBuilder::load(int buffer, DType dtype, const Expr& index, int mask, double other) {
-  LoopOp op{.kind = LoopOpKind::Load, .dtype = dtype, .buffer = buffer};
+  LoopOp op = make_op(LoopOpKind::Load, dtype);
+  op.buffer = buffer;
   op.index = simplify_index(index);
   op.mask = mask;
   op.other = other;
@@ -55,51 +69,52 @@ int KernelBuilder::load(int buffer, DType dtype, const Expr& index, int mask, do
 }
 
 void KernelBuilder::store(int buffer, const Expr& index, int value, int mask) {
-  LoopOp op{.kind = LoopOpKind::Store, .dtype = dtype(value), .args = {value}, .buffer = buffer};
+  LoopOp op = make_op(LoopOpKind::Store, dtype(value), {value});
+  op.buffer = buffer;
   op.index = simplify_index(index);
   op.mask = mask;
   kernel_.body.push_back(std::move(op));
 }
 
 int KernelBuilder::constant(DType dtype, double value) {
-  LoopOp op{.kind = LoopOpKind::Const, .dtype = dtype};
+  LoopOp op = make_op(LoopOpKind::Const, dtype);
   op.value = value;
   return add(std::move(op));
 }
 
 int KernelBuilder::index(const Expr& value) {
-  LoopOp op{.kind = LoopOpKind::Index, .dtype = DType::I64};
+  LoopOp op = make_op(LoopOpKind::Index, DType::I64);
   op.index = simplify_index(value);
   return add(std::move(op));
 }
 
 int KernelBuilder::cast(int value, DType to) {
   if (dtype(value) == to) return value;
-  return add({.kind = LoopOpKind::Cast, .dtype = to, .args = {value}});
+  return add(make_op(LoopOpKind::Cast, to, {value}));
 }
 
 int KernelBuilder::where(int cond, int a, int b) {
   if (dtype(cond) != DType::Bool) cond = cast(cond, DType::Bool);
-  return add({.kind = LoopOpKind::Where, .dtype = dtype(a), .args = {cond, a, b}});
+  return add(make_op(LoopOpKind::Where, dtype(a), {cond, a, b}));
 }
 
 int KernelBuilder::math(const std::string& fn, DType dtype, std::vector<int> args) {
-  return add({.kind = LoopOpKind::Math, .dtype = dtype, .name = fn, .args = std::move(args)});
+  return add(make_op(LoopOpKind::Math, dtype, std::move(args), fn));
 }
 
 int KernelBuilder::reduce(const std::string& kind, DType dtype, int value) {
   kernel_.kind = LoopKernelKind::Reduction;
-  return add({.kind = LoopOpKind::Reduce, .dtype = dtype, .name = kind, .args = {value}});
+  return add(make_op(LoopOpKind::Reduce, dtype, {value}, kind));
 }
 
 int KernelBuilder::extract(int welford, int component) {
-  LoopOp op{.kind = LoopOpKind::Extract, .dtype = dtype(welford), .args = {welford}};
+  LoopOp op = make_op(LoopOpKind::Extract, dtype(welford), {welford});
   op.number = component;
   return add(std::move(op));
 }
 
 int KernelBuilder::check_index(int value, int64_t size) {
-  LoopOp op{.kind = LoopOpKind::CheckIndex, .dtype = DType::I64, .args = {cast(value, DType::I64)}};
+  LoopOp op = make_op(LoopOpKind::CheckIndex, DType::I64, {cast(value, DType::I64)});
   op.number = size;
   return add(std::move(op));
 }
