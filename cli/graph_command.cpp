@@ -18,6 +18,7 @@
 #include "core/ops/op_registry.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compile.h"
+#include "core/sched/inline_pointwise.h"
 
 namespace kiln::cli {
 namespace {
@@ -166,8 +167,8 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   auto compiled = compile(*graph, *registry, options, *session->logging);
   if (!compiled) return report(compiled.error());
   const CompileStats& st = compiled->stats();
-  fmt::print("compiled: {} kernels, {} library calls, {} host steps{}\n", st.kernels, st.externs,
-             st.host_steps,
+  fmt::print("compiled: {} kernels, {} library calls, {} host steps, {} producers inlined{}\n",
+             st.kernels, st.externs, st.host_steps, st.inlined,
              st.cache_hit ? " (kernel cache hit)"
                           : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
   // With --check, poisoned outputs expose any element a kernel forgets to write.
@@ -214,6 +215,11 @@ int emit(const GraphFlags& flags) {
   }
   auto lowered = lower_graph(*primitive);
   if (!lowered) return report(lowered.error());
+  if (flags.emit == "loopir-unfused") {
+    fmt::print("{}", print_loop_program(lowered->program));
+    return kExitOk;
+  }
+  inline_pointwise(lowered->program);
   if (flags.emit == "loopir") {
     fmt::print("{}", print_loop_program(lowered->program));
     return kExitOk;
@@ -259,8 +265,9 @@ void add_graph_commands(CLI::App& app, const CommonFlags& common, int& exit_code
   compile_cmd->add_option("graph", flags->graph, "graph JSON file")->required();
   compile_cmd
       ->add_option("--emit", flags->emit,
-                   "the stage to print: graph (decomposed), loopir, or kir (the default)")
-      ->check(CLI::IsMember({"graph", "loopir", "kir"}));
+                   "the stage to print: graph (decomposed), loopir-unfused (one kernel per node), "
+                   "loopir (after fusion), or kir (the default)")
+      ->check(CLI::IsMember({"graph", "loopir-unfused", "loopir", "kir"}));
   compile_cmd->callback([flags, &exit_code] { exit_code = emit(*flags); });
 }
 

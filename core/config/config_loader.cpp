@@ -212,6 +212,17 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
   return cache;
 }
 
+ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
+  r.expect_map(node, "schedule", {"fusion", "max_readers", "max_inline_ops"});
+  ScheduleOptions schedule;
+  if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
+  if (node["max_readers"])
+    schedule.max_readers = r.integer(node["max_readers"], "schedule.max_readers", 1);
+  if (node["max_inline_ops"])
+    schedule.max_inline_ops = r.integer(node["max_inline_ops"], "schedule.max_inline_ops", 1);
+  return schedule;
+}
+
 LogLevels read_log(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "log", {"level", "components"});
   LogLevels levels;
@@ -237,9 +248,9 @@ Options read_options(const Reader& r, const YAML::Node& root, const std::string&
   options.source = source;
   options.cache.dir = default_cache_dir(env);
   if (!root || root.IsNull()) return options;  // an empty file: all defaults
-  r.expect_map(
-      root, "",
-      {"plugins", "devices", "selection", "autotune", "cache", "log", "debug_dir", "plugin_path"});
+  r.expect_map(root, "",
+               {"plugins", "devices", "selection", "autotune", "cache", "schedule", "log",
+                "debug_dir", "plugin_path"});
   if (const YAML::Node plugins = root["plugins"]) {
     if (!plugins.IsSequence()) r.fail(plugins.Mark(), "'plugins' must be a list");
     std::set<std::string> names;
@@ -271,6 +282,7 @@ Options read_options(const Reader& r, const YAML::Node& root, const std::string&
   if (root["autotune"]) options.autotune = read_autotune(r, root["autotune"]);
   if (root["cache"]) options.cache = read_cache(r, root["cache"], base_dir, env);
   if (options.cache.dir.empty()) options.cache.dir = default_cache_dir(env);
+  if (root["schedule"]) options.schedule = read_schedule(r, root["schedule"]);
   if (root["log"]) options.log = read_log(r, root["log"]);
   if (root["debug_dir"])
     options.debug_dir = resolve_path(r.string(root["debug_dir"], "debug_dir"), base_dir, env);

@@ -58,6 +58,14 @@ struct CacheOptions {
   bool operator==(const CacheOptions&) const = default;
 };
 
+// How graphs are scheduled into kernels (core/sched).
+struct ScheduleOptions {
+  bool fusion = true;       // false: one kernel per realized node, for comparisons
+  int64_t max_readers = 4;  // a pointwise producer read by more kernels stays a buffer
+  int64_t max_inline_ops = 64;
+  bool operator==(const ScheduleOptions&) const = default;
+};
+
 struct Options {
   std::string source;  // the config file, or "<built-in default>"
   std::vector<PluginConfig> plugins;
@@ -65,6 +73,7 @@ struct Options {
   Selection selection;
   AutotuneOptions autotune;
   CacheOptions cache;
+  ScheduleOptions schedule;
   LogLevels log;
   std::string debug_dir;                 // empty: no debug dumps
   std::vector<std::string> plugin_path;  // directories searched for kiln_<name>.so

@@ -9,10 +9,12 @@
 
 #include "core/kir/kir_emit.h"
 #include "core/kir/kir_hash.h"
+#include "core/lower/loop_ir_print.h"
 #include "core/lower/lower_graph.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/plugin_loader.h"
+#include "core/sched/inline_pointwise.h"
 
 namespace kiln {
 namespace {
@@ -164,7 +166,8 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          std::shared_ptr<const OpRegistry> registry,
                                          std::shared_ptr<const Plugin> plugin, uint32_t device,
                                          const KernelCache& cache, const Logging& logging,
-                                         const std::string& debug_dir) {
+                                         const std::string& debug_dir,
+                                         const ScheduleOptions& schedule) {
   auto log = logging.get("runtime");
   auto parts = std::make_unique<CompiledGraph::Parts>();
   parts->plugin = plugin;
@@ -178,6 +181,15 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   parts->stats.fallbacks = lowered->fallbacks;
   for (const auto& f : lowered->fallbacks)
     log->info("no kernel for {}: it runs on the host oracle", f);
+  dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(parts->program));
+  if (schedule.fusion) {
+    const InlineReport r = inline_pointwise(
+        parts->program,
+        {static_cast<int>(schedule.max_readers), static_cast<int>(schedule.max_inline_ops)});
+    parts->stats.inlined = r.inlined;
+    for (const auto& k : r.kept) log->debug("kept as a buffer: {}", k);
+  }
+  dump(debug_dir, graph.name + ".loopir", print_loop_program(parts->program));
 
   std::vector<kir::Kernel> batch;
   build_plan(*parts, extern_names(*plugin), batch);
@@ -247,7 +259,7 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
         const KernelCache cache(options.cache.enabled ? options.cache.dir : "",
                                 logging.get("cache"));
         return compile_for_device(graph, registry, plugin, d.index, cache, logging,
-                                  options.debug_dir);
+                                  options.debug_dir, options.schedule);
       }
     }
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();

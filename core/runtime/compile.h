@@ -18,7 +18,8 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          std::shared_ptr<const OpRegistry> registry,
                                          std::shared_ptr<const Plugin> plugin, uint32_t device,
                                          const KernelCache& cache, const Logging& logging,
-                                         const std::string& debug_dir = "");
+                                         const std::string& debug_dir = "",
+                                         const ScheduleOptions& schedule = {});
 
 // With the plugins and devices `options` names: the first device of options.devices that a
 // loaded plugin serves (restricted to one plugin when selection names it).

@@ -27,6 +27,7 @@ struct CompileStats {
   size_t kernels = 0;      // generated kernels
   size_t externs = 0;      // library calls
   size_t host_steps = 0;   // nodes run by the host oracle (no lowering yet)
+  size_t inlined = 0;      // pointwise producers folded into their readers
   bool cache_hit = false;  // the artifact came from the kernel cache
   double compile_ms = 0;   // plugin compile time (0 on a cache hit)
   std::vector<std::string> fallbacks;

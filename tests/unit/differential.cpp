@@ -115,16 +115,33 @@ CompileStats Differential::check(const Graph& graph) {
     ADD_FAILURE() << "the graph has no outputs";
     return {};
   }
-  Suite& s = *suite();
-  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
-  if (!compiled) {
-    ADD_FAILURE() << compiled.error().to_string();
-    return {};
-  }
   const std::vector<HostTensor> inputs = random_inputs(graph);
   auto expected = interpret(graph, inputs);
   if (!expected) {
     ADD_FAILURE() << "oracle: " << expected.error().to_string();
+    return {};
+  }
+  // Fused (the default) and one kernel per node: both schedules must compute the same.
+  CompileStats fused;
+  for (const bool fusion : {true, false}) {
+    SCOPED_TRACE(fusion ? "fused" : "unfused");
+    ScheduleOptions schedule;
+    schedule.fusion = fusion;
+    const auto stats = run_and_compare(graph, inputs, *expected, schedule);
+    if (fusion) fused = stats;
+  }
+  return fused;
+}
+
+CompileStats Differential::run_and_compare(const Graph& graph,
+                                           const std::vector<HostTensor>& inputs,
+                                           const std::vector<HostTensor>& expected,
+                                           const ScheduleOptions& schedule) {
+  Suite& s = *suite();
+  auto compiled =
+      compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule);
+  if (!compiled) {
+    ADD_FAILURE() << compiled.error().to_string();
     return {};
   }
   RunOptions options;
@@ -134,10 +151,10 @@ CompileStats Differential::check(const Graph& graph) {
     ADD_FAILURE() << actual.error().to_string();
     return {};
   }
-  EXPECT_EQ(actual->size(), expected->size());
-  for (size_t i = 0; i < std::min(actual->size(), expected->size()); ++i) {
+  EXPECT_EQ(actual->size(), expected.size());
+  for (size_t i = 0; i < std::min(actual->size(), expected.size()); ++i) {
     const HostTensor& a = (*actual)[i];
-    const HostTensor& e = (*expected)[i];
+    const HostTensor& e = expected[i];
     const std::string name = graph.value(graph.outputs[i]).name;
     if (a.dtype() != e.dtype() || a.sizes() != e.sizes()) {
       ADD_FAILURE() << name << ": got " << a.type().to_string() << ", expected "

@@ -1,7 +1,8 @@
 // Differential testing: a graph compiled by the cpp_openmp plugin against the reference
 // interpreter (the oracle) on fresh random inputs, with every written buffer poisoned
-// before the run. Each test builds one graph with many outputs so that one compiler
-// invocation covers many ops; a mismatch names the output (the node under test).
+// before the run, once fused and once with one kernel per node. Each test builds one graph with
+// many outputs so that one compiler invocation covers many ops; a mismatch names the output (the
+// node under test).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config/options.h"
 #include "core/graph/builder.h"
 #include "core/runtime/compiled_graph.h"
 #include "core/runtime/plugin.h"
@@ -49,6 +51,9 @@ class Differential : public ::testing::Test {
 
  private:
   Graph finish(GraphBuilder& b);
+  CompileStats run_and_compare(const Graph& graph, const std::vector<HostTensor>& inputs,
+                               const std::vector<HostTensor>& expected,
+                               const ScheduleOptions& schedule);
   std::vector<HostTensor> random_inputs(const Graph& graph) const;
 
   std::map<std::string, Range> ranges_;

@@ -70,7 +70,9 @@ TEST_P(CompiledDataMovement, CatPadRepeatAndCreation) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledDataMovement,
                          ::testing::Values(DType::F32, DType::F16, DType::I64, DType::Bool),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& instance) {
+                           return std::string(dtype_name(instance.param));
+                         });
 
 using CompiledIndexing = Differential;
 

@@ -88,7 +88,9 @@ TEST_P(CompiledPointwiseFloat, BinaryOpsBroadcastAndWrappedScalars) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseFloat,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& instance) {
+                           return std::string(dtype_name(instance.param));
+                         });
 
 class CompiledPointwiseInt : public Differential, public ::testing::WithParamInterface<DType> {};
 
@@ -131,7 +133,9 @@ TEST_P(CompiledPointwiseInt, ArithmeticBitwiseAndComparisons) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseInt,
                          ::testing::Values(DType::I8, DType::U8, DType::I16, DType::I32,
                                            DType::I64),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& instance) {
+                           return std::string(dtype_name(instance.param));
+                         });
 
 using CompiledPointwiseMixed = Differential;
 

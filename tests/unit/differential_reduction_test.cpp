@@ -44,7 +44,9 @@ TEST_P(CompiledReductionFloat, EveryKindOverInnerOuterAndSeveralDims) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledReductionFloat,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& instance) {
+                           return std::string(dtype_name(instance.param));
+                         });
 
 class CompiledReductionInt : public Differential, public ::testing::WithParamInterface<DType> {};
 
@@ -64,7 +66,9 @@ TEST_P(CompiledReductionInt, SumExtremaAndArgExtremaAreExact) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledReductionInt,
                          ::testing::Values(DType::U8, DType::I16, DType::I32, DType::I64),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& instance) {
+                           return std::string(dtype_name(instance.param));
+                         });
 
 using CompiledReductionShapes = Differential;
 
