@@ -1,5 +1,6 @@
 #include "plugins/cpp_openmp/codegen.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <stdexcept>
@@ -62,19 +63,38 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   }
   const std::string inner = "x" + std::to_string(n - 1);
   const int64_t outer = product(k.ranges, 0, n - 1), size = k.ranges[n - 1];
+  // Too few rows to keep every thread busy (a 1-D tensor has one): the inner dim is cut
+  // into chunks of whole vectors, and the parallel loop runs over rows x chunks.
+  const int64_t want = 4 * static_cast<int64_t>(std::max(o.threads, 1));
+  int64_t chunks = 1, chunk = size;
+  if (outer < want && size >= 2 * o.min_inner_chunk) {
+    chunks = std::min((want + outer - 1) / outer, size / o.min_inner_chunk);
+    chunk = ((size + chunks - 1) / chunks + 7) / 8 * 8;
+    chunks = (size + chunk - 1) / chunk;
+  }
   std::string s = "#pragma omp parallel for schedule(static) if(" + num(outer * size) +
                   " >= " + num(o.parallel_threshold) + ")\n";
-  s += "  for (int64_t o = 0; o < " + num(outer) + "; ++o) {\n";
-  s += unflatten(k.ranges, n - 1, "x", "o");
+  std::string lo = "0", hi = num(size);
+  if (chunks == 1) {
+    s += "  for (int64_t o = 0; o < " + num(outer) + "; ++o) {\n";
+    s += unflatten(k.ranges, n - 1, "x", "o");
+  } else {
+    s += "  for (int64_t oc = 0; oc < " + num(outer * chunks) + "; ++oc) {\n";
+    s += "    const int64_t o = oc / " + num(chunks) + ";\n";
+    s += "    const int64_t lo = (oc % " + num(chunks) + ") * " + num(chunk) +
+         ", hi = krt::imin(lo + " + num(chunk) + ", " + num(size) + ");\n";
+    s += unflatten(k.ranges, n - 1, "x", "o");
+    lo = "lo";
+    hi = "hi";
+  }
   s += "    auto body = [&](auto lanes, int64_t " + inner +
        ") __attribute__((always_inline)) {\n      using L = decltype(lanes);\n";
   s += body_lines(k, ops, {inner, false}, "      ");
   s += "    };\n";
-  s += "    int64_t " + inner + " = 0;\n";
-  s += "    for (; " + inner + " + krt::kLanes <= " + num(size) + "; " + inner +
+  s += "    int64_t " + inner + " = " + lo + ";\n";
+  s += "    for (; " + inner + " + krt::kLanes <= " + hi + "; " + inner +
        " += krt::kLanes) body(krt::L8{}, " + inner + ");\n";
-  s += "    for (; " + inner + " < " + num(size) + "; ++" + inner + ") body(krt::L1{}, " + inner +
-       ");\n";
+  s += "    for (; " + inner + " < " + hi + "; ++" + inner + ") body(krt::L1{}, " + inner + ");\n";
   return s + "  }\n";
 }
 
@@ -105,7 +125,7 @@ ReductionPlan plan_reduction(const kir::Kernel& k) {
       p.reduces.push_back(&op);
       p.pre.push_back(&op);
       after.insert(op.id);
-      static const std::set<std::string> lanewise = {"sum", "prod", "max", "min", "any"};
+      static const std::set<std::string> lanewise = {"sum", "prod", "max", "min", "any", "welford"};
       p.vectorized = p.vectorized && lanewise.contains(op.name);
     } else if (depends(after, op)) {
       if (op.id >= 0) after.insert(op.id);

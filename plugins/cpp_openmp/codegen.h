@@ -18,6 +18,8 @@ struct CodegenOptions {
   // A reduction with fewer rows than threads splits its reduced range across threads
   // once it is at least this long.
   int64_t split_threshold = int64_t{1} << 14;
+  // A pointwise kernel with few rows cuts its inner dim into chunks no shorter than this.
+  int64_t min_inner_chunk = 4096;
 };
 
 // Throws std::runtime_error naming the kernel and the reason when a kernel cannot be generated.

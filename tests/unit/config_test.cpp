@@ -40,6 +40,7 @@ devices: [cuda:0, cpu:0]
 selection: ptx
 autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
+schedule: { fusion: false, max_readers: 2, max_inline_ops: 9 }
 log: { level: warn, components: { sched: debug } }
 debug_dir: dumps
 plugin_path: [/opt/kiln/plugins, extra]
@@ -58,6 +59,7 @@ plugin_path: [/opt/kiln/plugins, extra]
   EXPECT_EQ(options->selection, (Selection{SelectionMode::Plugin, "ptx"}));
   EXPECT_EQ(options->autotune, (AutotuneOptions{KernelTuning::Exhaustive, 1, 5}));
   EXPECT_EQ(options->cache, (CacheOptions{false, "/home/tester/kc", 10}));
+  EXPECT_EQ(options->schedule, (ScheduleOptions{false, 2, 9}));
   EXPECT_EQ(options->log.default_level, LogLevel::Warn);
   EXPECT_EQ(options->log.for_component("sched"), LogLevel::Debug);
   EXPECT_EQ(options->debug_dir, "/etc/kiln/dumps");
@@ -90,6 +92,9 @@ TEST(Config, WrongTypes) {
               HasSubstr("test.yaml:1:19: 'autotune.reps' must be an integer"));
   EXPECT_THAT(error_of("plugins: cpp_openmp\n"),
               HasSubstr("test.yaml:1:10: 'plugins' must be a list"));
+  EXPECT_THAT(error_of("schedule: { fusion: 2 }\n"),
+              HasSubstr("test.yaml:1:21: 'schedule.fusion' must be true or false"));
+  EXPECT_THAT(error_of("schedule: { fuse: true }\n"), HasSubstr("unknown key 'schedule.fuse'"));
   EXPECT_THAT(error_of("cache: { enabled: maybe }\n"),
               HasSubstr("test.yaml:1:19: 'cache.enabled' must be true or false"));
   EXPECT_THAT(error_of("devices: [gpu]\n"),

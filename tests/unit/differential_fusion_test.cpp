@@ -69,6 +69,18 @@ TEST_F(CompiledFusion, HalfPrecisionProducersKeepTheirRounding) {
   }
 }
 
+TEST_F(CompiledFusion, FewLongRowsCutTheInnerDimIntoChunks) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {100003}));
+  const ValueRef y = input(b, "y", TensorType::contiguous(DType::F32, {3, 50001}));
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {2, 40009}));
+  output_of(b, "one_dim", "aten.sin.default", {b.op("aten.cos.default", {x})});
+  output_of(b, "rows", "aten.mul.Tensor", {b.op("aten.exp.default", {y}), 0.5});
+  output_of(b, "half", "aten.add.Tensor", {h, 1.0});
+  output_of(b, "var", "aten.var.correction", {y, ints{-1}}, {{"correction", int64_t{1}}});
+  check(b);
+}
+
 TEST_F(CompiledFusion, ManyReadersKeepTheProducerAsABuffer) {
   GraphBuilder b = builder();
   const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 7}));

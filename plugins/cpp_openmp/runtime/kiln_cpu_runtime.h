@@ -653,10 +653,13 @@ struct Acc {
   }
 };
 
-// 8 lanes of sum/prod/max/min/any at once; lanes fold into a scalar Acc at the end.
+// 8 lanes of sum/prod/max/min/any/welford at once; lanes fold into a scalar Acc at the end.
+// Welford lanes all see the same count, so the division is by one broadcast value.
 template <Red K, class T>
 struct AccV {
   V<T> v = splat<L8, T>(Acc<K, T>().v);
+  V<T> mean = splat<L8, T>(T(0)), m2 = splat<L8, T>(T(0));
+  T count = 0;
   KRT_INLINE void add(V<T> x) {
     if constexpr (K == kSum)
       v += x;
@@ -666,12 +669,27 @@ struct AccV {
       v = f_max(v, x);
     else if constexpr (K == kMin)
       v = f_min(v, x);
-    else
+    else if constexpr (K == kWelford) {
+      count += 1;
+      const V<T> d = x - mean;
+      mean += d / splat<L8, T>(count);
+      m2 += d * (x - mean);
+    } else
       v = v | x;
   }
   KRT_INLINE void fold_into(Acc<K, T>& a) const {
     Acc<K, T> lanes;
-    for (int i = 0; i < kLanes; ++i) lanes.add(v[i], 0);
+    for (int i = 0; i < kLanes; ++i) {
+      if constexpr (K == kWelford) {
+        Acc<K, T> lane;
+        lane.mean = mean[i];
+        lane.m2 = m2[i];
+        lane.count = count;
+        lanes.merge(lane);
+      } else {
+        lanes.add(v[i], 0);
+      }
+    }
     Acc<K, T> tail = a;
     a = lanes;
     a.merge(tail);
