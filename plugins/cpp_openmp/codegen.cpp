@@ -54,6 +54,50 @@ std::string body_lines(const kir::Kernel& k, const std::vector<const kir::Op*>& 
   return s;
 }
 
+// `line` for copy `j` of a group: every SSA name vN becomes vN_j and the inner variable
+// moves j vectors along.
+std::string group_copy(const std::string& line, int j, const std::string& inner) {
+  std::string out;
+  size_t i = 0;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  while (i < line.size()) {
+    if (!ident(line[i])) {
+      out += line[i++];
+      continue;
+    }
+    size_t e = i;
+    while (e < line.size() && ident(line[e])) ++e;
+    const std::string tok = line.substr(i, e - i);
+    const bool ssa = tok.size() > 1 && tok[0] == 'v' &&
+                     tok.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (ssa) {
+      out += tok + "_" + std::to_string(j);
+    } else if (tok == inner) {
+      out += "(" + inner + " + " + std::to_string(j) + " * krt::kLanes)";
+    } else {
+      out += tok;
+    }
+    i = e;
+  }
+  return out;
+}
+
+// The body over kGroup consecutive vectors, op by op across them: independent work sits
+// side by side, so a chain of opaque calls (Sleef) does not serialize one vector at a time.
+constexpr int kGroup = 4;
+constexpr size_t kMaxGroupedOps = 32;
+
+std::string grouped_body(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
+                         const std::string& inner) {
+  std::string s = "    auto group = [&](int64_t " + inner +
+                  ") __attribute__((always_inline)) {\n      using L = krt::L8;\n";
+  for (const kir::Op* op : ops) {
+    const std::string line = op_c(k, *op, {inner, false});
+    for (int j = 0; j < kGroup; ++j) s += "      " + group_copy(line, j, inner) + "\n";
+  }
+  return s + "    };\n";
+}
+
 std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   std::vector<const kir::Op*> ops;
   for (const auto& op : k.body) ops.push_back(&op);
@@ -91,7 +135,13 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
        ") __attribute__((always_inline)) {\n      using L = decltype(lanes);\n";
   s += body_lines(k, ops, {inner, false}, "      ");
   s += "    };\n";
+  const bool grouped = ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
+  if (grouped) s += grouped_body(k, ops, inner);
   s += "    int64_t " + inner + " = " + lo + ";\n";
+  if (grouped) {
+    s += "    for (; " + inner + " + " + std::to_string(kGroup) + " * krt::kLanes <= " + hi + "; " +
+         inner + " += " + std::to_string(kGroup) + " * krt::kLanes) group(" + inner + ");\n";
+  }
   s += "    for (; " + inner + " + krt::kLanes <= " + hi + "; " + inner +
        " += krt::kLanes) body(krt::L8{}, " + inner + ");\n";
   s += "    for (; " + inner + " < " + hi + "; ++" + inner + ") body(krt::L1{}, " + inner + ");\n";
