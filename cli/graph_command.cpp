@@ -202,7 +202,10 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
 }
 
 // `kiln compile --emit`: the graph through decomposition and lowering, printed at one stage.
-int emit(const GraphFlags& flags) {
+int emit(const GraphFlags& flags, const CommonFlags& common) {
+  auto session = open_session(common.config);
+  if (!session) return report(session.error());
+  const ScheduleOptions& schedule = session->options.schedule;
   auto registry = OpRegistry::create();
   if (!registry) return report(registry.error());
   auto graph = open_graph(flags, *registry, false);
@@ -219,7 +222,9 @@ int emit(const GraphFlags& flags) {
     fmt::print("{}", print_loop_program(lowered->program));
     return kExitOk;
   }
-  inline_pointwise(lowered->program);
+  if (schedule.fusion) {
+    inline_pointwise(lowered->program, inline_options(schedule));
+  }
   if (flags.emit == "loopir") {
     fmt::print("{}", print_loop_program(lowered->program));
     return kExitOk;
@@ -268,7 +273,7 @@ void add_graph_commands(CLI::App& app, const CommonFlags& common, int& exit_code
                    "the stage to print: graph (decomposed), loopir-unfused (one kernel per node), "
                    "loopir (after fusion), or kir (the default)")
       ->check(CLI::IsMember({"graph", "loopir-unfused", "loopir", "kir"}));
-  compile_cmd->callback([flags, &exit_code] { exit_code = emit(*flags); });
+  compile_cmd->callback([flags, &common, &exit_code] { exit_code = emit(*flags, common); });
 }
 
 }  // namespace kiln::cli

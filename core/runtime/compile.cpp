@@ -183,9 +183,7 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
     log->info("no kernel for {}: it runs on the host oracle", f);
   dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(parts->program));
   if (schedule.fusion) {
-    const InlineReport r = inline_pointwise(
-        parts->program,
-        {static_cast<int>(schedule.max_readers), static_cast<int>(schedule.max_inline_ops)});
+    const InlineReport r = inline_pointwise(parts->program, inline_options(schedule));
     parts->stats.inlined = r.inlined;
     for (const auto& k : r.kept) log->debug("kept as a buffer: {}", k);
   }

@@ -57,8 +57,16 @@ std::string inline_blocker(const LoopProgram& prog, size_t pi, const InlineOptio
     return "stores out of loop order";
   for (const LoopOp& op : p.body)
     if (op.kind == LoopOpKind::Load && op.buffer == b) return "reads its own output";
-  const bool indirect = std::any_of(p.body.begin(), p.body.end(), [](const LoopOp& op) {
-    return op.kind == LoopOpKind::CheckIndex;
+  // An index check must see every element, as the unfused kernel does: a reader that reads
+  // part of the buffer would let an out-of-range index elsewhere pass silently.
+  for (const LoopOp& op : p.body)
+    if (op.kind == LoopOpKind::CheckIndex) return "checks indices";
+  // Integer division, modulo and power fail on some operands; under a masked read the
+  // masked-off lanes compute on placeholder values and must not fail the launch.
+  const bool can_fail = std::any_of(p.body.begin(), p.body.end(), [](const LoopOp& op) {
+    return op.kind == LoopOpKind::Math && !is_floating(op.dtype) &&
+           (op.name == "floordiv" || op.name == "truncdiv" || op.name == "mod" ||
+            op.name == "fmod" || op.name == "pow");
   });
   int readers = 0;
   for (size_t k = 0; k < prog.kernels.size(); ++k) {
@@ -69,10 +77,9 @@ std::string inline_blocker(const LoopProgram& prog, size_t pi, const InlineOptio
     if (std::find(reads.begin(), reads.end(), b) == reads.end()) continue;
     if (prog.kernels[k].kind == LoopKernelKind::Extern) return "read by a library call";
     if (k < pi) return "read before it is written";
-    // A masked-off lane would check an index it never uses, and could fail the launch.
     for (const LoopOp& op : prog.kernels[k].body)
-      if (indirect && op.kind == LoopOpKind::Load && op.buffer == b && op.mask >= 0)
-        return "indirect loads under a masked read";
+      if (can_fail && op.kind == LoopOpKind::Load && op.buffer == b && op.mask >= 0)
+        return "integer division under a masked read";
     ++readers;
   }
   if (readers == 0) return "no readers";
@@ -206,6 +213,11 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
 }
 
 }  // namespace
+
+InlineOptions inline_options(const ScheduleOptions& schedule) {
+  const auto clamp = [](int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, 0, 1 << 20)); };
+  return {clamp(schedule.max_readers), clamp(schedule.max_inline_ops)};
+}
 
 InlineReport inline_pointwise(LoopProgram& prog, const InlineOptions& options) {
   InlineReport report;

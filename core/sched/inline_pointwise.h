@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/options.h"
 #include "core/lower/loop_ir.h"
 
 namespace kiln {
@@ -18,6 +19,9 @@ struct InlineOptions {
   int max_readers = 4;
   int max_body_ops = 64;
 };
+
+// The limits a config's `schedule:` section sets (clamped: past a million means no limit).
+InlineOptions inline_options(const ScheduleOptions& schedule);
 
 struct InlineReport {
   int inlined = 0;                // producers folded away

@@ -111,12 +111,13 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   // into chunks of whole vectors, and the parallel loop runs over rows x chunks.
   const int64_t want = 4 * static_cast<int64_t>(std::max(o.threads, 1));
   int64_t chunks = 1, chunk = size;
-  if (outer < want && size >= 2 * o.min_inner_chunk) {
+  if (outer > 0 && outer < want && size >= 2 * o.min_inner_chunk) {
     chunks = std::min((want + outer - 1) / outer, size / o.min_inner_chunk);
     chunk = ((size + chunks - 1) / chunks + 7) / 8 * 8;
     chunks = (size + chunk - 1) / chunk;
   }
-  std::string s = "#pragma omp parallel for schedule(static) if(" + num(outer * size) +
+  std::string s = "#pragma omp parallel for schedule(static) num_threads(" +
+                  std::to_string(std::max(o.threads, 1)) + ") if(" + num(outer * size) +
                   " >= " + num(o.parallel_threshold) + ")\n";
   std::string lo = "0", hi = num(size);
   if (chunks == 1) {
@@ -284,7 +285,8 @@ std::string reduction(const kir::Kernel& k, const CodegenOptions& o) {
   const bool split = o.threads > 1 && rows < o.threads && rsize >= o.split_threshold;
   std::string s;
   if (!split) {
-    s += "#pragma omp parallel for schedule(static) if(" + num(rows * rsize) +
+    s += "#pragma omp parallel for schedule(static) num_threads(" +
+         std::to_string(std::max(o.threads, 1)) + ") if(" + num(rows * rsize) +
          " >= " + num(o.parallel_threshold) + ")\n";
     s += "  for (int64_t o = 0; o < " + num(rows) + "; ++o) {\n";
     s += unflatten(k.ranges, n, "x", "o");

@@ -10,6 +10,7 @@
 #include "core/lower/lower_graph.h"
 #include "core/ops/op_registry.h"
 #include "core/passes/decompose.h"
+#include "core/sched/inline_pointwise.h"
 #include "kiln/kir.hpp"
 
 namespace kiln::test {
@@ -85,6 +86,7 @@ TEST(KirText, ExampleKernelsRoundTripCanonically) {
     ASSERT_TRUE(primitive) << primitive.error().to_string();
     auto lowered = lower_graph(*primitive);
     ASSERT_TRUE(lowered) << lowered.error().to_string();
+    inline_pointwise(lowered->program);  // the fused kernels the core emits
     std::vector<kir::Kernel> kernels;
     for (const LoopKernel& k : lowered->program.kernels)
       if (k.kind != LoopKernelKind::Extern) kernels.push_back(emit_kir(k, lowered->program).kernel);
