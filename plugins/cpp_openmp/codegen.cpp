@@ -98,6 +98,18 @@ std::string grouped_body(const kir::Kernel& k, const std::vector<const kir::Op*>
   return s + "    };\n";
 }
 
+constexpr int64_t kTileRows = 32;
+constexpr int64_t kTileCols = 64;
+
+bool strided_inner_load(const kir::Kernel& k, const std::string& inner) {
+  for (const auto& op : k.body) {
+    if (op.kind != OpKind::Load) continue;
+    const auto c = coefficient(op.index, inner);
+    if (c && *c != 0 && *c != 1 && *c != -1) return true;
+  }
+  return false;
+}
+
 std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   std::vector<const kir::Op*> ops;
   for (const auto& op : k.body) ops.push_back(&op);
@@ -120,7 +132,26 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
                   std::to_string(std::max(o.threads, 1)) + ") if(" + num(outer * size) +
                   " >= " + num(o.parallel_threshold) + ")\n";
   std::string lo = "0", hi = num(size);
-  if (chunks == 1) {
+  // A load that walks memory with a stride along the inner dim (a transpose) touches a new
+  // cache line and page per lane: walk rows x cols in tiles instead, so a tile's lines and
+  // pages are reused across its rows.
+  const bool tiled = chunks == 1 && n >= 2 && k.ranges[n - 2] > 1 && strided_inner_load(k, inner);
+  const std::string row = n >= 2 ? "x" + std::to_string(n - 2) : "";
+  if (tiled) {
+    const int64_t rows = k.ranges[n - 2], rest = product(k.ranges, 0, n - 2);
+    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+    const int64_t col_tiles = (size + kTileCols - 1) / kTileCols;
+    s += "  for (int64_t t = 0; t < " + num(rest * row_tiles * col_tiles) + "; ++t) {\n";
+    s += "    const int64_t o = t / " + num(row_tiles * col_tiles) + ";\n";
+    s += "    const int64_t rb = (t / " + num(col_tiles) + ") % " + num(row_tiles) + ", cb = t % " +
+         num(col_tiles) + ";\n";
+    s += unflatten(k.ranges, n - 2, "x", "o");
+    s += "    const int64_t lo = cb * " + num(kTileCols) + ", hi = krt::imin(lo + " +
+         num(kTileCols) + ", " + num(size) + ");\n";
+    s += "    int64_t " + row + " = 0;\n";
+    lo = "lo";
+    hi = "hi";
+  } else if (chunks == 1) {
     s += "  for (int64_t o = 0; o < " + num(outer) + "; ++o) {\n";
     s += unflatten(k.ranges, n - 1, "x", "o");
   } else {
@@ -138,6 +169,11 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   s += "    };\n";
   const bool grouped = ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
   if (grouped) s += grouped_body(k, ops, inner);
+  if (tiled) {
+    s += "    for (" + row + " = rb * " + num(kTileRows) + "; " + row + " < krt::imin(rb * " +
+         num(kTileRows) + " + " + num(kTileRows) + ", " + num(k.ranges[n - 2]) + "); ++" + row +
+         ") {\n";
+  }
   s += "    int64_t " + inner + " = " + lo + ";\n";
   if (grouped) {
     s += "    for (; " + inner + " + " + std::to_string(kGroup) + " * krt::kLanes <= " + hi + "; " +
@@ -146,6 +182,7 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   s += "    for (; " + inner + " + krt::kLanes <= " + hi + "; " + inner +
        " += krt::kLanes) body(krt::L8{}, " + inner + ");\n";
   s += "    for (; " + inner + " < " + hi + "; ++" + inner + ") body(krt::L1{}, " + inner + ");\n";
+  if (tiled) s += "    }\n";
   return s + "  }\n";
 }
 

@@ -118,6 +118,19 @@ TEST_F(CompiledFusion, FewLongRowsCutTheInnerDimIntoChunks) {
   check(b);
 }
 
+TEST_F(CompiledFusion, TransposedReadsWalkInTilesWithPartialEdges) {
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(DType::F32, {70, 130}));
+  const ValueRef at = input(b, "at", TensorType::contiguous(DType::F32, {130, 70}));
+  const ValueRef c = input(b, "c", TensorType::contiguous(DType::F16, {3, 41, 67}));
+  output_of(b, "a_plus_at", "aten.add.Tensor", {a, b.op("aten.permute.default", {at, ints{1, 0}})});
+  output_of(b, "self_transpose", "aten.add.Tensor",
+            {at, b.op("aten.permute.default", {b.op("aten.exp.default", {a}), ints{1, 0}})});
+  output_of(b, "batched", "aten.mul.Tensor",
+            {b.op("aten.permute.default", {c, ints{0, 2, 1}}), 2.0});
+  check(b);
+}
+
 TEST_F(CompiledFusion, ManyReadersKeepTheProducerAsABuffer) {
   GraphBuilder b = builder();
   const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 7}));
