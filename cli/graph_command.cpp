@@ -6,6 +6,7 @@
 
 #include "cli/cli_session.h"
 #include "cli/commands.h"
+#include "cli/explain.h"
 #include "core/graph/graph_dump.h"
 #include "core/graph/graph_json.h"
 #include "core/graph/safetensors.h"
@@ -30,6 +31,7 @@ struct GraphFlags {
   std::string save_outputs;
   std::string backend = "config";
   bool check = false;
+  bool explain = false;
   int bench = 0;
   uint64_t seed = 0;
   bool decomposed = false;
@@ -154,9 +156,9 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   auto inputs = gather_inputs(*graph, flags);
   if (!inputs) return report(inputs.error());
   if (flags.backend == "reference") {
-    if (flags.check || flags.bench > 0)
+    if (flags.check || flags.bench > 0 || flags.explain)
       return report(
-          Error::user("--check and --bench compare a compiled run with the reference; drop "
+          Error::user("--check, --bench and --explain are about a compiled run; drop "
                       "--backend reference"));
     return run_reference(*graph, *inputs, flags);
   }
@@ -171,6 +173,7 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
              st.kernels, st.externs, st.host_steps, st.inlined,
              st.cache_hit ? " (kernel cache hit)"
                           : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
+  if (flags.explain) print_explain(*graph, *compiled);
   // With --check, poisoned outputs expose any element a kernel forgets to write.
   RunOptions run_options;
   run_options.poison = flags.check;
@@ -260,6 +263,8 @@ void add_graph_commands(CLI::App& app, const CommonFlags& common, int& exit_code
                       "a plugin name, or reference (the interpreter)");
   run_cmd->add_flag("--check", flags->check,
                     "compare every output with the reference interpreter; exit 1 on mismatch");
+  run_cmd->add_flag("--explain", flags->explain,
+                    "print what the scheduler did: kernels, inlining, bytes moved vs unfused");
   run_cmd->add_option("--bench", flags->bench, "time N runs and print the median")
       ->check(CLI::Range(1, 1000000));
   run_cmd->add_option("--seed", flags->seed, "seed of the random inputs");

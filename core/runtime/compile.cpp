@@ -15,6 +15,7 @@
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/sched/inline_pointwise.h"
+#include "core/sched/program_bytes.h"
 
 namespace kiln {
 namespace {
@@ -182,11 +183,14 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   for (const auto& f : lowered->fallbacks)
     log->info("no kernel for {}: it runs on the host oracle", f);
   dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(parts->program));
+  parts->stats.bytes_unfused = program_bytes(parts->program);
   if (schedule.fusion) {
-    const InlineReport r = inline_pointwise(parts->program, inline_options(schedule));
+    InlineReport r = inline_pointwise(parts->program, inline_options(schedule));
     parts->stats.inlined = r.inlined;
     for (const auto& k : r.kept) log->debug("kept as a buffer: {}", k);
+    parts->stats.kept = std::move(r.kept);
   }
+  parts->stats.bytes_fused = program_bytes(parts->program);
   dump(debug_dir, graph.name + ".loopir", print_loop_program(parts->program));
 
   std::vector<kir::Kernel> batch;
