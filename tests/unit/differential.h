@@ -60,6 +60,14 @@ class Differential : public ::testing::Test {
   uint64_t seed_ = 0;
 };
 
+// Names a dtype-parameterized instance after its dtype ("f32").
+struct DTypeName {
+  template <class Info>
+  std::string operator()(const Info& instance) const {
+    return std::string(dtype_name(instance.param));
+  }
+};
+
 // out = op(args...) named `label`, added as a graph output.
 void output_of(GraphBuilder& b, const std::string& label, const std::string& op,
                std::vector<ArgValue> args, const Kwargs& kwargs = {});

@@ -70,9 +70,7 @@ TEST_P(CompiledDataMovement, CatPadRepeatAndCreation) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledDataMovement,
                          ::testing::Values(DType::F32, DType::F16, DType::I64, DType::Bool),
-                         [](const auto& instance) {
-                           return std::string(dtype_name(instance.param));
-                         });
+                         DTypeName());
 
 using CompiledIndexing = Differential;
 

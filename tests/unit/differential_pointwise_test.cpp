@@ -8,6 +8,20 @@
 namespace kiln::test {
 namespace {
 
+// sub, mul, every division and modulo (divisor q), maximum and minimum of a and c.
+void binary_arithmetic(GraphBuilder& b, ValueRef a, ValueRef c, ValueRef q) {
+  output_of(b, "sub", "aten.sub.Tensor", {a, c});
+  output_of(b, "mul", "aten.mul.Tensor", {a, c});
+  output_of(b, "div", "aten.div.Tensor", {a, q});
+  output_of(b, "div_floor", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "floor"}});
+  output_of(b, "div_trunc", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "trunc"}});
+  output_of(b, "floor_divide", "aten.floor_divide.default", {a, q});
+  output_of(b, "fmod", "aten.fmod.Tensor", {a, q});
+  output_of(b, "remainder", "aten.remainder.Tensor", {a, q});
+  output_of(b, "maximum", "aten.maximum.default", {a, c});
+  output_of(b, "minimum", "aten.minimum.default", {a, c});
+}
+
 class CompiledPointwiseFloat : public Differential, public ::testing::WithParamInterface<DType> {};
 
 TEST_P(CompiledPointwiseFloat, UnaryOpsOnContiguousTransposedAndSlicedInputs) {
@@ -54,16 +68,7 @@ TEST_P(CompiledPointwiseFloat, BinaryOpsBroadcastAndWrappedScalars) {
   output_of(b, "add", "aten.add.Tensor", {a, c}, {{"alpha", 2.0}});
   output_of(b, "add_t", "aten.add.Tensor", {a, ct});
   output_of(b, "add_0d", "aten.add.Tensor", {a, s0});
-  output_of(b, "sub", "aten.sub.Tensor", {a, c});
-  output_of(b, "mul", "aten.mul.Tensor", {a, c});
-  output_of(b, "div", "aten.div.Tensor", {a, q});
-  output_of(b, "div_floor", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "floor"}});
-  output_of(b, "div_trunc", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "trunc"}});
-  output_of(b, "floor_divide", "aten.floor_divide.default", {a, q});
-  output_of(b, "fmod", "aten.fmod.Tensor", {a, q});
-  output_of(b, "remainder", "aten.remainder.Tensor", {a, q});
-  output_of(b, "maximum", "aten.maximum.default", {a, c});
-  output_of(b, "minimum", "aten.minimum.default", {a, c});
+  binary_arithmetic(b, a, c, q);
   output_of(b, "pow", "aten.pow.Tensor_Tensor", {pos, c});
   output_of(b, "pow_2", "aten.pow.Tensor_Scalar", {a, 2.0});
   output_of(b, "pow_s", "aten.pow.Scalar", {1.5, c});
@@ -88,9 +93,7 @@ TEST_P(CompiledPointwiseFloat, BinaryOpsBroadcastAndWrappedScalars) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseFloat,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
-                         [](const auto& instance) {
-                           return std::string(dtype_name(instance.param));
-                         });
+                         DTypeName());
 
 class CompiledPointwiseInt : public Differential, public ::testing::WithParamInterface<DType> {};
 
@@ -105,16 +108,7 @@ TEST_P(CompiledPointwiseInt, ArithmeticBitwiseAndComparisons) {
   const ValueRef at = input(b, "at", TensorType{d, {5, 1, 11}, {1, 1, 5}}, values);
   output_of(b, "add", "aten.add.Tensor", {a, c}, {{"alpha", int64_t{3}}});
   output_of(b, "add_t", "aten.add.Tensor", {at, c});
-  output_of(b, "sub", "aten.sub.Tensor", {a, c});
-  output_of(b, "mul", "aten.mul.Tensor", {a, c});
-  output_of(b, "div_true", "aten.div.Tensor", {a, q});
-  output_of(b, "div_floor", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "floor"}});
-  output_of(b, "div_trunc", "aten.div.Tensor_mode", {a, q}, {{"rounding_mode", "trunc"}});
-  output_of(b, "floor_divide", "aten.floor_divide.default", {a, q});
-  output_of(b, "fmod", "aten.fmod.Tensor", {a, q});
-  output_of(b, "remainder", "aten.remainder.Tensor", {a, q});
-  output_of(b, "maximum", "aten.maximum.default", {a, c});
-  output_of(b, "minimum", "aten.minimum.default", {a, c});
+  binary_arithmetic(b, a, c, q);
   output_of(b, "pow", "aten.pow.Tensor_Scalar", {a, 2});
   for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"})
     output_of(b, op, std::string("aten.") + op + ".Tensor", {a, c});
@@ -133,9 +127,7 @@ TEST_P(CompiledPointwiseInt, ArithmeticBitwiseAndComparisons) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseInt,
                          ::testing::Values(DType::I8, DType::U8, DType::I16, DType::I32,
                                            DType::I64),
-                         [](const auto& instance) {
-                           return std::string(dtype_name(instance.param));
-                         });
+                         DTypeName());
 
 using CompiledPointwiseMixed = Differential;
 

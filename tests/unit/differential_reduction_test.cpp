@@ -44,9 +44,7 @@ TEST_P(CompiledReductionFloat, EveryKindOverInnerOuterAndSeveralDims) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledReductionFloat,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
-                         [](const auto& instance) {
-                           return std::string(dtype_name(instance.param));
-                         });
+                         DTypeName());
 
 class CompiledReductionInt : public Differential, public ::testing::WithParamInterface<DType> {};
 
@@ -66,9 +64,7 @@ TEST_P(CompiledReductionInt, SumExtremaAndArgExtremaAreExact) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledReductionInt,
                          ::testing::Values(DType::U8, DType::I16, DType::I32, DType::I64),
-                         [](const auto& instance) {
-                           return std::string(dtype_name(instance.param));
-                         });
+                         DTypeName());
 
 using CompiledReductionShapes = Differential;
 
