@@ -26,6 +26,8 @@ void print_explain(const Graph& graph, const CompiledGraph& compiled) {
   fmt::print(
       "explain: {} pointwise producers inlined; kernels move {} (unfused {}, {:.0f}% less)\n",
       st.inlined, mib(st.bytes_fused), mib(st.bytes_unfused), saved);
+  fmt::print("explain: temporaries in one arena of {} (naive, each its own allocation: {})\n",
+             mib(st.arena_bytes), mib(st.naive_bytes));
   // Why the pointwise producers that remain were not inlined, by reason.
   std::map<std::string, std::vector<std::string>> by_reason;
   for (const std::string& k : st.kept) {

@@ -11,6 +11,7 @@
 #include "core/kir/kir_hash.h"
 #include "core/lower/loop_ir_print.h"
 #include "core/lower/lower_graph.h"
+#include "core/memory/memory_plan.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/plugin_loader.h"
@@ -101,6 +102,37 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
     p.stats.externs += s.kind == PlanStep::Kind::Extern;
     p.stats.host_steps += s.kind == PlanStep::Kind::Host;
   }
+}
+
+// Lifetimes of the temporaries over the plan (an output lives to the end, when it is read
+// back), and their places in one arena.
+Status plan_arena(CompiledGraph::Parts& p) {
+  const LoopProgram& prog = p.program;
+  std::vector<int> first(prog.buffers.size(), -1), last(prog.buffers.size(), -1);
+  const int end = static_cast<int>(p.plan.size());
+  for (int i = 0; i < end; ++i) {
+    const PlanStep& s = p.plan[static_cast<size_t>(i)];
+    if (s.kind == PlanStep::Kind::Allocate) first[static_cast<size_t>(s.buffer)] = i;
+    if (s.kind == PlanStep::Kind::Free) last[static_cast<size_t>(s.buffer)] = i;
+  }
+  std::vector<BufferLifetime> lifetimes;
+  std::vector<int> which;
+  for (size_t b = 0; b < prog.buffers.size(); ++b) {
+    if (first[b] < 0) continue;
+    lifetimes.push_back({buffer_bytes(prog.buffers[b]), first[b], last[b] < 0 ? end : last[b]});
+    which.push_back(static_cast<int>(b));
+  }
+  const MemoryPlan plan = plan_memory(lifetimes);
+  // Checked every time: a wrong offset would corrupt results silently.
+  if (const std::string why = verify_memory_plan(lifetimes, plan); !why.empty())
+    return Error::internal("memory plan of '" + p.graph.name + "': " + why);
+  p.arena_offset.assign(prog.buffers.size(), -1);
+  for (size_t i = 0; i < which.size(); ++i)
+    p.arena_offset[static_cast<size_t>(which[i])] = plan.offsets[i];
+  p.arena_bytes = plan.arena_bytes;
+  p.stats.arena_bytes = plan.arena_bytes;
+  p.stats.naive_bytes = plan.naive_bytes;
+  return Ok{};
 }
 
 Result<std::string> compile_batch(const Plugin& plugin, uint32_t device, const std::string& text,
@@ -195,6 +227,7 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
 
   std::vector<kir::Kernel> batch;
   build_plan(*parts, extern_names(*plugin), batch);
+  if (auto s = plan_arena(*parts); !s) return std::move(s).error();
   parts->kir_text = kir::print(batch);
   dump(debug_dir, graph.name + ".kir", parts->kir_text);
   if (!batch.empty()) {

@@ -42,6 +42,17 @@ class Runner {
  public:
   explicit Runner(const CompiledGraph::Parts& p) : p_(p), buffers_(p.program.buffers.size()) {}
 
+  // The arena of temporaries; with `poison`, every byte 0xFF before the first step.
+  Status open_arena(bool poison) {
+    auto arena = DeviceBuffer::allocate(
+        p_.plugin, p_.device, static_cast<uint64_t>(std::max<int64_t>(p_.arena_bytes, 1)));
+    if (!arena) return std::move(arena).error().with_context("allocating the arena");
+    arena_ = std::move(*arena);
+    if (!poison) return Ok{};
+    const std::vector<std::byte> junk(static_cast<size_t>(arena_->size()), std::byte{0xFF});
+    return arena_->upload(junk);
+  }
+
   Status upload_inputs(const std::vector<HostTensor>& inputs) {
     const Graph& g = p_.graph;
     if (inputs.size() != g.inputs.size()) {
@@ -69,8 +80,18 @@ class Runner {
     return Ok{};
   }
 
+  int64_t arena_offset(int b) const {
+    return p_.arena_offset.empty() ? -1 : p_.arena_offset.at(static_cast<size_t>(b));
+  }
+
   Status allocate(int b, bool poison) {
     const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+    if (arena_offset(b) >= 0) {
+      // A slice of the arena: poisoned again, since a dead buffer left its bytes there.
+      if (!poison || buffer_bytes(lb) == 0) return Ok{};
+      const std::vector<std::byte> junk(static_cast<size_t>(buffer_bytes(lb)), std::byte{0xFF});
+      return arena_->upload_at(static_cast<uint64_t>(arena_offset(b)), junk);
+    }
     const auto bytes = static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1));
     auto buf = DeviceBuffer::allocate(p_.plugin, p_.device, bytes);
     if (!buf) return std::move(buf).error().with_context("allocating '" + lb.name + "'");
@@ -83,6 +104,7 @@ class Runner {
   }
 
   uint64_t address(int b) const {
+    if (arena_offset(b) >= 0) return arena_->address() + static_cast<uint64_t>(arena_offset(b));
     const auto& buf = buffers_.at(static_cast<size_t>(b));
     if (buf) return buf->address();
     const auto& r = p_.resident.at(static_cast<size_t>(b));
@@ -93,7 +115,9 @@ class Runner {
     const kiln_plugin_api& api = p_.plugin->api();
     switch (s.kind) {
       case PlanStep::Kind::Allocate:
-        if (keep_buffers && buffers_[static_cast<size_t>(s.buffer)]) return Ok{};
+        if (keep_buffers &&
+            (buffers_[static_cast<size_t>(s.buffer)] || arena_offset(s.buffer) >= 0))
+          return Ok{};
         return allocate(s.buffer, poison);
       case PlanStep::Kind::Free:
         if (!keep_buffers) buffers_[static_cast<size_t>(s.buffer)].reset();
@@ -149,7 +173,7 @@ class Runner {
       const int b = s.buffers.at(next + k);
       const HostTensor c = (*outs)[k].contiguous();
       if (c.numel() == 0) continue;
-      if (auto st = buffers_[static_cast<size_t>(b)]->upload(c.bytes()); !st) return st;
+      if (auto st = write(b, c.bytes()); !st) return st;
     }
     return Ok{};
   }
@@ -157,16 +181,29 @@ class Runner {
   Result<HostTensor> download(int b, const TensorType& type) const {
     const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
     std::vector<std::byte> bytes(static_cast<size_t>(buffer_bytes(lb)));
-    const auto& buf = buffers_.at(static_cast<size_t>(b));
-    const auto& res = p_.resident.at(static_cast<size_t>(b));
-    const DeviceBuffer* d = buf ? &*buf : res ? &*res : nullptr;
-    if (!d) return Error::internal("buffer '" + lb.name + "' is read before it exists");
     if (!bytes.empty()) {
-      std::vector<std::byte> all(d->size());
-      if (auto s = d->download(all); !s) return std::move(s).error();
-      std::memcpy(bytes.data(), all.data(), bytes.size());
+      if (arena_offset(b) >= 0) {
+        if (auto s = arena_->download_at(static_cast<uint64_t>(arena_offset(b)), bytes); !s)
+          return std::move(s).error();
+      } else {
+        const auto& buf = buffers_.at(static_cast<size_t>(b));
+        const auto& res = p_.resident.at(static_cast<size_t>(b));
+        const DeviceBuffer* d = buf ? &*buf : res ? &*res : nullptr;
+        if (!d) return Error::internal("buffer '" + lb.name + "' is read before it exists");
+        if (auto s = d->download_at(0, bytes); !s) return std::move(s).error();
+      }
     }
     return HostTensor::from_bytes(type.dtype, type.sizes, std::move(bytes));
+  }
+
+  // Host bytes into program buffer `b` (its own allocation or its arena slice).
+  Status write(int b, std::span<const std::byte> bytes) const {
+    if (arena_offset(b) >= 0)
+      return arena_->upload_at(static_cast<uint64_t>(arena_offset(b)), bytes);
+    const auto& buf = buffers_.at(static_cast<size_t>(b));
+    if (!buf)
+      return Error::internal("buffer " + std::to_string(b) + " is written before it exists");
+    return buf->upload_at(0, bytes);
   }
 
   Result<std::vector<HostTensor>> outputs() const {
@@ -183,6 +220,7 @@ class Runner {
  private:
   const CompiledGraph::Parts& p_;
   Buffers buffers_;
+  std::optional<DeviceBuffer> arena_;
 };
 
 }  // namespace
@@ -212,6 +250,7 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
                                                    const RunOptions& options) const {
   Runner r(*parts_);
   if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
+  if (auto s = r.open_arena(options.poison); !s) return std::move(s).error();
   for (const PlanStep& step : parts_->plan) {
     if (auto s = r.step(step, false, options.poison); !s) return std::move(s).error();
   }
@@ -222,6 +261,7 @@ Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTenso
                                                      int reps) const {
   Runner r(*parts_);
   if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
+  if (auto s = r.open_arena(false); !s) return std::move(s).error();
   std::vector<double> times;
   for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
     const auto start = std::chrono::steady_clock::now();

@@ -31,6 +31,8 @@ struct CompileStats {
   std::vector<std::string> kept;  // "kernel: why" for pointwise producers left as buffers
   int64_t bytes_unfused = 0;      // bytes the kernels move with one kernel per node
   int64_t bytes_fused = 0;        // ... and as scheduled
+  int64_t arena_bytes = 0;        // planned peak of temporaries (one arena)
+  int64_t naive_bytes = 0;        // the same with every temporary its own allocation
   bool cache_hit = false;         // the artifact came from the kernel cache
   double compile_ms = 0;          // plugin compile time (0 on a cache hit)
   std::vector<std::string> fallbacks;

@@ -12,6 +12,13 @@ Status check_size(uint64_t expected, size_t actual, const char* what) {
                          " bytes but the copy is " + std::to_string(actual) + " bytes");
 }
 
+Status check_range(uint64_t size, uint64_t offset, size_t bytes, const char* what) {
+  if (offset <= size && bytes <= size - offset) return Ok{};
+  return Error::internal(std::string(what) + ": bytes [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + bytes) + ") lie outside a buffer of " +
+                         std::to_string(size) + " bytes");
+}
+
 }  // namespace
 
 Result<DeviceBuffer> DeviceBuffer::allocate(std::shared_ptr<const Plugin> plugin, uint32_t device,
@@ -62,19 +69,29 @@ void DeviceBuffer::release() noexcept {
 
 Status DeviceBuffer::upload(std::span<const std::byte> host) const {
   if (auto s = check_size(size_, host.size(), "upload"); !s) return s;
+  return upload_at(0, host);
+}
+
+Status DeviceBuffer::upload_at(uint64_t offset, std::span<const std::byte> host) const {
+  if (auto s = check_range(size_, offset, host.size(), "upload"); !s) return s;
   const auto& api = plugin_->api();
   if (auto s = plugin_->require(api.copy_host_to_device, "copy_host_to_device"); !s) return s;
-  return plugin_->check(api.copy_host_to_device(plugin_->instance(), device_, nullptr, address_,
-                                                host.data(), host.size()),
+  return plugin_->check(api.copy_host_to_device(plugin_->instance(), device_, nullptr,
+                                                address_ + offset, host.data(), host.size()),
                         "copy_host_to_device");
 }
 
 Status DeviceBuffer::download(std::span<std::byte> host) const {
   if (auto s = check_size(size_, host.size(), "download"); !s) return s;
+  return download_at(0, host);
+}
+
+Status DeviceBuffer::download_at(uint64_t offset, std::span<std::byte> host) const {
+  if (auto s = check_range(size_, offset, host.size(), "download"); !s) return s;
   const auto& api = plugin_->api();
   if (auto s = plugin_->require(api.copy_device_to_host, "copy_device_to_host"); !s) return s;
   return plugin_->check(api.copy_device_to_host(plugin_->instance(), device_, nullptr, host.data(),
-                                                address_, host.size()),
+                                                address_ + offset, host.size()),
                         "copy_device_to_host");
 }
 

@@ -29,6 +29,9 @@ class DeviceBuffer {
   Status upload(std::span<const std::byte> host) const;
   Status download(std::span<std::byte> host) const;
   Status copy_from(const DeviceBuffer& source) const;
+  // The same for the bytes [offset, offset + host.size()) of the buffer (an arena slice).
+  Status upload_at(uint64_t offset, std::span<const std::byte> host) const;
+  Status download_at(uint64_t offset, std::span<std::byte> host) const;
 
  private:
   DeviceBuffer(std::shared_ptr<const Plugin> plugin, uint32_t device, uint64_t address,
