@@ -28,7 +28,9 @@ TEST_P(CompiledExamples, MatchTheReference) {
   EXPECT_EQ(st.host_steps, 0u);
   // The arena never needs more than separate allocations; the transformer block reuses.
   EXPECT_LE(st.arena_bytes, st.naive_bytes);
-  if (GetParam() == "transformer_block") EXPECT_LT(st.arena_bytes, st.naive_bytes);
+  if (GetParam() == "transformer_block") {
+    EXPECT_LT(st.arena_bytes, st.naive_bytes);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CompiledExamples,
