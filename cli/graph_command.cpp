@@ -15,11 +15,10 @@
 #include "core/interp/random_tensor.h"
 #include "core/kir/kir_emit.h"
 #include "core/lower/loop_ir_print.h"
-#include "core/lower/lower_graph.h"
 #include "core/ops/op_registry.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compile.h"
-#include "core/sched/inline_pointwise.h"
+#include "core/sched/schedule_graph.h"
 
 namespace kiln::cli {
 namespace {
@@ -208,34 +207,21 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
 int emit(const GraphFlags& flags, const CommonFlags& common) {
   auto session = open_session(common.config);
   if (!session) return report(session.error());
-  const ScheduleOptions& schedule = session->options.schedule;
   auto registry = OpRegistry::create();
   if (!registry) return report(registry.error());
   auto graph = open_graph(flags, *registry, false);
   if (!graph) return report(graph.error());
-  auto primitive = decompose(*graph, *registry, lowers_directly);
-  if (!primitive) return report(primitive.error());
+  auto scheduled = schedule_graph(*graph, *registry, session->options.schedule);
+  if (!scheduled) return report(scheduled.error());
   if (flags.emit == "graph") {
-    fmt::print("{}", dump_graph(*primitive));
-    return kExitOk;
+    fmt::print("{}", dump_graph(scheduled->graph));
+  } else if (flags.emit == "loopir-unfused") {
+    fmt::print("{}", print_loop_program(scheduled->unfused));
+  } else if (flags.emit == "loopir") {
+    fmt::print("{}", print_loop_program(scheduled->program));
+  } else {
+    fmt::print("{}", kir::print(emit_kir_kernels(scheduled->program)));
   }
-  auto lowered = lower_graph(*primitive);
-  if (!lowered) return report(lowered.error());
-  if (flags.emit == "loopir-unfused") {
-    fmt::print("{}", print_loop_program(lowered->program));
-    return kExitOk;
-  }
-  if (schedule.fusion) {
-    inline_pointwise(lowered->program, inline_options(schedule));
-  }
-  if (flags.emit == "loopir") {
-    fmt::print("{}", print_loop_program(lowered->program));
-    return kExitOk;
-  }
-  std::vector<kir::Kernel> kernels;
-  for (const LoopKernel& k : lowered->program.kernels)
-    if (k.kind != LoopKernelKind::Extern) kernels.push_back(emit_kir(k, lowered->program).kernel);
-  fmt::print("{}", kir::print(kernels));
   return kExitOk;
 }
 

@@ -111,4 +111,11 @@ EmittedKernel emit_kir(const LoopKernel& k, const LoopProgram& program) {
   return out;
 }
 
+std::vector<kir::Kernel> emit_kir_kernels(const LoopProgram& program) {
+  std::vector<kir::Kernel> kernels;
+  for (const LoopKernel& k : program.kernels)
+    if (k.kind != LoopKernelKind::Extern) kernels.push_back(emit_kir(k, program).kernel);
+  return kernels;
+}
+
 }  // namespace kiln

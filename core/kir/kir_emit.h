@@ -21,6 +21,9 @@ struct EmittedKernel {
 };
 EmittedKernel emit_kir(const LoopKernel& k, const LoopProgram& program);
 
+// The KIR of every generated (non-extern) kernel of `program`, in order.
+std::vector<kir::Kernel> emit_kir_kernels(const LoopProgram& program);
+
 // "%.17g"-style text that parses back to the same double ("inf", "-inf", "nan" included).
 std::string number_text(double v, DType dtype);
 

@@ -23,16 +23,7 @@ std::vector<Expr> KernelBuilder::pointwise_vars() const {
 }
 
 Expr KernelBuilder::simplify_index(const Expr& e) const {
-  VarRanges ranges;
-  for (size_t i = 0; i < kernel_.ranges.size(); ++i)
-    ranges["x" + std::to_string(i)] = {0, std::max<int64_t>(kernel_.ranges[i] - 1, 0)};
-  for (size_t i = 0; i < kernel_.reduction_ranges.size(); ++i)
-    ranges["r" + std::to_string(i)] = {0, std::max<int64_t>(kernel_.reduction_ranges[i] - 1, 0)};
-  for (const LoopOp& op : kernel_.body) {
-    if (op.kind == LoopOpKind::CheckIndex)
-      ranges["t" + std::to_string(op.id)] = {0, std::max<int64_t>(op.number - 1, 0)};
-  }
-  return simplify(e, ranges);
+  return simplify(e, loop_var_ranges(kernel_));
 }
 
 int KernelBuilder::add(LoopOp op) {
@@ -46,21 +37,8 @@ DType KernelBuilder::dtype(int value) const {
   return dtypes_.at(static_cast<size_t>(value));
 }
 
-namespace {
-
-LoopOp make_op(LoopOpKind kind, DType dtype, std::vector<int> args = {}, std::string name = {}) {
-  LoopOp op;
-  op.kind = kind;
-  op.dtype = dtype;
-  op.args = std::move(args);
-  op.name = std::move(name);
-  return op;
-}
-
-}  // namespace
-
 int KernelBuilder::load(int buffer, DType dtype, const Expr& index, int mask, double other) {
-  LoopOp op = make_op(LoopOpKind::Load, dtype);
+  LoopOp op = make_loop_op(LoopOpKind::Load, dtype);
   op.buffer = buffer;
   op.index = simplify_index(index);
   op.mask = mask;
@@ -69,7 +47,7 @@ int KernelBuilder::load(int buffer, DType dtype, const Expr& index, int mask, do
 }
 
 void KernelBuilder::store(int buffer, const Expr& index, int value, int mask) {
-  LoopOp op = make_op(LoopOpKind::Store, dtype(value), {value});
+  LoopOp op = make_loop_op(LoopOpKind::Store, dtype(value), {value});
   op.buffer = buffer;
   op.index = simplify_index(index);
   op.mask = mask;
@@ -77,44 +55,44 @@ void KernelBuilder::store(int buffer, const Expr& index, int value, int mask) {
 }
 
 int KernelBuilder::constant(DType dtype, double value) {
-  LoopOp op = make_op(LoopOpKind::Const, dtype);
+  LoopOp op = make_loop_op(LoopOpKind::Const, dtype);
   op.value = value;
   return add(std::move(op));
 }
 
 int KernelBuilder::index(const Expr& value) {
-  LoopOp op = make_op(LoopOpKind::Index, DType::I64);
+  LoopOp op = make_loop_op(LoopOpKind::Index, DType::I64);
   op.index = simplify_index(value);
   return add(std::move(op));
 }
 
 int KernelBuilder::cast(int value, DType to) {
   if (dtype(value) == to) return value;
-  return add(make_op(LoopOpKind::Cast, to, {value}));
+  return add(make_loop_op(LoopOpKind::Cast, to, {value}));
 }
 
 int KernelBuilder::where(int cond, int a, int b) {
   if (dtype(cond) != DType::Bool) cond = cast(cond, DType::Bool);
-  return add(make_op(LoopOpKind::Where, dtype(a), {cond, a, b}));
+  return add(make_loop_op(LoopOpKind::Where, dtype(a), {cond, a, b}));
 }
 
 int KernelBuilder::math(const std::string& fn, DType dtype, std::vector<int> args) {
-  return add(make_op(LoopOpKind::Math, dtype, std::move(args), fn));
+  return add(make_loop_op(LoopOpKind::Math, dtype, std::move(args), fn));
 }
 
 int KernelBuilder::reduce(const std::string& kind, DType dtype, int value) {
   kernel_.kind = LoopKernelKind::Reduction;
-  return add(make_op(LoopOpKind::Reduce, dtype, {value}, kind));
+  return add(make_loop_op(LoopOpKind::Reduce, dtype, {value}, kind));
 }
 
 int KernelBuilder::extract(int welford, int component) {
-  LoopOp op = make_op(LoopOpKind::Extract, dtype(welford), {welford});
+  LoopOp op = make_loop_op(LoopOpKind::Extract, dtype(welford), {welford});
   op.number = component;
   return add(std::move(op));
 }
 
 int KernelBuilder::check_index(int value, int64_t size) {
-  LoopOp op = make_op(LoopOpKind::CheckIndex, DType::I64, {cast(value, DType::I64)});
+  LoopOp op = make_loop_op(LoopOpKind::CheckIndex, DType::I64, {cast(value, DType::I64)});
   op.number = size;
   return add(std::move(op));
 }

@@ -11,6 +11,26 @@ void add_once(std::vector<int>& list, int buffer) {
 
 }  // namespace
 
+LoopOp make_loop_op(LoopOpKind kind, DType dtype, std::vector<int> args, std::string name) {
+  LoopOp op;
+  op.kind = kind;
+  op.dtype = dtype;
+  op.args = std::move(args);
+  op.name = std::move(name);
+  return op;
+}
+
+VarRanges loop_var_ranges(const LoopKernel& k) {
+  VarRanges r;
+  auto upto = [](int64_t size) { return Interval{0, std::max<int64_t>(size - 1, 0)}; };
+  for (size_t i = 0; i < k.ranges.size(); ++i) r["x" + std::to_string(i)] = upto(k.ranges[i]);
+  for (size_t i = 0; i < k.reduction_ranges.size(); ++i)
+    r["r" + std::to_string(i)] = upto(k.reduction_ranges[i]);
+  for (const LoopOp& op : k.body)
+    if (op.kind == LoopOpKind::CheckIndex) r["t" + std::to_string(op.id)] = upto(op.number);
+  return r;
+}
+
 std::vector<int> kernel_reads(const LoopKernel& k) {
   std::vector<int> reads;
   for (int b : k.extern_inputs) add_once(reads, b);

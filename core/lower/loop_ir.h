@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/expr/expr.h"
+#include "core/expr/simplify.h"
 #include "core/graph/graph.h"
 
 namespace kiln {
@@ -65,6 +66,14 @@ struct LoopProgram {
   std::vector<LoopKernel> kernels;  // in execution order
   std::vector<int> outputs;         // per graph output: a contiguous buffer holding it
 };
+
+// An op with its kind, dtype, operands and (math, reduce) name; the rest left at defaults.
+LoopOp make_loop_op(LoopOpKind kind, DType dtype, std::vector<int> args = {},
+                    std::string name = {});
+
+// What the simplifier may assume inside `k`: each loop variable within its range, and each
+// checked index value (tN of a check_index) within its dim.
+VarRanges loop_var_ranges(const LoopKernel& k);
 
 // Buffers a kernel reads and writes, in first-use order (loads, then stores; externs: as called).
 std::vector<int> kernel_reads(const LoopKernel& k);

@@ -10,13 +10,11 @@
 #include "core/kir/kir_emit.h"
 #include "core/kir/kir_hash.h"
 #include "core/lower/loop_ir_print.h"
-#include "core/lower/lower_graph.h"
 #include "core/memory/memory_plan.h"
-#include "core/passes/decompose.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/plugin_loader.h"
-#include "core/sched/inline_pointwise.h"
 #include "core/sched/program_bytes.h"
+#include "core/sched/schedule_graph.h"
 
 namespace kiln {
 namespace {
@@ -129,7 +127,6 @@ Status plan_arena(CompiledGraph::Parts& p) {
   p.arena_offset.assign(prog.buffers.size(), -1);
   for (size_t i = 0; i < which.size(); ++i)
     p.arena_offset[static_cast<size_t>(which[i])] = plan.offsets[i];
-  p.arena_bytes = plan.arena_bytes;
   p.stats.arena_bytes = plan.arena_bytes;
   p.stats.naive_bytes = plan.naive_bytes;
   return Ok{};
@@ -205,24 +202,19 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   auto parts = std::make_unique<CompiledGraph::Parts>();
   parts->plugin = plugin;
   parts->device = device;
-  auto decomposed = decompose(graph, std::move(registry), lowers_directly);
-  if (!decomposed) return std::move(decomposed).error();
-  parts->graph = std::move(*decomposed);
-  auto lowered = lower_graph(parts->graph);
-  if (!lowered) return std::move(lowered).error();
-  parts->program = std::move(lowered->program);
-  parts->stats.fallbacks = lowered->fallbacks;
-  for (const auto& f : lowered->fallbacks)
+  auto scheduled = schedule_graph(graph, std::move(registry), schedule);
+  if (!scheduled) return std::move(scheduled).error();
+  parts->graph = std::move(scheduled->graph);
+  parts->program = std::move(scheduled->program);
+  parts->stats.fallbacks = std::move(scheduled->fallbacks);
+  for (const auto& f : parts->stats.fallbacks)
     log->info("no kernel for {}: it runs on the host oracle", f);
-  dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(parts->program));
-  parts->stats.bytes_unfused = program_bytes(parts->program);
-  if (schedule.fusion) {
-    InlineReport r = inline_pointwise(parts->program, inline_options(schedule));
-    parts->stats.inlined = r.inlined;
-    for (const auto& k : r.kept) log->debug("kept as a buffer: {}", k);
-    parts->stats.kept = std::move(r.kept);
-  }
+  for (const auto& k : scheduled->inlining.kept) log->debug("kept as a buffer: {}", k);
+  parts->stats.inlined = scheduled->inlining.inlined;
+  parts->stats.kept = std::move(scheduled->inlining.kept);
+  parts->stats.bytes_unfused = program_bytes(scheduled->unfused);
   parts->stats.bytes_fused = program_bytes(parts->program);
+  dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(scheduled->unfused));
   dump(debug_dir, graph.name + ".loopir", print_loop_program(parts->program));
 
   std::vector<kir::Kernel> batch;

@@ -45,7 +45,7 @@ class Runner {
   // The arena of temporaries; with `poison`, every byte 0xFF before the first step.
   Status open_arena(bool poison) {
     auto arena = DeviceBuffer::allocate(
-        p_.plugin, p_.device, static_cast<uint64_t>(std::max<int64_t>(p_.arena_bytes, 1)));
+        p_.plugin, p_.device, static_cast<uint64_t>(std::max<int64_t>(p_.stats.arena_bytes, 1)));
     if (!arena) return std::move(arena).error().with_context("allocating the arena");
     arena_ = std::move(*arena);
     if (!poison) return Ok{};

@@ -18,9 +18,9 @@ struct CompiledGraph::Parts {
   uint32_t device = 0;
   kiln_executable* executable = nullptr;              // nullptr when the graph has no kernels
   std::vector<std::optional<DeviceBuffer>> resident;  // parameters, uploaded once
-  // Temporaries live in one arena per run: a byte offset per program buffer (-1: not in it).
+  // Temporaries live in one arena per run (stats.arena_bytes): a byte offset per program
+  // buffer (-1: not in it).
   std::vector<int64_t> arena_offset;
-  int64_t arena_bytes = 0;
 
   Parts() = default;
   Parts(const Parts&) = delete;

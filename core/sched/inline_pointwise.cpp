@@ -5,25 +5,13 @@
 
 #include "core/expr/simplify.h"
 #include "core/graph/tensor_type.h"
+#include "core/lower/lower_context.h"
 
 namespace kiln {
 namespace {
 
 std::string var(char prefix, size_t i) {
   return std::string(1, prefix) + std::to_string(i);
-}
-
-// The ranges the simplifier may assume inside kernel `k`.
-VarRanges ranges_of(const LoopKernel& k) {
-  VarRanges r;
-  for (size_t i = 0; i < k.ranges.size(); ++i)
-    r[var('x', i)] = {0, std::max<int64_t>(k.ranges[i] - 1, 0)};
-  for (size_t i = 0; i < k.reduction_ranges.size(); ++i)
-    r[var('r', i)] = {0, std::max<int64_t>(k.reduction_ranges[i] - 1, 0)};
-  for (const LoopOp& op : k.body)
-    if (op.kind == LoopOpKind::CheckIndex)
-      r["t" + std::to_string(op.id)] = {0, std::max<int64_t>(op.number - 1, 0)};
-  return r;
 }
 
 // Why `p` cannot be inlined, or "" when it can: one unmasked store, at the row-major index
@@ -48,11 +36,8 @@ std::string inline_blocker(const LoopProgram& prog, size_t pi, const InlineOptio
   if (buf.elements != shape_numel(p.ranges)) return "buffer larger than the loop";
   std::vector<Expr> vars;
   for (size_t i = 0; i < p.ranges.size(); ++i) vars.push_back(Expr::var(var('x', i)));
-  Expr rowmajor = Expr::constant(0);
-  const Shape strides = contiguous_strides(p.ranges);
-  for (size_t i = 0; i < p.ranges.size(); ++i)
-    if (p.ranges[i] != 1) rowmajor = rowmajor + vars[i] * Expr::constant(strides[i]);
-  const VarRanges r = ranges_of(p);
+  const Expr rowmajor = contiguous_index(p.ranges, vars);
+  const VarRanges r = loop_var_ranges(p);
   if (simplify(store->index, r).to_string() != simplify(rowmajor, r).to_string())
     return "stores out of loop order";
   for (const LoopOp& op : p.body)
@@ -95,6 +80,12 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
   int next = 0;
   for (const LoopOp& op : c.body) next = std::max(next, op.id + 1);
   auto fresh = [&] { return next++; };
+  // Appends an op under a fresh id; returns the id.
+  auto push = [&](LoopOp op) {
+    op.id = fresh();
+    body.push_back(std::move(op));
+    return body.back().id;
+  };
   auto rename_args = [&](LoopOp& op) {
     for (int& a : op.args) a = renamed.at(a);
     if (op.mask >= 0) op.mask = renamed.at(op.mask);
@@ -111,10 +102,9 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
     }
     const int old_id = op.id;
     if (op.kind != LoopOpKind::Load || op.buffer != buffer) {
-      op.id = fresh();
-      renamed[old_id] = op.id;
-      t_names["t" + std::to_string(old_id)] = Expr::var("t" + std::to_string(op.id));
-      body.push_back(std::move(op));
+      const int id = push(std::move(op));
+      renamed[old_id] = id;
+      t_names["t" + std::to_string(old_id)] = Expr::var("t" + std::to_string(id));
       continue;
     }
     // The producer's coordinates of element `index`, then its body over them.
@@ -125,12 +115,16 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
       bind[var('x', i)] = coord;
     }
     std::map<int, int> pmap;
+    std::map<int, DType> ptype;  // producer SSA id -> its dtype
     int value = -1;
+    DType value_dtype = buffer_dtype;
     for (const LoopOp& pop : p.body) {
       if (pop.kind == LoopOpKind::Store) {
         value = pmap.at(pop.args.at(0));
+        value_dtype = ptype.at(pop.args.at(0));
         continue;
       }
+      ptype[pop.id] = pop.dtype;
       LoopOp q = pop;
       for (int& a : q.args) a = pmap.at(a);
       if (q.mask >= 0) q.mask = pmap.at(q.mask);
@@ -142,14 +136,7 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
       // anywhere.
       if (q.kind == LoopOpKind::Load && op.mask >= 0) {
         if (q.mask >= 0) {
-          LoopOp both;
-          both.kind = LoopOpKind::Math;
-          both.name = "and";
-          both.dtype = DType::Bool;
-          both.args = {op.mask, q.mask};
-          both.id = fresh();
-          q.mask = both.id;
-          body.push_back(both);
+          q.mask = push(make_loop_op(LoopOpKind::Math, DType::Bool, {op.mask, q.mask}, "and"));
         } else {
           q.mask = op.mask;
           q.other = 0;
@@ -159,54 +146,33 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
     }
     // The value goes through the buffer's dtype as a stored one would, then the load's.
     auto cast = [&](int v, DType from, DType to) {
-      if (from == to) return v;
-      LoopOp k;
-      k.kind = LoopOpKind::Cast;
-      k.dtype = to;
-      k.args = {v};
-      k.id = fresh();
-      body.push_back(k);
-      return k.id;
+      return from == to ? v : push(make_loop_op(LoopOpKind::Cast, to, {v}));
     };
-    DType vt = DType::F32;
-    for (const LoopOp& b : body)
-      if (b.id == value) vt = b.dtype;
-    value = cast(cast(value, vt, buffer_dtype), buffer_dtype, op.dtype);
+    value = cast(cast(value, value_dtype, buffer_dtype), buffer_dtype, op.dtype);
     if (op.mask >= 0) {
-      LoopOp other;
-      other.kind = LoopOpKind::Const;
-      other.dtype = op.dtype;
+      LoopOp other = make_loop_op(LoopOpKind::Const, op.dtype);
       other.value = op.other;
-      other.id = fresh();
-      body.push_back(other);
-      LoopOp w;
-      w.kind = LoopOpKind::Where;
-      w.dtype = op.dtype;
-      w.args = {op.mask, value, other.id};
-      w.id = fresh();
-      body.push_back(w);
-      value = w.id;
+      value = push(make_loop_op(LoopOpKind::Where, op.dtype, {op.mask, value, push(other)}));
     }
     renamed[old_id] = value;
     t_names["t" + std::to_string(old_id)] = Expr::var("t" + std::to_string(value));
   }
   // Dense ids in order, and indices in canonical form under the consumer's ranges.
   std::map<int, int> dense;
+  std::map<std::string, Expr> dense_t;
   int id = 0;
   for (LoopOp& op : body) {
     for (int& a : op.args) a = dense.at(a);
     if (op.mask >= 0) op.mask = dense.at(op.mask);
-    std::map<std::string, Expr> t;
-    for (const auto& [from, to] : dense)
-      t["t" + std::to_string(from)] = Expr::var("t" + std::to_string(to));
-    op.index = substitute(op.index, t);
+    op.index = substitute(op.index, dense_t);
     if (op.kind != LoopOpKind::Store) {
       dense[op.id] = id;
+      dense_t["t" + std::to_string(op.id)] = Expr::var("t" + std::to_string(id));
       op.id = id++;
     }
   }
   c.body = std::move(body);
-  const VarRanges r = ranges_of(c);
+  const VarRanges r = loop_var_ranges(c);
   for (LoopOp& op : c.body)
     if (op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store || op.kind == LoopOpKind::Index)
       op.index = simplify(op.index, r);

@@ -7,10 +7,8 @@
 #include "core/graph/graph_json.h"
 #include "core/kir/kir_emit.h"
 #include "core/kir/kir_hash.h"
-#include "core/lower/lower_graph.h"
 #include "core/ops/op_registry.h"
-#include "core/passes/decompose.h"
-#include "core/sched/inline_pointwise.h"
+#include "core/sched/schedule_graph.h"
 #include "kiln/kir.hpp"
 
 namespace kiln::test {
@@ -82,14 +80,9 @@ TEST(KirText, ExampleKernelsRoundTripCanonically) {
     auto graph =
         load_graph(std::string(KILN_SOURCE_DIR) + "/examples/" + name + ".json", *registry);
     ASSERT_TRUE(graph) << graph.error().to_string();
-    auto primitive = decompose(*graph, *registry, lowers_directly);
-    ASSERT_TRUE(primitive) << primitive.error().to_string();
-    auto lowered = lower_graph(*primitive);
-    ASSERT_TRUE(lowered) << lowered.error().to_string();
-    inline_pointwise(lowered->program);  // the fused kernels the core emits
-    std::vector<kir::Kernel> kernels;
-    for (const LoopKernel& k : lowered->program.kernels)
-      if (k.kind != LoopKernelKind::Extern) kernels.push_back(emit_kir(k, lowered->program).kernel);
+    auto scheduled = schedule_graph(*graph, *registry, {});  // the fused kernels the core emits
+    ASSERT_TRUE(scheduled) << scheduled.error().to_string();
+    const std::vector<kir::Kernel> kernels = emit_kir_kernels(scheduled->program);
     ASSERT_FALSE(kernels.empty());
     const std::string text = kir::print(kernels);
     const kir::ParseResult parsed = kir::parse(text);
