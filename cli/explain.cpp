@@ -24,22 +24,26 @@ void print_explain(const Graph& graph, const CompiledGraph& compiled) {
                                  static_cast<double>(st.bytes_unfused)
                            : 0.0;
   fmt::print(
-      "explain: {} pointwise producers inlined; kernels move {} (unfused {}, {:.0f}% less)\n",
-      st.inlined, mib(st.bytes_fused), mib(st.bytes_unfused), saved);
+      "explain: {} pointwise producers inlined, {} kernel merges; kernels move {} (unfused {}, "
+      "{:.0f}% less)\n",
+      st.inlined, st.merged, mib(st.bytes_fused), mib(st.bytes_unfused), saved);
   fmt::print("explain: temporaries in one arena of {} (naive, each its own allocation: {})\n",
              mib(st.arena_bytes), mib(st.naive_bytes));
-  // Why the pointwise producers that remain were not inlined, by reason.
-  std::map<std::string, std::vector<std::string>> by_reason;
-  for (const std::string& k : st.kept) {
-    const size_t colon = k.find(": ");
-    by_reason[colon == std::string::npos ? "unknown" : k.substr(colon + 2)].push_back(
-        k.substr(0, colon));
+  // Producers kept as buffers by reason, then pairs left apart by category.
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const FusionFailure& f : st.failures) {
+    if (f.category == FusionCategory::Realized) {
+      groups["kept as a buffer (" + f.detail + ")"].push_back(f.producer);
+    } else {
+      groups[std::string("not fused (") + category_name(f.category) + ")"].push_back(
+          f.producer + "+" + f.consumer);
+    }
   }
-  for (const auto& [reason, kernels] : by_reason) {
+  for (const auto& [what, items] : groups) {
     std::string names;
-    for (size_t i = 0; i < kernels.size() && i < 4; ++i) names += (i ? ", " : "") + kernels[i];
-    if (kernels.size() > 4) names += ", ...";
-    fmt::print("explain: kept as a buffer ({}): {} [{}]\n", reason, kernels.size(), names);
+    for (size_t i = 0; i < items.size() && i < 4; ++i) names += (i ? ", " : "") + items[i];
+    if (items.size() > 4) names += ", ...";
+    fmt::print("explain: {}: {} [{}]\n", what, items.size(), names);
   }
   for (const std::string& f : st.fallbacks) fmt::print("explain: on the host oracle: {}\n", f);
 }

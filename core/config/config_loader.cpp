@@ -213,13 +213,21 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 }
 
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
-  r.expect_map(node, "schedule", {"fusion", "max_readers", "max_inline_ops"});
+  r.expect_map(
+      node, "schedule",
+      {"fusion", "max_readers", "max_inline_ops", "min_fused_rows", "max_peak_growth_bytes"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
   if (node["max_readers"])
     schedule.max_readers = r.integer(node["max_readers"], "schedule.max_readers", 1);
   if (node["max_inline_ops"])
     schedule.max_inline_ops = r.integer(node["max_inline_ops"], "schedule.max_inline_ops", 1);
+  if (node["min_fused_rows"])
+    schedule.min_fused_rows = r.integer(node["min_fused_rows"], "schedule.min_fused_rows", 1);
+  if (node["max_peak_growth_bytes"]) {
+    schedule.max_peak_growth_bytes =
+        r.integer(node["max_peak_growth_bytes"], "schedule.max_peak_growth_bytes", 0);
+  }
   return schedule;
 }
 

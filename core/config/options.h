@@ -63,6 +63,8 @@ struct ScheduleOptions {
   bool fusion = true;       // false: one kernel per realized node, for comparisons
   int64_t max_readers = 4;  // a pointwise producer read by more kernels stays a buffer
   int64_t max_inline_ops = 64;
+  int64_t min_fused_rows = 32;        // an epilogue merges into a reduction with this many rows
+  int64_t max_peak_growth_bytes = 0;  // how far a merge may raise the peak of live buffers
   bool operator==(const ScheduleOptions&) const = default;
 };
 

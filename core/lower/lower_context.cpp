@@ -45,6 +45,12 @@ const Access& NodeLowering::operand(int arg) const {
   return program_.access(args_.ref(arg));
 }
 
+const Node* NodeLowering::producer(int arg) const {
+  const Value& v = graph_.value(args_.ref(arg));
+  if (v.kind != ValueKind::NodeOutput || v.node < 0) return nullptr;
+  return &graph_.nodes.at(static_cast<size_t>(v.node));
+}
+
 const Access& NodeLowering::list_operand(int arg, size_t i) const {
   return program_.access(args_.tensor_list(arg).items.at(i).value());
 }

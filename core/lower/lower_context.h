@@ -38,6 +38,8 @@ class NodeLowering {
   const TensorType& in_type(int arg) const;
   const TensorType& out_type(size_t k = 0) const;
   const Access& operand(int arg) const;
+  // The node that computes tensor argument `arg`, or nullptr for inputs and parameters.
+  const Node* producer(int arg) const;
   const Access& list_operand(int arg, size_t i) const;
 
   // A kernel named after the node, iterating over `ranges` (and `reduction_ranges`).
@@ -80,6 +82,7 @@ std::map<std::string, LowerFn> reduction_lowerings();
 bool lower_view(NodeLowering& n);
 std::map<std::string, LowerFn> data_movement_lowerings();
 std::map<std::string, LowerFn> matmul_lowerings();
+std::map<std::string, LowerFn> scatter_lowerings();
 
 // The dtype elementwise math runs in: f16/bf16/f32 compute in f32, f64 in f64, integers and
 // bools in i64 (results are cast to the output dtype when stored).

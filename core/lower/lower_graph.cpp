@@ -11,8 +11,8 @@ namespace {
 
 std::map<std::string, LowerFn> all_lowerings() {
   std::map<std::string, LowerFn> rules;
-  for (auto table :
-       {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings}) {
+  for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
+                     matmul_lowerings, scatter_lowerings}) {
     rules.merge(table());
   }
   return rules;

@@ -209,9 +209,13 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   parts->stats.fallbacks = std::move(scheduled->fallbacks);
   for (const auto& f : parts->stats.fallbacks)
     log->info("no kernel for {}: it runs on the host oracle", f);
-  for (const auto& k : scheduled->inlining.kept) log->debug("kept as a buffer: {}", k);
   parts->stats.inlined = scheduled->inlining.inlined;
-  parts->stats.kept = std::move(scheduled->inlining.kept);
+  parts->stats.merged = static_cast<size_t>(scheduled->fusion.fused);
+  parts->stats.failures = scheduled->failures();
+  for (const FusionFailure& f : parts->stats.failures) {
+    log->debug("not fused: {}{}{} ({}): {}", f.producer, f.consumer.empty() ? "" : " + ",
+               f.consumer, category_name(f.category), f.detail);
+  }
   parts->stats.bytes_unfused = program_bytes(scheduled->unfused);
   parts->stats.bytes_fused = program_bytes(parts->program);
   dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(scheduled->unfused));

@@ -8,10 +8,6 @@
 
 namespace kiln {
 
-int64_t buffer_bytes(const LoopBuffer& b) {
-  return b.elements * dtype_size(b.dtype);
-}
-
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
                                      int64_t extent) {
   const size_t bytes = static_cast<size_t>(extent * dtype_size(declared.dtype));

@@ -10,6 +10,7 @@
 #include "core/graph/graph.h"
 #include "core/lower/loop_ir.h"
 #include "core/runtime/device_buffer.h"
+#include "core/sched/fusion_failure.h"
 
 namespace kiln {
 
@@ -24,17 +25,18 @@ struct PlanStep {
 };
 
 struct CompileStats {
-  size_t kernels = 0;             // generated kernels
-  size_t externs = 0;             // library calls
-  size_t host_steps = 0;          // nodes run by the host oracle (no lowering yet)
-  size_t inlined = 0;             // pointwise producers folded into their readers
-  std::vector<std::string> kept;  // "kernel: why" for pointwise producers left as buffers
-  int64_t bytes_unfused = 0;      // bytes the kernels move with one kernel per node
-  int64_t bytes_fused = 0;        // ... and as scheduled
-  int64_t arena_bytes = 0;        // planned peak of temporaries (one arena)
-  int64_t naive_bytes = 0;        // the same with every temporary its own allocation
-  bool cache_hit = false;         // the artifact came from the kernel cache
-  double compile_ms = 0;          // plugin compile time (0 on a cache hit)
+  size_t kernels = 0;                   // generated kernels
+  size_t externs = 0;                   // library calls
+  size_t host_steps = 0;                // nodes run by the host oracle (no lowering yet)
+  size_t inlined = 0;                   // pointwise producers folded into their readers
+  size_t merged = 0;                    // kernel merges (reductions with epilogues, siblings)
+  std::vector<FusionFailure> failures;  // every producer kept and pair left apart, and why
+  int64_t bytes_unfused = 0;            // bytes the kernels move with one kernel per node
+  int64_t bytes_fused = 0;              // ... and as scheduled
+  int64_t arena_bytes = 0;              // planned peak of temporaries (one arena)
+  int64_t naive_bytes = 0;              // the same with every temporary its own allocation
+  bool cache_hit = false;               // the artifact came from the kernel cache
+  double compile_ms = 0;                // plugin compile time (0 on a cache hit)
   std::vector<std::string> fallbacks;
 };
 

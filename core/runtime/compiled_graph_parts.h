@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/runtime/compiled_graph.h"
+#include "core/sched/program_bytes.h"
 
 namespace kiln {
 
@@ -31,9 +32,6 @@ struct CompiledGraph::Parts {
       plugin->api().executable_destroy(executable);
   }
 };
-
-// Bytes of a program buffer on the device.
-int64_t buffer_bytes(const LoopBuffer& b);
 
 // A host tensor laid out as `declared` says (strides honoured) in `extent` elements.
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,

@@ -1,6 +1,6 @@
 // Bytes a program moves: each kernel reads every buffer it loads from and writes every buffer
 // it stores to, once (what a kernel that reaches the bandwidth floor would move). Used to
-// report what fusion saved.
+// report what fusion saved and to score fusion candidates.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,12 @@
 
 namespace kiln {
 
+int64_t buffer_bytes(const LoopBuffer& buffer);
+int64_t kernel_bytes(const LoopKernel& kernel, const LoopProgram& program);
 int64_t program_bytes(const LoopProgram& program);
+
+// The most bytes of temporaries live at once when kernels run in order: a temporary lives
+// from the kernel that first writes it to the last that reads it (outputs to the end).
+int64_t live_peak_bytes(const LoopProgram& program);
 
 }  // namespace kiln

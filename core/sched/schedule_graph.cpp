@@ -17,8 +17,27 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
   s.unfused = std::move(lowered->program);
   s.fallbacks = std::move(lowered->fallbacks);
   s.program = s.unfused;
-  if (schedule.fusion) s.inlining = inline_pointwise(s.program, inline_options(schedule));
+  if (schedule.fusion) {
+    s.inlining = inline_pointwise(s.program, inline_options(schedule));
+    FuseOptions fuse;
+    fuse.merge.min_rows = schedule.min_fused_rows;
+    fuse.max_peak_growth_bytes = schedule.max_peak_growth_bytes;
+    s.fusion = fuse_kernels(s.program, fuse);
+  }
   return s;
+}
+
+std::vector<FusionFailure> ScheduledGraph::failures() const {
+  std::vector<FusionFailure> out;
+  for (const std::string& kept : inlining.kept) {
+    const size_t colon = kept.find(": ");
+    // An output is written whatever happens; that is not a missed fusion.
+    if (colon != std::string::npos && kept.substr(colon + 2) == "graph output") continue;
+    out.push_back({kept.substr(0, colon), "", FusionCategory::Realized,
+                   colon == std::string::npos ? "" : kept.substr(colon + 2)});
+  }
+  out.insert(out.end(), fusion.failures.begin(), fusion.failures.end());
+  return out;
 }
 
 }  // namespace kiln

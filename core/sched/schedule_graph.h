@@ -1,5 +1,6 @@
 // The front of the pipeline, shared by compiling and by `kiln compile --emit`: composites
-// decomposed, the graph lowered to LoopIR, and (with fusion on) pointwise producers inlined.
+// decomposed, the graph lowered to LoopIR, and (with fusion on) pointwise producers inlined
+// and kernels that line up merged.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "core/config/options.h"
 #include "core/lower/loop_ir.h"
+#include "core/sched/fuse_kernels.h"
 #include "core/sched/inline_pointwise.h"
 #include "core/support/result.h"
 
@@ -21,6 +23,9 @@ struct ScheduledGraph {
   LoopProgram program;                 // as scheduled
   std::vector<std::string> fallbacks;  // nodes left to the host oracle
   InlineReport inlining;
+  FuseReport fusion;
+  // Every producer kept as a buffer and every pair of kernels left apart, with the reason.
+  std::vector<FusionFailure> failures() const;
 };
 
 Result<ScheduledGraph> schedule_graph(const Graph& graph,

@@ -14,10 +14,6 @@ bool is_float_math(DType d) {
   return d == DType::F32 || d == DType::F64;
 }
 
-std::string v(int id) {
-  return "v" + std::to_string(id);
-}
-
 DType dtype_of(const kir::Kernel& k, int id) {
   const kir::Op* op = k.op(id);
   if (!op) throw std::runtime_error("unknown value %" + std::to_string(id));
@@ -182,7 +178,7 @@ std::string expr_c(const kir::Expr& e, const ExprContext& ctx) {
       return "int64_t(" + std::to_string(e.value) + "LL)";
     case kir::Expr::Var:
       if (e.name[0] == 't') {
-        const std::string val = "v" + e.name.substr(1);
+        const std::string val = ctx.prefix + e.name.substr(1);
         return ctx.per_lane ? "krt::lane(" + val + ", i)" : val;
       }
       if (ctx.per_lane && e.name == ctx.inner) return "(" + e.name + " + i)";
@@ -254,6 +250,7 @@ bool mentions_indirect(const kir::Expr& e) {
 }
 
 std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx) {
+  const auto v = [&](int id) { return ctx.prefix + std::to_string(id); };
   const std::string t = c_type(op.dtype);
   const std::string decl = "const auto " + v(op.id) + " = ";
   ExprContext lane_ctx = ctx;

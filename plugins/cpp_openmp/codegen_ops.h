@@ -16,8 +16,9 @@ const char* c_kind(kir::DType d);  // krt::kBool, kInt, kFloat, kF16, kBF16
 
 // How index variables print in one place of the kernel.
 struct ExprContext {
-  std::string inner;      // the vectorized variable ("" when none)
-  bool per_lane = false;  // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
+  std::string inner;         // the vectorized variable ("" when none)
+  bool per_lane = false;     // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
+  std::string prefix = "v";  // values are named prefix<id>: "v" in loop bodies, "s" per row
 };
 
 std::string expr_c(const kir::Expr& e, const ExprContext& ctx);

@@ -131,14 +131,17 @@ TEST_F(CompiledFusion, TransposedReadsWalkInTilesWithPartialEdges) {
   check(b);
 }
 
-TEST_F(CompiledFusion, ManyReadersKeepTheProducerAsABuffer) {
+// Too many readers to recompute the exp in each: it is not inlined, but its readers then merge
+// with it into one kernel that computes it once per element.
+TEST_F(CompiledFusion, ManyReadersComputeTheProducerOnce) {
   GraphBuilder b = builder();
   const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 7}));
   const ValueRef e = b.op("aten.exp.default", {x});
   for (int k = 0; k < 6; ++k)
     output_of(b, "r" + std::to_string(k), "aten.mul.Tensor", {e, k + 1.0});
   const CompileStats st = check(b);
-  EXPECT_EQ(st.kernels, 7u);  // the shared exp, then one kernel per reader
+  EXPECT_EQ(st.kernels, 1u);
+  EXPECT_EQ(st.inlined, 0u);
 }
 
 }  // namespace

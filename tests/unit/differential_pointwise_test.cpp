@@ -52,7 +52,6 @@ TEST_P(CompiledPointwiseFloat, UnaryOpsOnContiguousTransposedAndSlicedInputs) {
   output_of(b, "isnan", "aten.isnan.default", {b.unary("log", x)});
   output_of(b, "isinf", "aten.isinf.default", {b.div(x, 0.0)});
   const CompileStats st = check(b);
-  EXPECT_GT(st.kernels, 30u);
   EXPECT_EQ(st.host_steps, 0u);
 }
 

@@ -1,0 +1,199 @@
+#include "core/sched/fuse_kernels.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/sched/program_bytes.h"
+
+namespace kiln {
+namespace {
+
+bool contains(const std::vector<int>& list, int b) {
+  return std::find(list.begin(), list.end(), b) != list.end();
+}
+
+bool shares(const std::vector<int>& a, const std::vector<int>& b) {
+  return std::any_of(a.begin(), a.end(), [&](int x) { return contains(b, x); });
+}
+
+struct Candidate {
+  size_t first = 0, second = 0;
+  size_t at = 0;  // where the merged kernel goes: first or second
+  LoopKernel merged;
+  int64_t saved = 0;
+};
+
+struct Attempt {
+  std::optional<Candidate> candidate;
+  FusionFailure failure;
+};
+
+// Buffers `first` writes that only `second` reads afterwards: the merge need not store them.
+std::set<int> droppable(const LoopProgram& prog, size_t first, size_t second) {
+  std::set<int> out;
+  for (int b : kernel_writes(prog.kernels[first])) {
+    if (prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp) continue;
+    if (contains(prog.outputs, b)) continue;
+    bool other = false;
+    for (size_t k = 0; k < prog.kernels.size() && !other; ++k)
+      other = k != second && contains(kernel_reads(prog.kernels[k]), b);
+    if (!other) out.insert(b);
+  }
+  return out;
+}
+
+// Where the merged kernel can run without breaking a dependency on a kernel in between.
+std::optional<size_t> placement(const LoopProgram& prog, size_t first, size_t second) {
+  const auto first_writes = kernel_writes(prog.kernels[first]);
+  const auto second_reads = kernel_reads(prog.kernels[second]);
+  bool at_first = true, at_second = true;
+  for (size_t k = first + 1; k < second; ++k) {
+    const LoopKernel& between = prog.kernels[k];
+    at_first = at_first && !shares(kernel_writes(between), second_reads);
+    at_second = at_second && !shares(kernel_reads(between), first_writes);
+  }
+  if (at_first) return first;
+  if (at_second) return second;
+  return std::nullopt;
+}
+
+LoopProgram with_merge(const LoopProgram& prog, const Candidate& c) {
+  LoopProgram out;
+  out.buffers = prog.buffers;
+  out.outputs = prog.outputs;
+  for (size_t k = 0; k < prog.kernels.size(); ++k) {
+    if (k == c.at)
+      out.kernels.push_back(c.merged);
+    else if (k != c.first && k != c.second)
+      out.kernels.push_back(prog.kernels[k]);
+  }
+  return out;
+}
+
+Attempt attempt(const LoopProgram& prog, size_t first, size_t second, const FuseOptions& o) {
+  Attempt a;
+  const LoopKernel& p = prog.kernels[first];
+  const LoopKernel& c = prog.kernels[second];
+  a.failure.producer = p.name;
+  a.failure.consumer = c.name;
+  const auto at = placement(prog, first, second);
+  if (!at) {
+    a.failure.category = FusionCategory::Dependency;
+    a.failure.detail = "a kernel between them reads one and writes what the other reads";
+    return a;
+  }
+  MergeOutcome m = merge_kernels(p, c, droppable(prog, first, second), o.merge);
+  if (!m.kernel) {
+    a.failure.category = m.why;
+    a.failure.detail = m.detail;
+    return a;
+  }
+  Candidate cand{first, second, *at, std::move(*m.kernel), 0};
+  cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(cand.merged, prog);
+  const int64_t before = live_peak_bytes(prog);
+  const int64_t after = live_peak_bytes(with_merge(prog, cand));
+  if (after > before + o.max_peak_growth_bytes) {
+    a.failure.category = FusionCategory::WouldRaiseMemory;
+    a.failure.detail = "peak of live buffers " + std::to_string(before) + " -> " +
+                       std::to_string(after) + " bytes";
+    return a;
+  }
+  if (cand.saved <= 0) {
+    a.failure.category = FusionCategory::Unknown;
+    a.failure.detail = "saves no bytes";
+    return a;
+  }
+  a.candidate = std::move(cand);
+  return a;
+}
+
+// Pairs that touch a common buffer: one reads what the other writes, or both read it.
+std::vector<std::pair<size_t, size_t>> related_pairs(const LoopProgram& prog) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < prog.kernels.size(); ++i) {
+    if (prog.kernels[i].kind == LoopKernelKind::Extern) continue;
+    const auto reads_i = kernel_reads(prog.kernels[i]);
+    const auto writes_i = kernel_writes(prog.kernels[i]);
+    for (size_t j = i + 1; j < prog.kernels.size(); ++j) {
+      if (prog.kernels[j].kind == LoopKernelKind::Extern) continue;
+      const auto reads_j = kernel_reads(prog.kernels[j]);
+      if (shares(writes_i, reads_j) || shares(reads_i, reads_j)) pairs.emplace_back(i, j);
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
+  FuseReport report;
+  remove_dead_kernels(prog);
+  for (;;) {
+    std::optional<Candidate> best;
+    for (const auto& [i, j] : related_pairs(prog)) {
+      Attempt a = attempt(prog, i, j, options);
+      if (a.candidate && (!best || a.candidate->saved > best->saved)) best = std::move(a.candidate);
+    }
+    if (!best) break;
+    prog = with_merge(prog, *best);
+    ++report.fused;
+  }
+  for (const auto& [i, j] : related_pairs(prog)) {
+    Attempt a = attempt(prog, i, j, options);
+    if (!a.candidate) report.failures.push_back(std::move(a.failure));
+  }
+  prune_buffers(prog);
+  return report;
+}
+
+void remove_dead_kernels(LoopProgram& prog) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = prog.kernels.size(); k-- > 0;) {
+      const LoopKernel& kernel = prog.kernels[k];
+      if (kernel.kind == LoopKernelKind::Extern) continue;
+      const bool checks = std::any_of(kernel.body.begin(), kernel.body.end(), [](const LoopOp& op) {
+        return op.kind == LoopOpKind::CheckIndex;
+      });
+      const auto writes = kernel_writes(kernel);
+      bool needed = checks || writes.empty();
+      for (int b : writes) {
+        needed = needed || prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp ||
+                 contains(prog.outputs, b);
+        for (size_t r = 0; r < prog.kernels.size() && !needed; ++r)
+          needed = r != k && contains(kernel_reads(prog.kernels[r]), b);
+      }
+      if (!needed) {
+        prog.kernels.erase(prog.kernels.begin() + static_cast<std::ptrdiff_t>(k));
+        changed = true;
+      }
+    }
+  }
+}
+
+void prune_buffers(LoopProgram& prog) {
+  std::vector<bool> used(prog.buffers.size(), false);
+  for (const LoopKernel& k : prog.kernels) {
+    for (int b : kernel_reads(k)) used[static_cast<size_t>(b)] = true;
+    for (int b : kernel_writes(k)) used[static_cast<size_t>(b)] = true;
+  }
+  for (int b : prog.outputs) used[static_cast<size_t>(b)] = true;
+  std::vector<int> renumber(prog.buffers.size(), -1);
+  std::vector<LoopBuffer> kept;
+  for (size_t b = 0; b < prog.buffers.size(); ++b) {
+    if (!used[b] && prog.buffers[b].kind == BufferKind::Temp) continue;
+    renumber[b] = static_cast<int>(kept.size());
+    kept.push_back(prog.buffers[b]);
+  }
+  auto map = [&](int& b) { b = renumber.at(static_cast<size_t>(b)); };
+  for (LoopKernel& k : prog.kernels) {
+    for (int& b : k.extern_inputs) map(b);
+    for (int& b : k.extern_outputs) map(b);
+    for (LoopOp& op : k.body)
+      if (op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store) map(op.buffer);
+  }
+  for (int& b : prog.outputs) map(b);
+  prog.buffers = std::move(kept);
+}
+
+}  // namespace kiln

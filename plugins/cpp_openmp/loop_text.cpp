@@ -1,0 +1,67 @@
+#include "plugins/cpp_openmp/loop_text.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kiln::cpu {
+
+int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= v[i];
+  return p;
+}
+
+std::string num(int64_t v) {
+  return std::to_string(v) + "LL";
+}
+
+std::string unflatten(const std::vector<int64_t>& sizes, size_t count, const std::string& prefix,
+                      const std::string& flat) {
+  std::string s;
+  for (size_t i = 0; i < count; ++i) {
+    s += "    const int64_t " + prefix + std::to_string(i) + " = (" + flat + " / " +
+         num(product(sizes, i + 1, count)) + ") % " + num(sizes[i]) + ";\n";
+  }
+  return s;
+}
+
+std::string body_lines(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
+                       const ExprContext& ctx, const std::string& indent) {
+  std::string s;
+  for (const kir::Op* op : ops) s += indent + op_c(k, *op, ctx) + "\n";
+  return s;
+}
+
+std::string group_copy(const std::string& line, int j, const std::set<std::string>& moved) {
+  std::string out;
+  size_t i = 0;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  while (i < line.size()) {
+    if (!ident(line[i])) {
+      out += line[i++];
+      continue;
+    }
+    size_t e = i;
+    while (e < line.size() && ident(line[e])) ++e;
+    const std::string tok = line.substr(i, e - i);
+    const bool ssa = tok.size() > 1 && tok[0] == 'v' &&
+                     tok.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (ssa) {
+      out += tok + "_" + std::to_string(j);
+    } else if (moved.contains(tok)) {
+      out += "(" + tok + " + " + std::to_string(j) + " * krt::kLanes)";
+    } else {
+      out += tok;
+    }
+    i = e;
+  }
+  return out;
+}
+
+std::string parallel_for(int threads, int64_t work, int64_t threshold) {
+  return "#pragma omp parallel for schedule(static) num_threads(" +
+         std::to_string(std::max(threads, 1)) + ") if(" + num(work) + " >= " + num(threshold) +
+         ")\n";
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,37 @@
+// Small pieces of generated C++ that both kernel skeletons (pointwise, reduction) use.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/cpp_openmp/codegen_ops.h"
+
+namespace kiln::cpu {
+
+int64_t product(const std::vector<int64_t>& v, size_t from, size_t to);
+std::string num(int64_t v);  // "12LL"
+
+// `const int64_t <prefix>i = (flat / div) % size;` for dims [0, count) of `sizes`, whose
+// row-major flattening over dims [0, count) is `flat`.
+std::string unflatten(const std::vector<int64_t>& sizes, size_t count, const std::string& prefix,
+                      const std::string& flat);
+
+// One line per op, each indented.
+std::string body_lines(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
+                       const ExprContext& ctx, const std::string& indent);
+
+// Bodies run over kGroup consecutive vectors op by op across them, so a chain of opaque
+// calls (Sleef) in one vector does not serialize the loop; long bodies are left single.
+inline constexpr int kGroup = 4;
+inline constexpr size_t kMaxGroupedOps = 32;
+
+// `line` for copy `j` of a group: every SSA name vN becomes vN_j and each variable in
+// `moved` (the vectorized one and what derives from it) moves j vectors along.
+std::string group_copy(const std::string& line, int j, const std::set<std::string>& moved);
+
+// `#pragma omp parallel for ...` over `work` elements with `threads` threads.
+std::string parallel_for(int threads, int64_t work, int64_t threshold);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,199 @@
+#include "plugins/cpp_openmp/reduction_codegen.h"
+
+#include <stdexcept>
+
+#include "plugins/cpp_openmp/loop_text.h"
+#include "plugins/cpp_openmp/row_plan.h"
+
+namespace kiln::cpu {
+namespace {
+
+using kir::OpKind;
+
+std::string id(const kir::Op* op) {
+  return std::to_string(op->id);
+}
+
+// The statements of a pass body: row scalars splat into lanes, values kept by an earlier
+// pass read back, the ops, and the values kept for later passes.
+std::vector<std::string> pass_statements(const kir::Kernel& k, const RowPass& pass,
+                                         const std::string& inner) {
+  auto type_of = [&](int v) {
+    const kir::Op* def = k.op(v);
+    if (!def) throw std::runtime_error("unknown value %" + std::to_string(v));
+    return std::string(c_type(def->dtype));
+  };
+  std::vector<std::string> lines;
+  for (int v : pass.row_values) {
+    lines.push_back("const auto v" + std::to_string(v) + " = krt::splat<L, " + type_of(v) + ">(s" +
+                    std::to_string(v) + ");");
+  }
+  for (int v : pass.cache_reads) {
+    lines.push_back("const auto v" + std::to_string(v) + " = krt::load<L, " + type_of(v) + ">(c" +
+                    std::to_string(v) + ", rlin, 1);");
+  }
+  for (const kir::Op* op : pass.ops) lines.push_back(op_c(k, *op, {inner, false, "v"}));
+  for (int v : pass.cache_writes) {
+    lines.push_back("krt::store<L, " + type_of(v) + ">(c" + std::to_string(v) + ", rlin, 1, v" +
+                    std::to_string(v) + ");");
+  }
+  return lines;
+}
+
+// Accumulators, the pass body and its loops over [ro_lo, ro_hi) x [ri_lo, ri_hi).
+std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
+                       const std::string& ro_lo, const std::string& ro_hi, const std::string& ri_lo,
+                       const std::string& ri_hi, const std::string& indent) {
+  const size_t m = k.reduction_ranges.size();
+  const std::string inner = m ? "r" + std::to_string(m - 1) : "r_inner";
+  const int64_t rinner = m ? k.reduction_ranges[m - 1] : 1;
+  const bool vec = pass.vectorized && m > 0;
+  const std::string body = "pass" + std::to_string(index);
+  const std::vector<std::string> lines = pass_statements(k, pass, vec ? inner : "");
+  const std::string prologue = unflatten(k.reduction_ranges, m ? m - 1 : 0, "r", "ro") + indent +
+                               "  const int64_t rlin = ro * " + num(rinner) + " + " + inner +
+                               ";\n" + indent + "  (void)rlin;\n";
+  std::string s;
+  for (const kir::Op* r : pass.reduces)
+    s += indent + accumulator_type(k, *r, vec) + " a" + id(r) + ";\n";
+  s += indent + "auto " + body + " = [&](auto lanes, int64_t ro, int64_t " + inner +
+       ") __attribute__((always_inline)) {\n";
+  s += indent + "  using L = decltype(lanes);\n" + indent + "  (void)ro;\n" + prologue;
+  for (const std::string& line : lines) s += indent + "  " + line + "\n";
+  s += indent + "};\n";
+  const bool grouped = vec && pass.ops.size() <= kMaxGroupedOps && rinner >= kGroup * 8;
+  if (grouped) {
+    s += indent + "auto " + body + "_group = [&](int64_t ro, int64_t " + inner +
+         ") __attribute__((always_inline)) {\n";
+    s += indent + "  using L = krt::L8;\n" + indent + "  (void)ro;\n" + prologue;
+    for (const std::string& line : lines)
+      for (int j = 0; j < kGroup; ++j)
+        s += indent + "  " + group_copy(line, j, {inner, "rlin"}) + "\n";
+    s += indent + "};\n";
+  }
+  s += indent + "for (int64_t ro = " + ro_lo + "; ro < " + ro_hi + "; ++ro) {\n";
+  s += indent + "  int64_t " + inner + " = " + ri_lo + ";\n";
+  if (grouped) {
+    s += indent + "  for (; " + inner + " + " + std::to_string(kGroup) +
+         " * krt::kLanes <= " + ri_hi + "; " + inner + " += " + std::to_string(kGroup) +
+         " * krt::kLanes) " + body + "_group(ro, " + inner + ");\n";
+  }
+  if (vec) {
+    s += indent + "  for (; " + inner + " + krt::kLanes <= " + ri_hi + "; " + inner +
+         " += krt::kLanes) " + body + "(krt::L8{}, ro, " + inner + ");\n";
+  }
+  s += indent + "  for (; " + inner + " < " + ri_hi + "; ++" + inner + ") " + body +
+       "(krt::L1{}, ro, " + inner + ");\n";
+  s += indent + "}\n";
+  for (const kir::Op* r : pass.reduces)
+    if (vec) s += indent + "a" + id(r) + ".w.fold_into(a" + id(r) + ".s);\n";
+  return s;
+}
+
+// The final accumulator of each reduce of a pass, as f<id>.
+std::string final_accumulators(const kir::Kernel& k, const RowPass& pass,
+                               const std::string& indent) {
+  const bool vec = pass.vectorized && !k.reduction_ranges.empty();
+  std::string s;
+  for (const kir::Op* r : pass.reduces)
+    s += indent + "auto& f" + id(r) + " = a" + id(r) + (vec ? ".s" : "") + ";\n";
+  return s;
+}
+
+// Stage `level`: the results of the previous pass's reduces, then the row's scalars.
+std::string stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
+                  const std::string& indent) {
+  std::string s;
+  if (level > 0) {
+    for (const kir::Op* r : plan.passes[level - 1].reduces) {
+      const std::string f = "f" + id(r);
+      const bool arg = r->name == "argmax" || r->name == "argmin";
+      const std::string value = r->name == "any" ? "(" + f + ".result() != 0)"
+                                : arg            ? f + ".index"
+                                                 : f + ".result()";
+      s += indent + "const " + c_type(r->dtype) + " s" + id(r) + " = " + value + ";\n";
+    }
+  }
+  for (const kir::Op* op : plan.stages[level]) {
+    if (op->kind == OpKind::Extract) {
+      static const char* const fields[] = {"mean", "m2", "count"};
+      const kir::Op* w = k.op(op->args.at(0));
+      if (!w || w->name != "welford" || op->number < 0 || op->number > 2)
+        throw std::runtime_error("extract reads a welford reduce's component 0, 1 or 2");
+      s += indent + "const " + c_type(op->dtype) + " s" + id(op) + " = f" + id(w) + "." +
+           fields[op->number] + ";\n";
+    } else {
+      s += indent + op_c(k, *op, {"", false, "s"}) + "\n";
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
+  const RowPlan plan = plan_rows(k);
+  const size_t n = k.ranges.size(), m = k.reduction_ranges.size();
+  const int64_t rows = product(k.ranges, 0, n);
+  const int64_t router = m ? product(k.reduction_ranges, 0, m - 1) : 1;
+  const int64_t rinner = m ? k.reduction_ranges[m - 1] : 1;
+  const int64_t rsize = router * rinner;
+  const bool split =
+      plan.single_pass && o.threads > 1 && rows < o.threads && rsize >= o.split_threshold;
+  std::string s;
+  if (!split) {
+    s += parallel_for(o.threads, rows * rsize * static_cast<int64_t>(plan.passes.size()),
+                      o.parallel_threshold);
+    s += "  for (int64_t o = 0; o < " + num(rows) + "; ++o) {\n";
+    s += unflatten(k.ranges, n, "x", "o");
+    s += "    using L = krt::L1;\n";
+    for (const RowPass& pass : plan.passes) {
+      for (int v : pass.cache_writes) {
+        s += "    alignas(64) " + std::string(c_type(k.op(v)->dtype)) + " c" + std::to_string(v) +
+             "[" + num(router * rinner) + "];\n";
+      }
+    }
+    s += stage(k, plan, 0, "    ");
+    for (size_t p = 0; p < plan.passes.size(); ++p) {
+      if (!plan.passes[p].ops.empty())
+        s += pass_loops(k, plan.passes[p], p, "0", num(router), "0", num(rinner), "    ");
+      s += final_accumulators(k, plan.passes[p], "    ");
+      s += stage(k, plan, p + 1, "    ");
+    }
+    return s + "  }\n";
+  }
+  const RowPass& pass = plan.passes.at(0);
+  const std::string t = std::to_string(o.threads);
+  s += "  for (int64_t o = 0; o < " + num(rows) + "; ++o) {\n";
+  s += unflatten(k.ranges, n, "x", "o");
+  s += "    using L = krt::L1;\n";
+  s += stage(k, plan, 0, "    ");
+  for (const kir::Op* r : pass.reduces)
+    s += "    " + accumulator_type(k, *r, false) + " p" + id(r) + "[" + t + "];\n";
+  s += "#pragma omp parallel for schedule(static, 1) num_threads(" + t + ")\n";
+  s += "    for (int tid = 0; tid < " + t + "; ++tid) {\n";
+  if (router >= o.threads) {
+    s += "      const int64_t lo = " + num(router) + " * tid / " + t + ", hi = " + num(router) +
+         " * (tid + 1) / " + t + ";\n";
+    s += pass_loops(k, pass, 0, "lo", "hi", "0", num(rinner), "      ");
+  } else {
+    s += "      const int64_t chunk = ((" + num(rinner) + " + " + t + " - 1) / " + t +
+         " + 7) / 8 * 8;\n";
+    s += "      const int64_t lo = krt::imin(tid * chunk, " + num(rinner) +
+         "), hi = krt::imin(lo + chunk, " + num(rinner) + ");\n";
+    s += pass_loops(k, pass, 0, "0", num(router), "lo", "hi", "      ");
+  }
+  const bool vec = pass.vectorized && m > 0;
+  for (const kir::Op* r : pass.reduces)
+    s += "      p" + id(r) + "[tid] = a" + id(r) + (vec ? ".s" : "") + ";\n";
+  s += "    }\n";
+  for (const kir::Op* r : pass.reduces) {
+    s += "    " + accumulator_type(k, *r, false) + " f" + id(r) + ";\n";
+    s += "    for (int tid = 0; tid < " + t + "; ++tid) f" + id(r) + ".merge(p" + id(r) +
+         "[tid]);\n";
+  }
+  s += stage(k, plan, 1, "    ");
+  return s + "  }\n";
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,44 @@
+// How a reduction kernel runs per row. Its body may hold several reductions, some reading
+// others' results (softmax: the sum reads the max), and elementwise work over the row after
+// them (softmax's normalize): the row is walked once per level of that nesting (a pass), and
+// between passes the row's scalars are computed once (a stage).
+//
+//   stage 0 | pass 0 (reduces of level 0) | stage 1 | pass 1 | ... | stage P
+//
+// An op that varies along the reduction runs inside the pass of its level and is recomputed
+// there from the row's elements when a later pass needs it; every other op runs once per row
+// in the stage of its level.
+#pragma once
+
+#include <set>
+#include <vector>
+
+#include "kiln/kir.hpp"
+
+namespace kiln::cpu {
+
+struct RowPass {
+  std::vector<const kir::Op*> ops;      // what the loop body runs, in body order
+  std::vector<const kir::Op*> reduces;  // accumulated in this pass
+  std::set<int> row_values;             // stage values the body reads (splat into lanes)
+  std::set<int> cache_writes;           // per-element values this pass keeps for later passes
+  std::set<int> cache_reads;            // ... and those it reads back instead of recomputing
+  bool vectorized = true;               // every reduce here combines lane by lane
+};
+
+struct RowPlan {
+  std::vector<RowPass> passes;
+  std::vector<std::vector<const kir::Op*>> stages;  // passes.size() + 1 stages
+  // A classic reduction (one pass, no per-element store) may split its row across threads.
+  bool single_pass = true;
+};
+
+// A per-element value that costs a library call (exp, log, ...) and is needed again by a
+// later pass is kept in a row-sized scratch array when the row takes at most this many
+// bytes of it (the array lives on the thread's stack and in its L1/L2); otherwise recomputed.
+inline constexpr int64_t kMaxRowCacheBytes = 64 * 1024;
+
+// Throws std::runtime_error when the body cannot run this way.
+RowPlan plan_rows(const kir::Kernel& k);
+
+}  // namespace kiln::cpu
