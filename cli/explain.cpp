@@ -27,8 +27,10 @@ void print_explain(const Graph& graph, const CompiledGraph& compiled) {
       "explain: {} pointwise producers inlined, {} kernel merges; kernels move {} (unfused {}, "
       "{:.0f}% less)\n",
       st.inlined, st.merged, mib(st.bytes_fused), mib(st.bytes_unfused), saved);
-  fmt::print("explain: temporaries in one arena of {} (naive, each its own allocation: {})\n",
-             mib(st.arena_bytes), mib(st.naive_bytes));
+  fmt::print(
+      "explain: temporaries in one arena of {} (naive, each its own allocation: {}); {} "
+      "written in place\n",
+      mib(st.arena_bytes), mib(st.naive_bytes), st.in_place);
   // Producers kept as buffers by reason, then pairs left apart by category.
   std::map<std::string, std::vector<std::string>> groups;
   for (const FusionFailure& f : st.failures) {

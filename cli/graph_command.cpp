@@ -18,6 +18,7 @@
 #include "core/ops/op_registry.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compile.h"
+#include "core/runtime/debug_dump.h"
 #include "core/sched/schedule_graph.h"
 
 namespace kiln::cli {
@@ -32,6 +33,7 @@ struct GraphFlags {
   bool check = false;
   bool explain = false;
   int bench = 0;
+  int profile = 0;
   uint64_t seed = 0;
   bool decomposed = false;
   std::string emit = "kir";
@@ -155,9 +157,9 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   auto inputs = gather_inputs(*graph, flags);
   if (!inputs) return report(inputs.error());
   if (flags.backend == "reference") {
-    if (flags.check || flags.bench > 0 || flags.explain)
+    if (flags.check || flags.bench > 0 || flags.explain || flags.profile > 0)
       return report(
-          Error::user("--check, --bench and --explain are about a compiled run; drop "
+          Error::user("--check, --bench, --profile and --explain are about a compiled run; drop "
                       "--backend reference"));
     return run_reference(*graph, *inputs, flags);
   }
@@ -199,6 +201,16 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
     std::sort(times->begin(), times->end());
     fmt::print("bench: median {:.4f} ms over {} runs (min {:.4f}, max {:.4f})\n",
                (*times)[times->size() / 2], times->size(), times->front(), times->back());
+  }
+  if (flags.profile > 0) {
+    auto kernel_us = compiled->time_kernels(*inputs, flags.profile);
+    if (!kernel_us) return report(kernel_us.error());
+    const std::string csv = compiled->kernel_metadata(*kernel_us);
+    fmt::print("profile: median of {} runs per kernel\n{}", flags.profile, csv);
+    if (!options.debug_dir.empty()) {
+      DebugDump(options.debug_dir, graph->name).write("kernels.csv", csv);
+      fmt::print("profile: written to {}/{}.kernels.csv\n", options.debug_dir, graph->name);
+    }
   }
   return code;
 }
@@ -251,6 +263,11 @@ void add_graph_commands(CLI::App& app, const CommonFlags& common, int& exit_code
                     "compare every output with the reference interpreter; exit 1 on mismatch");
   run_cmd->add_flag("--explain", flags->explain,
                     "print what the scheduler did: kernels, inlining, bytes moved vs unfused");
+  run_cmd
+      ->add_option("--profile", flags->profile,
+                   "time each kernel over N runs; print loads, stores, bytes, the roofline "
+                   "estimate and the measured time and GB/s per kernel (CSV)")
+      ->check(CLI::Range(1, 100000));
   run_cmd->add_option("--bench", flags->bench, "time N runs and print the median")
       ->check(CLI::Range(1, 1000000));
   run_cmd->add_option("--seed", flags->seed, "seed of the random inputs");

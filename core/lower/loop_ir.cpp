@@ -47,4 +47,24 @@ std::vector<int> kernel_writes(const LoopKernel& k) {
   return writes;
 }
 
+bool reads_only_where_written(const LoopKernel& k, int read, int written) {
+  if (k.kind != LoopKernelKind::Pointwise || read == written) return false;
+  const LoopOp* store = nullptr;
+  for (const LoopOp& op : k.body) {
+    if (op.kind != LoopOpKind::Store || op.buffer != written) continue;
+    if (store || op.mask >= 0) return false;
+    store = &op;
+  }
+  if (!store) return false;
+  const std::string at = store->index.to_string();
+  if (at.find('t') != std::string::npos) return false;  // an address computed from data
+  bool reads = false;
+  for (const LoopOp& op : k.body) {
+    if (op.kind != LoopOpKind::Load || op.buffer != read) continue;
+    if (op.mask >= 0 || op.index.to_string() != at) return false;
+    reads = true;
+  }
+  return reads;
+}
+
 }  // namespace kiln

@@ -14,7 +14,14 @@ struct Placed {
   int64_t offset;
   int64_t size;
   int last;
+  size_t index;
 };
+
+bool in_place_pair(const std::vector<BufferLifetime>& buffers, size_t later, size_t earlier) {
+  const BufferLifetime& b = buffers[later];
+  return b.may_reuse == static_cast<int>(earlier) && buffers[earlier].last == b.first &&
+         aligned(buffers[earlier].bytes) == aligned(b.bytes);
+}
 
 }  // namespace
 
@@ -34,6 +41,16 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers) {
     const int64_t size = aligned(b.bytes);
     plan.naive_bytes += size;
     std::erase_if(live, [&](const Placed& p) { return p.last < b.first; });
+    auto dying = std::find_if(live.begin(), live.end(), [&](const Placed& p) {
+      return b.may_reuse >= 0 && p.index == static_cast<size_t>(b.may_reuse) &&
+             in_place_pair(buffers, i, p.index);
+    });
+    if (dying != live.end()) {
+      plan.offsets[i] = dying->offset;
+      *dying = {dying->offset, size, b.last, i};
+      ++plan.in_place;
+      continue;
+    }
     // Best fit: the smallest gap between live blocks that holds it, else the end.
     int64_t best = -1, best_gap = 0, cursor = 0;
     for (const Placed& p : live) {
@@ -47,7 +64,7 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers) {
     if (best < 0) best = cursor;
     plan.offsets[i] = best;
     plan.arena_bytes = std::max(plan.arena_bytes, best + size);
-    live.push_back({best, size, b.last});
+    live.push_back({best, size, b.last, i});
     std::sort(live.begin(), live.end(),
               [](const Placed& x, const Placed& y) { return x.offset < y.offset; });
   }
@@ -64,7 +81,9 @@ std::string verify_memory_plan(const std::vector<BufferLifetime>& buffers, const
       const bool overlap_in_time =
           buffers[i].first <= buffers[j].last && buffers[j].first <= buffers[i].last;
       const int64_t lo2 = plan.offsets[j], hi2 = lo2 + std::max<int64_t>(buffers[j].bytes, 1);
-      if (overlap_in_time && lo < hi2 && lo2 < hi)
+      const bool in_place = (in_place_pair(buffers, i, j) || in_place_pair(buffers, j, i)) &&
+                            lo == lo2 && buffers[i].first != buffers[j].first;
+      if (overlap_in_time && lo < hi2 && lo2 < hi && !in_place)
         return "buffers " + std::to_string(j) + " and " + std::to_string(i) +
                " are live together and share bytes";
     }

@@ -7,12 +7,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/graph/graph_dump.h"
 #include "core/kir/kir_emit.h"
 #include "core/kir/kir_hash.h"
 #include "core/lower/loop_ir_print.h"
 #include "core/memory/memory_plan.h"
 #include "core/runtime/compiled_graph_parts.h"
+#include "core/runtime/debug_dump.h"
 #include "core/runtime/plugin_loader.h"
+#include "core/sched/kernel_cost.h"
 #include "core/sched/program_bytes.h"
 #include "core/sched/schedule_graph.h"
 
@@ -45,9 +48,11 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
   std::vector<int> last_use(prog.buffers.size(), -1);
   std::vector<bool> allocated(prog.buffers.size(), false);
   std::vector<PlanStep> steps;
-  for (const LoopKernel& k : prog.kernels) {
+  for (size_t ki = 0; ki < prog.kernels.size(); ++ki) {
+    const LoopKernel& k = prog.kernels[ki];
     PlanStep s;
     s.name = k.name;
+    s.kernel = static_cast<int>(ki);
     if (k.kind != LoopKernelKind::Extern) {
       EmittedKernel e = emit_kir(k, prog);
       s.kind = PlanStep::Kind::Launch;
@@ -102,9 +107,37 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
   }
 }
 
+// In place: an elementwise kernel whose temporary input dies right after it may write its
+// output (allocated right before it, same size) over that input. The input's lifetime then
+// ends where the output's begins, and the output's allocation is not poisoned.
+void mark_in_place(CompiledGraph::Parts& p, std::vector<BufferLifetime>& lifetimes,
+                   const std::vector<int>& slot) {
+  std::vector<bool> taken(lifetimes.size(), false);
+  for (size_t i = 0; i < p.plan.size(); ++i) {
+    const PlanStep& launch = p.plan[i];
+    if (launch.kind != PlanStep::Kind::Launch || launch.kernel < 0) continue;
+    const LoopKernel& k = p.program.kernels[static_cast<size_t>(launch.kernel)];
+    for (size_t a = i; a-- > 0 && p.plan[a].kind == PlanStep::Kind::Allocate;) {
+      const int out = slot[static_cast<size_t>(p.plan[a].buffer)];
+      for (size_t f = i + 1; f < p.plan.size() && p.plan[f].kind == PlanStep::Kind::Free; ++f) {
+        const int in = slot[static_cast<size_t>(p.plan[f].buffer)];
+        if (out < 0 || in < 0 || taken[static_cast<size_t>(in)] ||
+            lifetimes[static_cast<size_t>(in)].bytes != lifetimes[static_cast<size_t>(out)].bytes ||
+            !reads_only_where_written(k, p.plan[f].buffer, p.plan[a].buffer))
+          continue;
+        taken[static_cast<size_t>(in)] = true;
+        lifetimes[static_cast<size_t>(in)].last = lifetimes[static_cast<size_t>(out)].first;
+        lifetimes[static_cast<size_t>(out)].may_reuse = in;
+        p.plan[a].in_place = true;
+        break;
+      }
+    }
+  }
+}
+
 // Lifetimes of the temporaries over the plan (an output lives to the end, when it is read
 // back), and their places in one arena.
-Status plan_arena(CompiledGraph::Parts& p) {
+Status plan_arena(CompiledGraph::Parts& p, std::string& report) {
   const LoopProgram& prog = p.program;
   std::vector<int> first(prog.buffers.size(), -1), last(prog.buffers.size(), -1);
   const int end = static_cast<int>(p.plan.size());
@@ -114,12 +147,14 @@ Status plan_arena(CompiledGraph::Parts& p) {
     if (s.kind == PlanStep::Kind::Free) last[static_cast<size_t>(s.buffer)] = i;
   }
   std::vector<BufferLifetime> lifetimes;
-  std::vector<int> which;
+  std::vector<int> which, slot(prog.buffers.size(), -1);
   for (size_t b = 0; b < prog.buffers.size(); ++b) {
     if (first[b] < 0) continue;
+    slot[b] = static_cast<int>(lifetimes.size());
     lifetimes.push_back({buffer_bytes(prog.buffers[b]), first[b], last[b] < 0 ? end : last[b]});
     which.push_back(static_cast<int>(b));
   }
+  mark_in_place(p, lifetimes, slot);
   const MemoryPlan plan = plan_memory(lifetimes);
   // Checked every time: a wrong offset would corrupt results silently.
   if (const std::string why = verify_memory_plan(lifetimes, plan); !why.empty())
@@ -129,6 +164,15 @@ Status plan_arena(CompiledGraph::Parts& p) {
     p.arena_offset[static_cast<size_t>(which[i])] = plan.offsets[i];
   p.stats.arena_bytes = plan.arena_bytes;
   p.stats.naive_bytes = plan.naive_bytes;
+  p.stats.in_place = plan.in_place;
+  report = "arena " + std::to_string(plan.arena_bytes) + " bytes (naive " +
+           std::to_string(plan.naive_bytes) + "); plan steps " + std::to_string(end) + "\n" +
+           "buffer,bytes,first_step,last_step,offset\n";
+  for (size_t i = 0; i < which.size(); ++i) {
+    report += prog.buffers[static_cast<size_t>(which[i])].name + "," +
+              std::to_string(lifetimes[i].bytes) + "," + std::to_string(lifetimes[i].first) + "," +
+              std::to_string(lifetimes[i].last) + "," + std::to_string(plan.offsets[i]) + "\n";
+  }
   return Ok{};
 }
 
@@ -158,14 +202,6 @@ Result<std::string> compile_batch(const Plugin& plugin, uint32_t device, const s
     plugin.api().blob_destroy(metadata);
   }
   return bytes;
-}
-
-// With a debug directory configured, each stage's text lands there as one file.
-void dump(const std::string& dir, const std::string& name, const std::string& text) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::ofstream(std::filesystem::path(dir) / name) << text;
 }
 
 Status upload_params(CompiledGraph::Parts& p) {
@@ -202,10 +238,18 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   auto parts = std::make_unique<CompiledGraph::Parts>();
   parts->plugin = plugin;
   parts->device = device;
-  auto scheduled = schedule_graph(graph, std::move(registry), schedule);
+  const DebugDump dump(debug_dir, graph.name);
+  dump.write("graph.txt", dump_graph(graph));
+  const DeviceInfo* info = nullptr;
+  for (const auto& d : plugin->devices())
+    if (d.index == device) info = &d;
+  const Roofline roofline = info ? roofline_of(*info) : Roofline{};
+  auto scheduled = schedule_graph(graph, std::move(registry), schedule, roofline);
   if (!scheduled) return std::move(scheduled).error();
+  dump.write("decomposed.txt", dump_graph(scheduled->graph));
   parts->graph = std::move(scheduled->graph);
   parts->program = std::move(scheduled->program);
+  parts->roofline = roofline;
   parts->stats.fallbacks = std::move(scheduled->fallbacks);
   for (const auto& f : parts->stats.fallbacks)
     log->info("no kernel for {}: it runs on the host oracle", f);
@@ -218,18 +262,19 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   }
   parts->stats.bytes_unfused = program_bytes(scheduled->unfused);
   parts->stats.bytes_fused = program_bytes(parts->program);
-  dump(debug_dir, graph.name + ".unfused.loopir", print_loop_program(scheduled->unfused));
-  dump(debug_dir, graph.name + ".loopir", print_loop_program(parts->program));
+  dump.write("unfused.loopir", print_loop_program(scheduled->unfused));
+  dump.write("loopir", print_loop_program(parts->program));
+  dump.write("fusion_failures.csv", fusion_failures_csv(parts->stats.failures));
+  dump.write("kernels.csv", kernel_metadata_csv(parts->program, roofline));
 
   std::vector<kir::Kernel> batch;
   build_plan(*parts, extern_names(*plugin), batch);
-  if (auto s = plan_arena(*parts); !s) return std::move(s).error();
+  std::string memory_report;
+  if (auto s = plan_arena(*parts, memory_report); !s) return std::move(s).error();
+  dump.write("memory_plan.txt", memory_report);
   parts->kir_text = kir::print(batch);
-  dump(debug_dir, graph.name + ".kir", parts->kir_text);
+  dump.write("kir", parts->kir_text);
   if (!batch.empty()) {
-    const DeviceInfo* info = nullptr;
-    for (const auto& d : plugin->devices())
-      if (d.index == device) info = &d;
     ArtifactKey key{kir_hash(parts->kir_text), "",
                     plugin->name() + ":" + std::to_string(device) + ":" + (info ? info->name : ""),
                     plugin->attributes().compiler_fingerprint};
@@ -241,7 +286,9 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
     } else {
       std::string metadata;
       auto compiled = compile_batch(*plugin, device, parts->kir_text, parts->stats, metadata);
-      dump(debug_dir, graph.name + ".compile.json", metadata);
+      dump.write("compile.json", metadata);
+      if (const std::string code = generated_code(metadata); !code.empty())
+        dump.write("code.txt", code);
       if (!compiled)
         return std::move(compiled).error().with_context("compiling '" + graph.name + "'");
       artifact = std::move(*compiled);

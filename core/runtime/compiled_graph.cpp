@@ -1,5 +1,6 @@
 #include "core/runtime/compiled_graph.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -7,6 +8,17 @@
 #include "core/runtime/compiled_graph_parts.h"
 
 namespace kiln {
+
+Roofline roofline_of(const DeviceInfo& device) {
+  auto number = [&](const char* key) {
+    const DeviceProperty* p = device.find(key);
+    if (!p) return 0.0;
+    if (const auto* d = std::get_if<double>(&p->value)) return *d;
+    if (const auto* i = std::get_if<int64_t>(&p->value)) return static_cast<double>(*i);
+    return 0.0;
+  };
+  return {number("bandwidth_gbps"), number("peak_gflops_f32")};
+}
 
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
                                      int64_t extent) {
@@ -114,7 +126,7 @@ class Runner {
         if (keep_buffers &&
             (buffers_[static_cast<size_t>(s.buffer)] || arena_offset(s.buffer) >= 0))
           return Ok{};
-        return allocate(s.buffer, poison);
+        return allocate(s.buffer, poison && !s.in_place);
       case PlanStep::Kind::Free:
         if (!keep_buffers) buffers_[static_cast<size_t>(s.buffer)].reset();
         return Ok{};
@@ -268,6 +280,38 @@ Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTenso
     if (rep > 0) times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
   return times;
+}
+
+Result<std::vector<double>> CompiledGraph::time_kernels(const std::vector<HostTensor>& inputs,
+                                                        int reps) const {
+  Runner r(*parts_);
+  if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
+  if (auto s = r.open_arena(false); !s) return std::move(s).error();
+  std::vector<std::vector<double>> samples(parts_->program.kernels.size());
+  for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
+    for (const PlanStep& step : parts_->plan) {
+      const auto start = std::chrono::steady_clock::now();
+      if (auto s = r.step(step, true, false); !s) return std::move(s).error();
+      const double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+              .count();
+      if (rep > 0 && step.kernel >= 0) samples[static_cast<size_t>(step.kernel)].push_back(us);
+    }
+  }
+  std::vector<double> medians;
+  for (auto& v : samples) {
+    if (v.empty()) {
+      medians.push_back(0);
+      continue;
+    }
+    std::sort(v.begin(), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
+}
+
+std::string CompiledGraph::kernel_metadata(const std::vector<double>& measured_us) const {
+  return kernel_metadata_csv(parts_->program, parts_->roofline, measured_us);
 }
 
 }  // namespace kiln

@@ -22,6 +22,8 @@ struct PlanStep {
   std::vector<int64_t> params;  // extern parameters
   int node = -1;                // Host: the graph node the oracle runs
   int buffer = -1;              // Allocate / Free
+  int kernel = -1;              // Launch / Extern / Host: the program kernel it runs
+  bool in_place = false;        // Allocate: takes a dying input's bytes (not poisoned)
 };
 
 struct CompileStats {
@@ -35,6 +37,7 @@ struct CompileStats {
   int64_t bytes_fused = 0;              // ... and as scheduled
   int64_t arena_bytes = 0;              // planned peak of temporaries (one arena)
   int64_t naive_bytes = 0;              // the same with every temporary its own allocation
+  int in_place = 0;                     // temporaries written over a dying input of the same size
   bool cache_hit = false;               // the artifact came from the kernel cache
   double compile_ms = 0;                // plugin compile time (0 on a cache hit)
   std::vector<std::string> fallbacks;
@@ -61,6 +64,12 @@ class CompiledGraph {
   // kept between runs (no allocation is timed); returns each timed run's wall time in ms.
   // Every step returns only when its work is done (launches are synchronous in ABI v1).
   Result<std::vector<double>> time_runs(const std::vector<HostTensor>& inputs, int reps) const;
+  // The same protocol, each program kernel timed on its own: median microseconds per kernel,
+  // in program order.
+  Result<std::vector<double>> time_kernels(const std::vector<HostTensor>& inputs, int reps) const;
+  // Per kernel: loads, stores, bytes, flops, the roofline estimate on this device, and the
+  // measured time and GB/s when `measured_us` (from time_kernels) is given.
+  std::string kernel_metadata(const std::vector<double>& measured_us = {}) const;
 
   const CompileStats& stats() const;
   const std::vector<PlanStep>& plan() const;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/runtime/compiled_graph.h"
+#include "core/sched/kernel_cost.h"
 #include "core/sched/program_bytes.h"
 
 namespace kiln {
@@ -22,6 +23,7 @@ struct CompiledGraph::Parts {
   // Temporaries live in one arena per run (stats.arena_bytes): a byte offset per program
   // buffer (-1: not in it).
   std::vector<int64_t> arena_offset;
+  Roofline roofline;  // the device's, for kernel estimates
 
   Parts() = default;
   Parts(const Parts&) = delete;
@@ -32,6 +34,9 @@ struct CompiledGraph::Parts {
       plugin->api().executable_destroy(executable);
   }
 };
+
+// The device's bandwidth and peak from its plugin properties (0 where not reported).
+Roofline roofline_of(const DeviceInfo& device);
 
 // A host tensor laid out as `declared` says (strides honoured) in `extent` elements.
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,

@@ -20,7 +20,11 @@ struct Candidate {
   size_t first = 0, second = 0;
   size_t at = 0;  // where the merged kernel goes: first or second
   LoopKernel merged;
-  int64_t saved = 0;
+  int64_t saved = 0;    // bytes
+  double saved_us = 0;  // estimated time, when the roofline is known
+  bool better_than(const Candidate& other) const {
+    return saved_us != other.saved_us ? saved_us > other.saved_us : saved > other.saved;
+  }
 };
 
 struct Attempt {
@@ -88,8 +92,10 @@ Attempt attempt(const LoopProgram& prog, size_t first, size_t second, const Fuse
     a.failure.detail = m.detail;
     return a;
   }
-  Candidate cand{first, second, *at, std::move(*m.kernel), 0};
+  Candidate cand{first, second, *at, std::move(*m.kernel), 0, 0};
   cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(cand.merged, prog);
+  auto est = [&](const LoopKernel& k) { return kernel_cost(k, prog, o.roofline).est_us; };
+  cand.saved_us = est(p) + est(c) - est(cand.merged);
   const int64_t before = live_peak_bytes(prog);
   const int64_t after = live_peak_bytes(with_merge(prog, cand));
   if (after > before + o.max_peak_growth_bytes) {
@@ -132,7 +138,7 @@ FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
     std::optional<Candidate> best;
     for (const auto& [i, j] : related_pairs(prog)) {
       Attempt a = attempt(prog, i, j, options);
-      if (a.candidate && (!best || a.candidate->saved > best->saved)) best = std::move(a.candidate);
+      if (a.candidate && (!best || a.candidate->better_than(*best))) best = std::move(a.candidate);
     }
     if (!best) break;
     prog = with_merge(prog, *best);

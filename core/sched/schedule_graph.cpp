@@ -7,7 +7,7 @@ namespace kiln {
 
 Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
-                                      const ScheduleOptions& schedule) {
+                                      const ScheduleOptions& schedule, const Roofline& roofline) {
   auto decomposed = decompose(graph, std::move(registry), lowers_directly);
   if (!decomposed) return std::move(decomposed).error();
   ScheduledGraph s;
@@ -22,6 +22,7 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
     FuseOptions fuse;
     fuse.merge.min_rows = schedule.min_fused_rows;
     fuse.max_peak_growth_bytes = schedule.max_peak_growth_bytes;
+    fuse.roofline = roofline;
     s.fusion = fuse_kernels(s.program, fuse);
   }
   return s;

@@ -28,8 +28,10 @@ struct ScheduledGraph {
   std::vector<FusionFailure> failures() const;
 };
 
+// `roofline`: the target device's, for ranking fusion candidates (unknown: by bytes).
 Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
-                                      const ScheduleOptions& schedule);
+                                      const ScheduleOptions& schedule,
+                                      const Roofline& roofline = {});
 
 }  // namespace kiln

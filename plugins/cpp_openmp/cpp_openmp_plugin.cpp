@@ -12,6 +12,7 @@
 
 #include "code_functions.h"
 #include "plugin_state.h"
+#include "roofline.h"
 
 struct kiln_stream {};
 
@@ -61,6 +62,8 @@ void describe_device(kiln_plugin& plugin) {
   p.add_int("l2_bytes", static_cast<int64_t>(cpu.l2_bytes));
   p.add_int("l3_bytes", static_cast<int64_t>(cpu.l3_bytes));
   p.add_int("cache_line_bytes", static_cast<int64_t>(cpu.cache_line_bytes));
+  p.add_float("bandwidth_gbps", kiln::cpu::measure_copy_bandwidth_gbps(plugin.threads));
+  p.add_float("peak_gflops_f32", kiln::cpu::estimate_peak_gflops_f32(cpu, plugin.threads));
 }
 
 void check_device(uint32_t device) {

@@ -3,6 +3,7 @@
 // more than one allocation per buffer.
 #include "core/memory/memory_plan.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -67,3 +68,33 @@ TEST(MemoryPlan, EmptyAndZeroSizedBuffers) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln {
+namespace {
+
+TEST(MemoryPlanInPlace, AnOutputTakesItsDyingInputsBytes) {
+  // b0 dies at step 2, where b1 (same size) is born from it elementwise.
+  std::vector<BufferLifetime> buffers = {{1000, 0, 2}, {1000, 2, 4}, {64, 1, 3}};
+  buffers[1].may_reuse = 0;
+  const MemoryPlan plan = plan_memory(buffers);
+  EXPECT_EQ(plan.in_place, 1);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[0]);
+  EXPECT_EQ(verify_memory_plan(buffers, plan), "");
+  // The same placement without the in-place declaration is a violation.
+  buffers[1].may_reuse = -1;
+  EXPECT_THAT(verify_memory_plan(buffers, plan), ::testing::HasSubstr("share bytes"));
+}
+
+TEST(MemoryPlanInPlace, ADeclarationThatDoesNotHoldIsIgnored) {
+  // b0 lives past b1's birth, and sizes differ for b2: neither may reuse.
+  std::vector<BufferLifetime> buffers = {{1000, 0, 3}, {1000, 2, 4}, {512, 3, 5}};
+  buffers[1].may_reuse = 0;
+  buffers[2].may_reuse = 0;
+  const MemoryPlan plan = plan_memory(buffers);
+  EXPECT_EQ(plan.in_place, 0);
+  EXPECT_NE(plan.offsets[1], plan.offsets[0]);
+  EXPECT_EQ(verify_memory_plan(buffers, plan), "");
+}
+
+}  // namespace
+}  // namespace kiln
