@@ -3,7 +3,8 @@
 //   graph.txt, decomposed.txt     the graph as given and after decomposition
 //   unfused.loopir, loopir        LoopIR with one kernel per node, and as scheduled
 //   kir                           the kernels handed to the plugin
-//   code.txt, compile.json        the plugin's generated code (when it reports it) and metadata
+//   code.txt, compile.json        the plugin's generated code (when it reports it) and metadata,
+//                                 written when the plugin compiles (not on a kernel cache hit)
 //   memory_plan.txt               each temporary's bytes, lifetime and arena offset
 //   fusion_failures.csv           every producer kept and every pair left apart, and why
 //   kernels.csv                   per kernel: loads, stores, bytes, flops, roofline estimate
