@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config binutils clang-format
-  llvm-19-dev llvm-19-tools lld-19
+  llvm-19-dev llvm-19-tools lld-19 libzstd-dev
   libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libboost1.81-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev

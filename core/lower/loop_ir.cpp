@@ -1,9 +1,15 @@
 #include "core/lower/loop_ir.h"
 
 #include <algorithm>
+#include <set>
 
 namespace kiln {
 namespace {
+
+void collect_expr_vars(const Expr& e, std::set<std::string>& out) {
+  if (e.kind() == ExprKind::Var) out.insert(e.name());
+  for (const Expr& o : e.operands()) collect_expr_vars(o, out);
+}
 
 void add_once(std::vector<int>& list, int buffer) {
   if (std::find(list.begin(), list.end(), buffer) == list.end()) list.push_back(buffer);
@@ -56,12 +62,17 @@ bool reads_only_where_written(const LoopKernel& k, int read, int written) {
     store = &op;
   }
   if (!store) return false;
+  std::set<std::string> vars;
+  for (const Expr* e : {&store->index}) collect_expr_vars(*e, vars);
+  for (const std::string& v : vars)
+    if (v[0] == 't') return false;  // an address computed from data
   const std::string at = store->index.to_string();
-  if (at.find('t') != std::string::npos) return false;  // an address computed from data
-  bool reads = false;
+  bool reads = false, stored = false;
   for (const LoopOp& op : k.body) {
+    if (&op == store) stored = true;
     if (op.kind != LoopOpKind::Load || op.buffer != read) continue;
-    if (op.mask >= 0 || op.index.to_string() != at) return false;
+    // Every element must be read before the same iteration overwrites it.
+    if (stored || op.mask >= 0 || op.index.to_string() != at) return false;
     reads = true;
   }
   return reads;

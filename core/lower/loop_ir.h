@@ -80,8 +80,9 @@ std::vector<int> kernel_reads(const LoopKernel& k);
 std::vector<int> kernel_writes(const LoopKernel& k);
 
 // True when pointwise kernel `k` stores `written` once and loads `read` only at that store's
-// address, unmasked: each element of `read` is consumed by the iteration that writes the same
-// element of `written`, so the two may share storage (in place).
+// address, unmasked, before the store in body order: each element of `read` is consumed by
+// the iteration that writes the same element of `written`, so two buffers with the same
+// element size may share storage (in place).
 bool reads_only_where_written(const LoopKernel& k, int read, int written);
 
 }  // namespace kiln

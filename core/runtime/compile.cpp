@@ -123,6 +123,8 @@ void mark_in_place(CompiledGraph::Parts& p, std::vector<BufferLifetime>& lifetim
         const int in = slot[static_cast<size_t>(p.plan[f].buffer)];
         if (out < 0 || in < 0 || taken[static_cast<size_t>(in)] ||
             lifetimes[static_cast<size_t>(in)].bytes != lifetimes[static_cast<size_t>(out)].bytes ||
+            dtype_size(p.program.buffers[static_cast<size_t>(p.plan[f].buffer)].dtype) !=
+                dtype_size(p.program.buffers[static_cast<size_t>(p.plan[a].buffer)].dtype) ||
             !reads_only_where_written(k, p.plan[f].buffer, p.plan[a].buffer))
           continue;
         taken[static_cast<size_t>(in)] = true;

@@ -79,6 +79,12 @@ class BodyWriter {
       if (op.mask >= 0) op.mask = renamed.at(op.mask);
       op.index = simplify(substitute(op.index, names), ranges);
       if (op.kind == LoopOpKind::Store) {
+        // A masked store writes part of the buffer: readers keep reading memory.
+        if (op.mask >= 0) {
+          forwarded_.erase(op.buffer);
+          body_.push_back(std::move(op));
+          continue;
+        }
         forwarded_[op.buffer] = {op.index, op.args.at(0)};
         if (!dropped.contains(op.buffer)) body_.push_back(std::move(op));
         continue;

@@ -74,6 +74,7 @@ SpaceMapping map_space(const LoopKernel& from, const LoopSpace& to, bool rows_on
     return failed(multiple ? FusionCategory::Broadcast : FusionCategory::DifferentNumel,
                   "iteration spaces " + sizes);
   }
+  if (from_n == 0) return failed(FusionCategory::DifferentNumel, "an empty iteration space");
   SpaceMapping m;
   if (from.kind == LoopKernelKind::Reduction) {
     if (rows_only || from.ranges != to.ranges || from.reduction_ranges != to.reduction)

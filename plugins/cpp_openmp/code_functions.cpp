@@ -1,7 +1,5 @@
 #include "code_functions.h"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -36,28 +34,6 @@ using kiln::sdk::guard;
 
 // Bumped whenever generated code changes for the same KIR.
 constexpr const char* kCodegenVersion = "cpp-codegen-1";
-
-// A digest (FNV-1a) of this plugin's own binary: any rebuild of the code generator changes
-// the cache key, so artifacts made by an older generator are never reused.
-std::string own_binary_digest() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&own_binary_digest), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return "unknown";
-  std::ifstream in(info.dli_fname, std::ios::binary);
-  if (!in) return "unknown";
-  uint64_t h = 1469598103934665603ull;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ull;
-    }
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
 
 std::vector<kir::Kernel> parse_kir(const char* text, size_t size) {
   if (!text) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "no KIR text");
@@ -260,7 +236,7 @@ kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_
 }  // namespace
 
 std::string compiler_fingerprint(const kiln_plugin& plugin) {
-  std::string f = std::string(kCodegenVersion) + "@" + own_binary_digest() + "; " +
+  std::string f = std::string(kCodegenVersion) + "@" + kiln::sdk::plugin_binary_digest() + "; " +
                   compiler_version(plugin.compiler) + ";";
   for (const auto& flag : plugin.flags) f += " " + flag;
   for (const auto& flag : required_flags()) f += " " + flag;

@@ -6,6 +6,9 @@
 #include <stdexcept>
 
 namespace kiln::cpu {
+
+using kir_support::collect_vars;
+
 namespace {
 
 using kir::DType;
@@ -234,11 +237,6 @@ std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var) {
     default:
       return std::nullopt;
   }
-}
-
-void collect_vars(const kir::Expr& e, std::set<std::string>& out) {
-  if (e.kind == kir::Expr::Var) out.insert(e.name);
-  for (const auto& o : e.operands) collect_vars(o, out);
 }
 
 bool mentions_indirect(const kir::Expr& e) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kiln/kir.hpp"
+#include "plugins/kir_support/row_plan.h"
 
 namespace kiln::cpu {
 
@@ -26,7 +27,6 @@ std::string expr_c(const kir::Expr& e, const ExprContext& ctx);
 // Coefficient of `var` if `e` is linear in it (0 when absent); nullopt when not linear.
 std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var);
 bool mentions_indirect(const kir::Expr& e);
-void collect_vars(const kir::Expr& e, std::set<std::string>& out);
 
 // One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops
 // feed their accumulator, which the skeleton declares.

@@ -3,12 +3,18 @@
 #include <stdexcept>
 
 #include "plugins/cpp_openmp/loop_text.h"
-#include "plugins/cpp_openmp/row_plan.h"
+#include "plugins/kir_support/row_plan.h"
 
 namespace kiln::cpu {
 namespace {
 
 using kir::OpKind;
+using kir_support::RowPass;
+using kir_support::RowPlan;
+
+// A per-element value that costs a library call and is needed again by a later pass is kept
+// in a row array on the thread's stack (and in its L1/L2) when the row takes at most this.
+constexpr int64_t kMaxRowCacheBytes = 64 * 1024;
 
 std::string id(const kir::Op* op) {
   return std::to_string(op->id);
@@ -132,7 +138,7 @@ std::string stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
 }  // namespace
 
 std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
-  const RowPlan plan = plan_rows(k);
+  const RowPlan plan = kir_support::plan_rows(k, kMaxRowCacheBytes);
   const size_t n = k.ranges.size(), m = k.reduction_ranges.size();
   const int64_t rows = product(k.ranges, 0, n);
   const int64_t router = m ? product(k.reduction_ranges, 0, m - 1) : 1;

@@ -16,7 +16,20 @@ config.substitutions.append(("%configs", os.path.join(config.kiln_source_dir, "c
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%test_plugins", config.kiln_test_plugin_dir))
 config.substitutions.append(("%cpu_codegen", config.cpu_codegen))
+config.substitutions.append(("%ptx_codegen", config.ptx_codegen))
 config.substitutions.append(("FileCheck", config.filecheck))
+
+# GPU code generation is built when LLVM 19 is; ptxas and libdevice come with a CUDA toolkit,
+# which may be absent: tests that need them say REQUIRES and are reported UNSUPPORTED then.
+if os.path.exists(config.ptx_codegen):
+    config.available_features.add("ptx-codegen")
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("libdevice")
 config.substitutions.append(("%not", config.not_tool))
 
 # Tests see no KILN_* settings from the caller's environment, and a cache of their own.

@@ -115,3 +115,46 @@ TEST_F(CompiledRowFusion, ScatterIndexOutOfRangeIsAnError) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+using CompiledInPlace = Differential;
+
+// A merged kernel stores one output before it loads a dying temporary of the same size: that
+// temporary must not become the output's storage (found by review; the output read back its
+// own values).
+TEST_F(CompiledInPlace, AStoreBeforeTheLoadIsNotInPlace) {
+  GraphBuilder b = builder();
+  const ValueRef p = input(b, "p", TensorType::contiguous(DType::F32, {24, 9}));
+  const ValueRef q = input(b, "q", TensorType::contiguous(DType::F32, {9, 40}));
+  const ValueRef u = input(b, "u", TensorType::contiguous(DType::F32, {24, 40}));
+  const ValueRef t = b.op("aten.mm.default", {p, q});
+  const ValueRef e = b.op("aten.exp.default", {u});
+  b.output(e);
+  output_of(b, "greater", "aten.gt.Tensor", {t, e});
+  check(b);
+}
+
+// Same bytes, different element sizes (f32[8] read, f64[4] written): not in place.
+TEST_F(CompiledInPlace, DifferentElementSizesAreNotInPlace) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {8, 16}));
+  const ValueRef a = b.op("aten.sum.dim_IntList", {x, ints{1}, false});
+  const ValueRef head = b.op("aten.slice.Tensor", {a, 0, 0, 4});
+  output_of(b, "wide", "aten._to_copy.default", {head}, {{"dtype", DType::F64}});
+  check(b);
+}
+
+TEST_F(CompiledInPlace, EmptyDimsDoNotBreakLoopMatching) {
+  GraphBuilder b = builder();
+  const ValueRef e1 = input(b, "e1", TensorType::contiguous(DType::F32, {0, 7}));
+  const ValueRef e2 = input(b, "e2", TensorType::contiguous(DType::F32, {0, 7}));
+  const ValueRef row = input(b, "row", TensorType::contiguous(DType::F32, {1, 7}));
+  output_of(b, "sum", "aten.add.Tensor", {e1, row});
+  output_of(b, "product", "aten.mul.Tensor", {e2, row});
+  check(b);
+}
+
+}  // namespace
+}  // namespace kiln::test

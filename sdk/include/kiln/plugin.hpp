@@ -10,12 +10,15 @@
 #ifndef KILN_PLUGIN_HPP
 #define KILN_PLUGIN_HPP
 
+#include <dlfcn.h>
 #include <kiln/plugin.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <new>
 #include <string>
@@ -229,6 +232,29 @@ class PropertyList {
   std::deque<std::string> strings_;  // deque: element addresses stay stable as it grows
   std::vector<kiln_property> properties_;
 };
+
+// A digest (FNV-1a) of the shared object this function is compiled into: put it in the
+// compiler fingerprint, so artifacts made by an older build of a code generator are never
+// reused. ("unknown" when the file cannot be read.)
+inline std::string plugin_binary_digest() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&plugin_binary_digest), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return "unknown";
+  std::ifstream in(info.dli_fname, std::ios::binary);
+  if (!in) return "unknown";
+  uint64_t h = 1469598103934665603ull;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
 
 }  // namespace kiln::sdk
 

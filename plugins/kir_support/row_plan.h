@@ -1,7 +1,7 @@
-// How a reduction kernel runs per row. Its body may hold several reductions, some reading
-// others' results (softmax: the sum reads the max), and elementwise work over the row after
-// them (softmax's normalize): the row is walked once per level of that nesting (a pass), and
-// between passes the row's scalars are computed once (a stage).
+// How a reduction kernel runs per row (shared by the plugins' code generators). Its body may hold
+// several reductions, some reading others' results (softmax: the sum reads the max), and
+// elementwise work over the row after them (softmax's normalize): the row is walked once per level
+// of that nesting (a pass), and between passes the row's scalars are computed once (a stage).
 //
 //   stage 0 | pass 0 (reduces of level 0) | stage 1 | pass 1 | ... | stage P
 //
@@ -10,12 +10,14 @@
 // in the stage of its level.
 #pragma once
 
+#include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "kiln/kir.hpp"
 
-namespace kiln::cpu {
+namespace kiln::kir_support {
 
 struct RowPass {
   std::vector<const kir::Op*> ops;      // what the loop body runs, in body order
@@ -33,12 +35,13 @@ struct RowPlan {
   bool single_pass = true;
 };
 
-// A per-element value that costs a library call (exp, log, ...) and is needed again by a
-// later pass is kept in a row-sized scratch array when the row takes at most this many
-// bytes of it (the array lives on the thread's stack and in its L1/L2); otherwise recomputed.
-inline constexpr int64_t kMaxRowCacheBytes = 64 * 1024;
+// Throws std::runtime_error when the body cannot run this way. A per-element value that costs
+// a library call (exp, log, ...) and is needed again by a later pass is kept (cache_writes /
+// cache_reads) while the kernel's kept rows take at most `max_cache_bytes` together; 0
+// recomputes everything.
+RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes);
 
-// Throws std::runtime_error when the body cannot run this way.
-RowPlan plan_rows(const kir::Kernel& k);
+// Variables an index expression names (x0, r1, t5).
+void collect_vars(const kir::Expr& e, std::set<std::string>& out);
 
-}  // namespace kiln::cpu
+}  // namespace kiln::kir_support

@@ -1,12 +1,10 @@
-#include "plugins/cpp_openmp/row_plan.h"
+#include "plugins/kir_support/row_plan.h"
 
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 
-#include "plugins/cpp_openmp/codegen_ops.h"
-
-namespace kiln::cpu {
+namespace kiln::kir_support {
 namespace {
 
 using kir::OpKind;
@@ -38,7 +36,12 @@ bool names_reduction_var(const kir::Op& op) {
 
 }  // namespace
 
-RowPlan plan_rows(const kir::Kernel& k) {
+void collect_vars(const kir::Expr& e, std::set<std::string>& out) {
+  if (e.kind == kir::Expr::Var) out.insert(e.name);
+  for (const auto& o : e.operands) collect_vars(o, out);
+}
+
+RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
   std::map<int, int> level;   // value -> how many reductions deep it is
   std::set<int> per_element;  // values that vary along the reduction
   std::map<int, const kir::Op*> def;
@@ -78,6 +81,7 @@ RowPlan plan_rows(const kir::Kernel& k) {
   int64_t row_elements = 1;
   for (int64_t r : k.reduction_ranges) row_elements *= r;
   std::set<int> expensive;
+  int64_t cache_bytes = 0;
   for (const kir::Op& op : k.body) {
     if (op.kind == OpKind::Store || !per_element.contains(op.id)) continue;
     bool e = costly(op);
@@ -85,10 +89,13 @@ RowPlan plan_rows(const kir::Kernel& k) {
     if (e) expensive.insert(op.id);
     for (int in : inputs_of(op)) {
       const kir::Op* d = def.at(in);
-      if (expensive.contains(in) && level.at(in) < level.at(op.id) &&
-          row_elements * kir::dtype_size(d->dtype) <= kMaxRowCacheBytes &&
-          d->dtype != kir::DType::Bool)
+      // The budget covers all of a kernel's arrays together (they share the thread's stack).
+      const int64_t bytes = row_elements * kir::dtype_size(d->dtype);
+      if (expensive.contains(in) && level.at(in) < level.at(op.id) && !cached.contains(in) &&
+          cache_bytes + bytes <= max_cache_bytes && d->dtype != kir::DType::Bool) {
         cached.insert(in);
+        cache_bytes += bytes;
+      }
     }
   }
   RowPlan plan;
@@ -144,4 +151,4 @@ RowPlan plan_rows(const kir::Kernel& k) {
   return plan;
 }
 
-}  // namespace kiln::cpu
+}  // namespace kiln::kir_support

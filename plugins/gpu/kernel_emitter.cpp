@@ -1,0 +1,230 @@
+#include "plugins/gpu/kernel_emitter.h"
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <stdexcept>
+
+#include "plugins/gpu/reduce_state.h"
+#include "plugins/gpu/value_emitter.h"
+#include "plugins/kir_support/row_plan.h"
+
+namespace kiln::gpu {
+namespace {
+
+using llvm::Value;
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// Variables <prefix>0.. of `sizes` from their row-major flattening `flat` (i64).
+void unflatten(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, const std::string& prefix,
+               Value* flat, Scope& s) {
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    Value* v = stride == 1 ? flat : b.CreateUDiv(flat, b.getInt64(static_cast<uint64_t>(stride)));
+    if (i > 0) v = b.CreateURem(v, b.getInt64(static_cast<uint64_t>(sizes[i])));
+    s.vars[prefix + std::to_string(i)] = v;
+    stride *= sizes[i];
+  }
+}
+
+// for (i = start; i < end; i += step) body(i): an i64 loop through a stack slot.
+template <class Body>
+void counted_loop(ValueEmitter& e, Value* start, Value* end, Value* step, const std::string& name,
+                  Body body) {
+  llvm::IRBuilder<>& b = e.builder();
+  llvm::AllocaInst* i = e.slot(b.getInt64Ty(), name);
+  b.CreateStore(start, i);
+  llvm::Function* f = e.function();
+  auto* check = llvm::BasicBlock::Create(b.getContext(), name + "_check", f);
+  auto* loop = llvm::BasicBlock::Create(b.getContext(), name + "_body", f);
+  auto* done = llvm::BasicBlock::Create(b.getContext(), name + "_done", f);
+  b.CreateBr(check);
+  b.SetInsertPoint(check);
+  Value* iv = b.CreateLoad(b.getInt64Ty(), i);
+  b.CreateCondBr(b.CreateICmpSLT(iv, end), loop, done);
+  b.SetInsertPoint(loop);
+  body(iv);
+  b.CreateStore(b.CreateAdd(iv, step), i);
+  b.CreateBr(check);
+  b.SetInsertPoint(done);
+}
+
+class KernelEmitter {
+ public:
+  KernelEmitter(llvm::Module& m, const GpuTarget& t, const kir::Kernel& k, const TuningConfig& c)
+      : m_(m), t_(t), k_(k), c_(c), b_(m.getContext()) {}
+
+  llvm::Function* emit() {
+    auto& ctx = m_.getContext();
+    llvm::Type* ptr = llvm::PointerType::get(ctx, t_.global_space());
+    std::vector<llvm::Type*> params(k_.buffers.size() + 1, ptr);
+    auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.name, m_);
+    std::map<std::string, Value*> buffers;
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      llvm::Argument* a = fn_->getArg(static_cast<unsigned>(i));
+      a->setName(k_.buffers[i].name);
+      a->addAttr(llvm::Attribute::NoAlias);
+      if (k_.buffers[i].role == kir::Role::In) a->addAttr(llvm::Attribute::ReadOnly);
+      buffers[k_.buffers[i].name] = a;
+    }
+    llvm::Argument* status = fn_->getArg(static_cast<unsigned>(k_.buffers.size()));
+    status->setName("status");
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn_));
+    ValueEmitter e(b_, m_, t_, k_, std::move(buffers), status);
+    if (k_.kind == "reduction")
+      reduction(e);
+    else
+      pointwise(e);
+    b_.CreateRetVoid();
+    t_.mark_kernel(*fn_, c_.block_size);
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (llvm::verifyFunction(*fn_, &os)) throw std::runtime_error("invalid LLVM IR: " + problems);
+    return fn_;
+  }
+
+ private:
+  Value* i64(Value* v) { return b_.CreateZExt(v, b_.getInt64Ty()); }
+
+  void pointwise(ValueEmitter& e) {
+    const int64_t n = product(k_.ranges);
+    Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
+                                i64(t_.thread_id(b_)));
+    Value* step = b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)));
+    counted_loop(e, start, b_.getInt64(static_cast<uint64_t>(n)), step, "element", [&](Value* i) {
+      Scope s;
+      unflatten(b_, k_.ranges, "x", i, s);
+      for (const kir::Op& op : k_.body) e.emit(op, s);
+    });
+  }
+
+  // Row-level stores are made by one thread; every other row op runs in every thread.
+  void row_op(ValueEmitter& e, const kir::Op& op, Scope& s,
+              const std::map<int, std::vector<Value*>>& states,
+              const std::map<int, ReduceState>& kinds) {
+    if (op.kind == kir::OpKind::Extract) {
+      const int w = op.args.at(0);
+      s.values[op.id] = kinds.at(w).component(states.at(w), op.number);
+      return;
+    }
+    if (op.kind != kir::OpKind::Store) {
+      e.emit(op, s);
+      return;
+    }
+    auto* one = llvm::BasicBlock::Create(b_.getContext(), "row_store", fn_);
+    auto* done = llvm::BasicBlock::Create(b_.getContext(), "row_stored", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(t_.thread_id(b_), b_.getInt32(0)), one, done);
+    b_.SetInsertPoint(one);
+    e.emit(op, s);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  void reduction(ValueEmitter& e) {
+    const kir_support::RowPlan plan = kir_support::plan_rows(k_, 0);
+    const int64_t rows = product(k_.ranges), n = product(k_.reduction_ranges);
+    const unsigned warps = c_.block_size / t_.warp_width();
+    size_t fields = 1;
+    for (const auto& pass : plan.passes)
+      for (const kir::Op* r : pass.reduces)
+        if (r->name == "welford" || r->name == "argmax" || r->name == "argmin") fields = 3;
+    auto* scratch_type = llvm::ArrayType::get(b_.getInt64Ty(), fields * 32);
+    auto* scratch =
+        new llvm::GlobalVariable(m_, scratch_type, false, llvm::GlobalValue::InternalLinkage,
+                                 llvm::UndefValue::get(scratch_type), k_.name + "_scratch", nullptr,
+                                 llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+    scratch->setAlignment(llvm::Align(8));
+    Value* tid = i64(t_.thread_id(b_));
+    Value* bdim = i64(t_.block_dim(b_));
+    counted_loop(
+        e, i64(t_.block_id(b_)), b_.getInt64(static_cast<uint64_t>(rows)), i64(t_.grid_dim(b_)),
+        "row", [&](Value* row) {
+          Scope rs;
+          unflatten(b_, k_.ranges, "x", row, rs);
+          std::map<int, std::vector<Value*>> states;
+          std::map<int, ReduceState> kinds;
+          for (const kir::Op* op : plan.stages[0]) row_op(e, *op, rs, states, kinds);
+          for (size_t p = 0; p < plan.passes.size(); ++p) {
+            const kir_support::RowPass& pass = plan.passes[p];
+            std::vector<std::vector<llvm::AllocaInst*>> acc;
+            for (const kir::Op* r : pass.reduces) {
+              const kir::DType operand = e.dtype_of(r->args.at(0));
+              kinds.emplace(r->id, ReduceState(b_, r->name, operand, e.register_type(operand)));
+              const ReduceState& st = kinds.at(r->id);
+              std::vector<llvm::AllocaInst*> slots;
+              const auto init = st.identity();
+              for (size_t f = 0; f < st.fields(); ++f) {
+                slots.push_back(e.slot(st.types()[f], "acc"));
+                b_.CreateStore(init[f], slots.back());
+              }
+              acc.push_back(std::move(slots));
+            }
+            if (!pass.ops.empty()) {
+              counted_loop(e, tid, b_.getInt64(static_cast<uint64_t>(n)), bdim,
+                           "pass" + std::to_string(p), [&](Value* r) {
+                             Scope s = rs;
+                             unflatten(b_, k_.reduction_ranges, "r", r, s);
+                             for (const kir::Op* op : pass.ops) {
+                               if (op->kind != kir::OpKind::Reduce) {
+                                 e.emit(*op, s);
+                                 continue;
+                               }
+                               size_t which = 0;
+                               while (pass.reduces[which] != op) ++which;
+                               const ReduceState& st = kinds.at(op->id);
+                               std::vector<Value*> cur;
+                               for (size_t f = 0; f < st.fields(); ++f)
+                                 cur.push_back(b_.CreateLoad(st.types()[f], acc[which][f]));
+                               const auto next = st.accumulate(cur, s.values.at(op->args.at(0)), r);
+                               for (size_t f = 0; f < st.fields(); ++f)
+                                 b_.CreateStore(next[f], acc[which][f]);
+                             }
+                           });
+            }
+            for (size_t i = 0; i < pass.reduces.size(); ++i) {
+              const kir::Op* r = pass.reduces[i];
+              const ReduceState& st = kinds.at(r->id);
+              std::vector<Value*> cur;
+              for (size_t f = 0; f < st.fields(); ++f)
+                cur.push_back(b_.CreateLoad(st.types()[f], acc[i][f]));
+              states[r->id] = block_reduce(b_, t_, st, cur, scratch, scratch_type, warps);
+              Value* v = st.result(states[r->id]);
+              rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
+                                     ? v
+                                     : b_.CreateIntCast(v, e.register_type(r->dtype), true);
+            }
+            for (const kir::Op* op : plan.stages[p + 1]) row_op(e, *op, rs, states, kinds);
+          }
+        });
+  }
+
+  llvm::Module& m_;
+  const GpuTarget& t_;
+  const kir::Kernel& k_;
+  const TuningConfig& c_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+};
+
+}  // namespace
+
+llvm::Function* emit_kernel(llvm::Module& m, const GpuTarget& target, const kir::Kernel& k,
+                            const TuningConfig& config) {
+  if (k.kind != "pointwise" && k.kind != "reduction")
+    throw std::runtime_error("kernel " + k.name + ": " + k.kind + " kernels are not generated");
+  if (config.block_size % target.warp_width() != 0 || config.block_size > 32 * target.warp_width())
+    throw std::runtime_error("block size must be a multiple of the warp width, at most 32 warps");
+  try {
+    return KernelEmitter(m, target, k, config).emit();
+  } catch (const std::exception& ex) {
+    throw std::runtime_error("kernel " + k.name + ": " + ex.what());
+  }
+}
+
+}  // namespace kiln::gpu

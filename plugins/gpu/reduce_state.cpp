@@ -1,0 +1,210 @@
+#include "plugins/gpu/reduce_state.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <limits>
+#include <stdexcept>
+
+namespace kiln::gpu {
+
+using llvm::Value;
+
+ReduceState::ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand,
+                         llvm::Type* type)
+    : b_(b), kind_(kind) {
+  float_ = kir::is_float(operand);
+  unsigned_ = operand == kir::DType::U8 || operand == kir::DType::Bool;
+  if (kind == "sum" || kind == "prod" || kind == "max" || kind == "min" || kind == "any") {
+    types_ = {type};
+  } else if (kind == "argmax" || kind == "argmin") {
+    types_ = {type, b.getInt64Ty(), b.getInt1Ty()};
+  } else if (kind == "welford") {
+    if (!float_) throw std::runtime_error("welford needs a floating operand");
+    types_ = {type, type, type};
+  } else {
+    throw std::runtime_error("unknown reduction '" + kind + "'");
+  }
+}
+
+std::vector<Value*> ReduceState::identity() const {
+  llvm::Type* t = types_[0];
+  auto fp = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto in = [&](int64_t v) { return llvm::ConstantInt::get(t, static_cast<uint64_t>(v), true); };
+  const unsigned bits = t->isIntegerTy() ? t->getIntegerBitWidth() : 0;
+  if (kind_ == "sum" || kind_ == "any") return {float_ ? fp(0) : in(0)};
+  if (kind_ == "prod") return {float_ ? fp(1) : in(1)};
+  if (kind_ == "max") {
+    if (float_) return {fp(-std::numeric_limits<double>::infinity())};
+    return {unsigned_ ? in(0) : llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits))};
+  }
+  if (kind_ == "min") {
+    if (float_) return {fp(std::numeric_limits<double>::infinity())};
+    return {unsigned_ ? llvm::ConstantInt::get(t, llvm::APInt::getMaxValue(bits))
+                      : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(bits))};
+  }
+  if (kind_ == "welford") return {fp(0), fp(0), fp(0)};
+  return {float_ ? fp(0) : in(0), b_.getInt64(0), b_.getFalse()};  // argmax/argmin: unseen
+}
+
+std::vector<Value*> ReduceState::accumulate(const std::vector<Value*>& s, Value* x,
+                                            Value* position) const {
+  if (kind_ == "welford") {
+    Value* count = b_.CreateFAdd(s[2], llvm::ConstantFP::get(types_[0], 1.0));
+    Value* d = b_.CreateFSub(x, s[0]);
+    Value* mean = b_.CreateFAdd(s[0], b_.CreateFDiv(d, count));
+    Value* m2 = b_.CreateFAdd(s[1], b_.CreateFMul(d, b_.CreateFSub(x, mean)));
+    return {mean, m2, count};
+  }
+  if (kind_ == "argmax" || kind_ == "argmin") return combine(s, {x, position, b_.getTrue()});
+  return combine(s, {x});
+}
+
+std::vector<Value*> ReduceState::combine(const std::vector<Value*>& a,
+                                         const std::vector<Value*>& c) const {
+  using llvm::Intrinsic::ID;
+  if (kind_ == "sum") return {float_ ? b_.CreateFAdd(a[0], c[0]) : b_.CreateAdd(a[0], c[0])};
+  if (kind_ == "prod") return {float_ ? b_.CreateFMul(a[0], c[0]) : b_.CreateMul(a[0], c[0])};
+  if (kind_ == "any") return {b_.CreateOr(a[0], c[0])};
+  if (kind_ == "max" || kind_ == "min") {
+    const bool max = kind_ == "max";
+    const ID id = float_      ? (max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
+                  : unsigned_ ? (max ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                              : (max ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    return {b_.CreateBinaryIntrinsic(id, a[0], c[0])};
+  }
+  if (kind_ == "welford") {
+    Value* n = b_.CreateFAdd(a[2], c[2]);
+    Value* zero = llvm::ConstantFP::get(types_[0], 0.0);
+    Value* safe_n =
+        b_.CreateSelect(b_.CreateFCmpOEQ(n, zero), llvm::ConstantFP::get(types_[0], 1.0), n);
+    Value* d = b_.CreateFSub(c[0], a[0]);
+    Value* mean = b_.CreateFAdd(a[0], b_.CreateFMul(d, b_.CreateFDiv(c[2], safe_n)));
+    Value* m2 = b_.CreateFAdd(
+        b_.CreateFAdd(a[1], c[1]),
+        b_.CreateFDiv(b_.CreateFMul(b_.CreateFMul(d, d), b_.CreateFMul(a[2], c[2])), safe_n));
+    // An empty side leaves the other as it was.
+    Value* a_empty = b_.CreateFCmpOEQ(a[2], zero);
+    Value* c_empty = b_.CreateFCmpOEQ(c[2], zero);
+    std::vector<Value*> out = {mean, m2, n};
+    for (size_t f = 0; f < 2; ++f)
+      out[f] = b_.CreateSelect(a_empty, c[f], b_.CreateSelect(c_empty, a[f], out[f]));
+    return out;
+  }
+  // argmax / argmin: NaN wins, then the extreme, then the lower position; unseen loses.
+  const bool max = kind_ == "argmax";
+  Value* a_nan = float_ ? b_.CreateFCmpUNO(a[0], a[0]) : b_.getFalse();
+  Value* c_nan = float_ ? b_.CreateFCmpUNO(c[0], c[0]) : b_.getFalse();
+  Value* c_better = float_ ? (max ? b_.CreateFCmpOGT(c[0], a[0]) : b_.CreateFCmpOLT(c[0], a[0]))
+                           : (max ? b_.CreateICmpSGT(c[0], a[0]) : b_.CreateICmpSLT(c[0], a[0]));
+  Value* a_better = float_ ? (max ? b_.CreateFCmpOGT(a[0], c[0]) : b_.CreateFCmpOLT(a[0], c[0]))
+                           : (max ? b_.CreateICmpSGT(a[0], c[0]) : b_.CreateICmpSLT(a[0], c[0]));
+  Value* c_earlier = b_.CreateICmpSLT(c[1], a[1]);
+  // Both NaN or equal: the earlier; one NaN: that one; else the better.
+  Value* tie = b_.CreateAnd(b_.CreateNot(c_better), b_.CreateNot(a_better));
+  Value* take_c = b_.CreateSelect(
+      b_.CreateAnd(a_nan, c_nan), c_earlier,
+      b_.CreateSelect(
+          a_nan, b_.getFalse(),
+          b_.CreateSelect(c_nan, b_.getTrue(), b_.CreateSelect(tie, c_earlier, c_better))));
+  take_c = b_.CreateSelect(b_.CreateNot(c[2]), b_.getFalse(),
+                           b_.CreateSelect(b_.CreateNot(a[2]), b_.getTrue(), take_c));
+  return {b_.CreateSelect(take_c, c[0], a[0]), b_.CreateSelect(take_c, c[1], a[1]),
+          b_.CreateOr(a[2], c[2])};
+}
+
+Value* ReduceState::result(const std::vector<Value*>& s) const {
+  if (kind_ == "argmax" || kind_ == "argmin") return s[1];
+  return s[0];
+}
+
+Value* ReduceState::component(const std::vector<Value*>& s, int64_t k) const {
+  if (kind_ != "welford" || k < 0 || k > 2)
+    throw std::runtime_error("extract reads a welford reduce's component 0, 1 or 2");
+  return s[static_cast<size_t>(k)];
+}
+
+namespace {
+
+// A field as i64 bits and back (shared memory holds i64 words).
+Value* to_bits(llvm::IRBuilder<>& b, Value* v) {
+  llvm::Type* t = v->getType();
+  if (t->isIntegerTy()) return b.CreateZExtOrTrunc(v, b.getInt64Ty());
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  return b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(bits)), b.getInt64Ty());
+}
+
+Value* from_bits(llvm::IRBuilder<>& b, Value* v, llvm::Type* t) {
+  if (t->isIntegerTy()) return b.CreateTrunc(v, t);
+  return b.CreateBitCast(b.CreateTrunc(v, b.getIntNTy(t->getPrimitiveSizeInBits())), t);
+}
+
+// The field of lane (this xor mask), through 32-bit shuffles.
+Value* shuffle_field(llvm::IRBuilder<>& b, const GpuTarget& t, Value* v, unsigned mask) {
+  llvm::Type* type = v->getType();
+  const unsigned width =
+      type->isIntegerTy() ? type->getIntegerBitWidth() : type->getPrimitiveSizeInBits();
+  if (width <= 32) {
+    // One 32-bit shuffle carries it (widened, then cut back).
+    Value* word = type->isIntegerTy()
+                      ? b.CreateZExtOrTrunc(v, b.getInt32Ty())
+                      : b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(width)), b.getInt32Ty());
+    Value* got = t.shuffle_xor(b, word, mask);
+    return type->isIntegerTy() ? b.CreateTrunc(got, type)
+                               : b.CreateBitCast(b.CreateTrunc(got, b.getIntNTy(width)), type);
+  }
+  Value* bits = to_bits(b, v);
+  Value* lo = t.shuffle_xor(b, b.CreateTrunc(bits, b.getInt32Ty()), mask);
+  Value* hi = t.shuffle_xor(b, b.CreateTrunc(b.CreateLShr(bits, 32), b.getInt32Ty()), mask);
+  Value* joined = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()),
+                             b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+  return from_bits(b, joined, v->getType());
+}
+
+std::vector<Value*> warp_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                                std::vector<Value*> s) {
+  for (unsigned mask = t.warp_width() / 2; mask > 0; mask /= 2) {
+    std::vector<Value*> other;
+    for (Value* f : s) other.push_back(shuffle_field(b, t, f, mask));
+    s = r.combine(s, other);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                                 std::vector<Value*> state, Value* scratch,
+                                 llvm::Type* scratch_type, unsigned warps) {
+  state = warp_reduce(b, t, r, std::move(state));
+  if (warps <= 1) return state;
+  Value* tid = t.thread_id(b);
+  Value* lane = b.CreateURem(tid, b.getInt32(t.warp_width()));
+  Value* warp = b.CreateUDiv(tid, b.getInt32(t.warp_width()));
+  auto word = [&](size_t field, Value* at) {
+    Value* i =
+        b.CreateAdd(b.CreateMul(b.getInt32(static_cast<uint32_t>(field)), b.getInt32(32)), at);
+    return b.CreateGEP(scratch_type, scratch, {b.getInt32(0), i});
+  };
+  t.barrier(b);  // earlier readers of the scratch words are done
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* write = llvm::BasicBlock::Create(b.getContext(), "warp_leader", f);
+  auto* written = llvm::BasicBlock::Create(b.getContext(), "warp_written", f);
+  b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt32(0)), write, written);
+  b.SetInsertPoint(write);
+  for (size_t i = 0; i < state.size(); ++i) b.CreateStore(to_bits(b, state[i]), word(i, warp));
+  b.CreateBr(written);
+  b.SetInsertPoint(written);
+  t.barrier(b);
+  // Every warp combines the warps' partials, so every thread ends with the block's value.
+  Value* in_range = b.CreateICmpULT(lane, b.getInt32(warps));
+  Value* at = b.CreateSelect(in_range, lane, b.getInt32(0));
+  const std::vector<Value*> none = r.identity();
+  std::vector<Value*> partial;
+  for (size_t i = 0; i < state.size(); ++i) {
+    Value* v = from_bits(b, b.CreateLoad(b.getInt64Ty(), word(i, at)), r.types()[i]);
+    partial.push_back(b.CreateSelect(in_range, v, none[i]));
+  }
+  return warp_reduce(b, t, r, std::move(partial));
+}
+
+}  // namespace kiln::gpu

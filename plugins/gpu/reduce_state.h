@@ -1,0 +1,46 @@
+// A reduction's running state in registers (sum: one value; argmax: value, index, seen;
+// welford: mean, m2, count), how one element folds in, how two states combine, and how a
+// whole block combines its threads' states through warp shuffles and shared memory.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+
+#include <vector>
+
+#include "kiln/kir.hpp"
+#include "plugins/gpu/gpu_target.h"
+
+namespace kiln::gpu {
+
+class ReduceState {
+ public:
+  // `kind`: sum prod max min any argmax argmin welford; `operand`: the dtype it reduces.
+  ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand, llvm::Type* type);
+
+  std::vector<llvm::Value*> identity() const;
+  std::vector<llvm::Value*> accumulate(const std::vector<llvm::Value*>& s, llvm::Value* x,
+                                       llvm::Value* position) const;
+  std::vector<llvm::Value*> combine(const std::vector<llvm::Value*>& a,
+                                    const std::vector<llvm::Value*>& c) const;
+  // The reduce's value (argmax: the index; welford: the mean) and a component (extract).
+  llvm::Value* result(const std::vector<llvm::Value*>& s) const;
+  llvm::Value* component(const std::vector<llvm::Value*>& s, int64_t k) const;
+  size_t fields() const { return types_.size(); }
+  const std::vector<llvm::Type*>& types() const { return types_; }
+
+ private:
+  llvm::IRBuilder<>& b_;
+  std::string kind_;
+  bool float_ = false;
+  bool unsigned_ = false;
+  std::vector<llvm::Type*> types_;
+};
+
+// Every thread's state combined over the block; every thread gets the result. `scratch` is a
+// shared-memory array of at least fields * 32 i64 words; `warps` = block size / warp width.
+std::vector<llvm::Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t,
+                                       const ReduceState& r, std::vector<llvm::Value*> state,
+                                       llvm::Value* scratch, llvm::Type* scratch_type,
+                                       unsigned warps);
+
+}  // namespace kiln::gpu

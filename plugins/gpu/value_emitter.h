@@ -1,0 +1,64 @@
+// One KIR op at a time into LLVM IR: types, constants, conversions, math, index expressions,
+// masked loads and stores, index checks. The kernel skeleton (kernel_emitter.cpp) decides
+// loops and where each op runs; this class decides what the op becomes.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/kir.hpp"
+#include "plugins/gpu/gpu_target.h"
+
+namespace kiln::gpu {
+
+// KIR values by id, and index variables (x0, r0) by name, visible at one point of the kernel.
+struct Scope {
+  std::map<int, llvm::Value*> values;
+  std::map<std::string, llvm::Value*> vars;  // i64
+};
+
+class ValueEmitter {
+ public:
+  ValueEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const GpuTarget& target, const kir::Kernel& k,
+               std::map<std::string, llvm::Value*> buffers, llvm::Value* status);
+
+  llvm::Type* storage_type(kir::DType d) const;   // in memory (bool: i8)
+  llvm::Type* register_type(kir::DType d) const;  // in registers (bool: i1)
+  llvm::Value* convert(llvm::Value* v, kir::DType from, kir::DType to);
+  llvm::Value* constant(kir::DType d, double value);
+  llvm::Value* index(const kir::Expr& e, const Scope& s);  // i64
+  // Emits `op` (not reduce/extract) and records its value in `s`.
+  void emit(const kir::Op& op, Scope& s);
+  kir::DType dtype_of(int id) const;
+
+  llvm::IRBuilder<>& builder() { return b_; }
+  llvm::Function* function() { return b_.GetInsertBlock()->getParent(); }
+  // A stack slot in the entry block (promoted to a register by the optimizer).
+  llvm::AllocaInst* slot(llvm::Type* t, const std::string& name);
+
+ private:
+  llvm::Value* load(const kir::Op& op, Scope& s);
+  void store(const kir::Op& op, Scope& s);
+  llvm::Value* math(const kir::Op& op, Scope& s);
+  llvm::Value* unary(const std::string& name, llvm::Value* a, kir::DType d);
+  llvm::Value* binary(const std::string& name, llvm::Value* a, llvm::Value* b, kir::DType d);
+  llvm::Value* check_index(llvm::Value* i, int64_t size);
+  llvm::Value* integer_division(const std::string& name, llvm::Value* a, llvm::Value* b,
+                                bool is_unsigned);
+  llvm::Value* call(const std::string& fn, std::vector<llvm::Value*> args, llvm::Type* t);
+  void fail(int code);
+  llvm::Value* floor_div(llvm::Value* a, llvm::Value* b);  // i64, Python semantics
+  llvm::Value* floor_mod(llvm::Value* a, llvm::Value* b);
+
+  llvm::IRBuilder<>& b_;
+  llvm::Module& m_;
+  const GpuTarget& target_;
+  const kir::Kernel& k_;
+  std::map<std::string, llvm::Value*> buffers_;
+  llvm::Value* status_;
+};
+
+}  // namespace kiln::gpu

@@ -1,0 +1,73 @@
+// The CUDA driver API, opened at run time (dlopen of libcuda.so.1): no link-time CUDA
+// dependency, so the plugin loads on any machine and reports no devices where no driver is.
+// Only the entry points the plugin uses are declared, with the driver's own types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kiln::ptx {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+// Attributes the plugin reads (values of the driver's CUdevice_attribute).
+enum CudaAttribute : int {
+  kMaxThreadsPerBlock = 1,
+  kSharedMemoryPerBlock = 8,
+  kClockRateKHz = 13,
+  kMultiprocessorCount = 16,
+  kMemoryClockRateKHz = 36,
+  kGlobalMemoryBusWidth = 37,
+  kL2CacheSize = 38,
+  kComputeCapabilityMajor = 75,
+  kComputeCapabilityMinor = 76,
+};
+
+struct CudaDriver {
+  void* library = nullptr;
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDeviceGetCount)(int*) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
+  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+};
+
+// Opens the driver and initializes it. Returns "" on success, else why no driver is usable
+// (the plugin then reports no devices).
+std::string open_cuda_driver(CudaDriver& d);
+void close_cuda_driver(CudaDriver& d);
+
+// "CUDA_ERROR_...: text" for a failed call.
+std::string cuda_error(const CudaDriver& d, CUresult r);
+
+}  // namespace kiln::ptx

@@ -1,0 +1,59 @@
+#include "plugins/ptx/nvptx_target.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Metadata.h>
+
+#include <set>
+
+namespace kiln::ptx {
+
+std::string NvptxTarget::data_layout() const {
+  return "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
+}
+
+llvm::Value* NvptxTarget::thread_id(llvm::IRBuilder<>& b) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+}
+llvm::Value* NvptxTarget::block_id(llvm::IRBuilder<>& b) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {}, {});
+}
+llvm::Value* NvptxTarget::block_dim(llvm::IRBuilder<>& b) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, {}, {});
+}
+llvm::Value* NvptxTarget::grid_dim(llvm::IRBuilder<>& b) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, {}, {});
+}
+void NvptxTarget::barrier(llvm::IRBuilder<>& b) const {
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+llvm::Value* NvptxTarget::shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, unsigned mask) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                           {b.getInt32(0xffffffffu), v, b.getInt32(mask), b.getInt32(0x1f)});
+}
+
+llvm::FunctionCallee NvptxTarget::math(llvm::Module& m, const std::string& fn,
+                                       llvm::Type* t) const {
+  static const std::set<std::string> known = {
+      "sin",   "cos", "tan",   "asin", "acos",  "atan", "sinh",  "cosh", "tanh", "asinh", "acosh",
+      "atanh", "exp", "expm1", "log",  "log1p", "log2", "log10", "erf",  "pow",  "atan2"};
+  if (!known.contains(fn) || !(t->isFloatTy() || t->isDoubleTy())) return {};
+  const std::string name = "__nv_" + fn + (t->isFloatTy() ? "f" : "");
+  const bool two = fn == "pow" || fn == "atan2";
+  std::vector<llvm::Type*> params(two ? 2 : 1, t);
+  return m.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
+}
+
+void NvptxTarget::mark_kernel(llvm::Function& f, unsigned block_size) const {
+  llvm::LLVMContext& c = f.getContext();
+  llvm::NamedMDNode* md = f.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
+  auto* i32 = llvm::Type::getInt32Ty(c);
+  md->addOperand(
+      llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(c, "kernel"),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 1))}));
+  md->addOperand(
+      llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(c, "maxntidx"),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, block_size))}));
+}
+
+}  // namespace kiln::ptx

@@ -1,0 +1,220 @@
+// The ptx plugin's code half: supports, tuning space, compile (KIR -> PTX, with each kernel's
+// launch shape in a small header before it), load (cuModuleLoadData: the driver assembles
+// the PTX for the device), and launch (synchronous, as ABI v1 asks, with the kernel's error
+// word checked after it).
+#include <kiln/plugin.hpp>
+#include <memory>
+#include <sstream>
+
+#include "plugins/ptx/ptx_compiler.h"
+#include "plugins/ptx/ptx_state.h"
+
+struct kiln_executable {
+  struct Kernel {
+    kiln::ptx::CUfunction fn = nullptr;
+    kiln::gpu::LaunchShape shape;
+    std::vector<int64_t> buffer_bytes;
+  };
+  kiln_plugin* plugin = nullptr;
+  uint32_t device = 0;
+  kiln::ptx::CUmodule module = nullptr;
+  kiln::ptx::CUdeviceptr status = 0;  // the kernels' error word
+  std::map<std::string, Kernel> kernels;
+};
+
+namespace kiln::ptx {
+namespace {
+
+using kiln::sdk::Failure;
+using kiln::sdk::guard;
+
+constexpr const char* kArtifactHeader = "kiln-ptx/1";
+
+std::vector<kir::Kernel> parse_kir(const char* text, size_t size) {
+  if (!text) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "no KIR text");
+  kir::ParseResult parsed = kir::parse(std::string_view(text, size));
+  if (!parsed.ok()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "bad KIR: " + parsed.error);
+  return std::move(parsed.kernels);
+}
+
+PtxOptions options_for(kiln_plugin& p, uint32_t device) {
+  PtxOptions o;
+  o.arch = p.arch == "auto" ? p.use(device).arch : p.arch;
+  p.use(device);
+  o.libdevice = p.libdevice;
+  o.tuning = p.tuning;
+  return o;
+}
+
+kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t size, int* supported,
+                     kiln_blob** reason) {
+  return guard([&] {
+    *supported = 0;
+    if (reason) *reason = nullptr;
+    try {
+      compile_to_ptx(parse_kir(text, size), options_for(*p, device));
+      *supported = 1;
+    } catch (const std::exception& e) {
+      if (reason) *reason = kiln::sdk::make_blob(e.what());
+    }
+  });
+}
+
+kiln_error* tuning_space(kiln_plugin* p, uint32_t, const char*, size_t, kiln_blob** space) {
+  return guard([&] {
+    const unsigned block = p->tuning.block_size;
+    std::string s = "block_size=" + std::to_string(block) + "\n";
+    for (unsigned b : {128u, 256u, 512u, 1024u})
+      if (b != block) s += "block_size=" + std::to_string(b) + "\n";
+    *space = kiln::sdk::make_blob(std::move(s));
+  });
+}
+
+// Artifact: the header line, one line per kernel ("kernel NAME BLOCK GRID BYTES..."), "ptx",
+// then the PTX text.
+kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob** artifact,
+                    kiln_blob** metadata) {
+  return guard([&] {
+    const auto args = kiln::sdk::read_struct(args_in);
+    const auto kernels = parse_kir(args.kir_text, args.kir_size);
+    PtxOptions options = options_for(*p, args.device);
+    PtxOutput out;
+    try {
+      out = compile_to_ptx(kernels, options);
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_UNIMPLEMENTED, e.what());
+    }
+    std::string text = std::string(kArtifactHeader) + "\n";
+    for (const kir::Kernel& k : kernels) {
+      if (k.kind == "extern") continue;
+      const gpu::LaunchShape shape = gpu::launch_shape(k, options.tuning);
+      text +=
+          "kernel " + k.name + " " + std::to_string(shape.block) + " " + std::to_string(shape.grid);
+      for (const kir::Buffer& b : k.buffers)
+        text += " " + std::to_string(b.elements * kir::dtype_size(b.dtype));
+      text += "\n";
+    }
+    text += "ptx\n" + out.ptx;
+    *artifact = kiln::sdk::make_blob(std::move(text));
+    if (metadata) {
+      std::string escaped;
+      for (char c : out.ptx) {
+        if (c == '"' || c == '\\') escaped += '\\';
+        if (c == '\n') {
+          escaped += "\\n";
+          continue;
+        }
+        if (c == '\t') {
+          escaped += "\\t";
+          continue;
+        }
+        escaped += c;
+      }
+      *metadata = kiln::sdk::make_blob("{\"arch\": \"" + options.arch + "\", \"source\": \"" +
+                                       escaped + "\"}");
+    }
+  });
+}
+
+void destroy_executable(kiln_executable* e) {
+  if (!e) return;
+  kiln_plugin* p = e->plugin;
+  if (p->cuda.cuCtxSetCurrent(p->devices[e->device].context) == 0) {
+    if (e->module) p->cuda.cuModuleUnload(e->module);
+    if (e->status) p->cuda.cuMemFree(e->status);
+  }
+  delete e;
+}
+
+kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size,
+                 kiln_executable** out) {
+  return guard([&] {
+    p->use(device);
+    const std::string text(static_cast<const char*>(bytes), size);
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line) || line != kArtifactHeader)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "not a ptx plugin artifact");
+    std::unique_ptr<kiln_executable, void (*)(kiln_executable*)> exe(new kiln_executable,
+                                                                     destroy_executable);
+    exe->plugin = p;
+    exe->device = device;
+    std::vector<std::pair<std::string, kiln_executable::Kernel>> listed;
+    while (std::getline(in, line) && line != "ptx") {
+      std::istringstream fields(line);
+      std::string word, name;
+      kiln_executable::Kernel k;
+      if (!(fields >> word >> name >> k.shape.block >> k.shape.grid) || word != "kernel")
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "malformed artifact line: " + line);
+      for (int64_t b; fields >> b;) k.buffer_bytes.push_back(b);
+      listed.emplace_back(name, k);
+    }
+    if (line != "ptx") throw Failure(KILN_STATUS_INVALID_ARGUMENT, "artifact without PTX");
+    const std::string ptx = text.substr(static_cast<size_t>(in.tellg()));
+    p->check(p->cuda.cuModuleLoadData(&exe->module, ptx.c_str()), "cuModuleLoadData");
+    for (auto& [name, k] : listed) {
+      p->check(p->cuda.cuModuleGetFunction(&k.fn, exe->module, name.c_str()),
+               "cuModuleGetFunction " + name);
+      exe->kernels[name] = k;
+    }
+    p->check(p->cuda.cuMemAlloc(&exe->status, 16), "cuMemAlloc");
+    p->check(p->cuda.cuMemsetD8(exe->status, 0, 16), "cuMemsetD8");
+    *out = exe.release();
+  });
+}
+
+kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
+  return guard([&] {
+    kiln_plugin* p = exe->plugin;
+    p->use(exe->device);
+    const auto args = kiln::sdk::read_struct(args_in);
+    const std::string name = args.kernel ? args.kernel : "";
+    auto it = exe->kernels.find(name);
+    if (it == exe->kernels.end()) throw Failure(KILN_STATUS_NOT_FOUND, "no kernel " + name);
+    const kiln_executable::Kernel& k = it->second;
+    if (args.num_buffers != k.buffer_bytes.size())
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "kernel " + name + " takes " + std::to_string(k.buffer_bytes.size()) +
+                        " buffers, got " + std::to_string(args.num_buffers));
+    std::vector<CUdeviceptr> pointers;
+    for (size_t i = 0; i < args.num_buffers; ++i) {
+      const uint64_t address = args.buffers[i];
+      if (k.buffer_bytes[i] > 0 &&
+          !p->contains(exe->device, address, static_cast<uint64_t>(k.buffer_bytes[i])))
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                      "kernel " + name + ": buffer " + std::to_string(i) + " is not " +
+                          std::to_string(k.buffer_bytes[i]) + " bytes inside one allocation");
+      pointers.push_back(address);
+    }
+    pointers.push_back(exe->status);
+    std::vector<void*> params;
+    for (CUdeviceptr& ptr : pointers) params.push_back(&ptr);
+    p->check(p->cuda.cuLaunchKernel(k.fn, k.shape.grid, 1, 1, k.shape.block, 1, 1, 0, nullptr,
+                                    params.data(), nullptr),
+             "launch of " + name);
+    p->check(p->cuda.cuCtxSynchronize(), "kernel " + name);
+    int32_t status = 0;
+    p->check(p->cuda.cuMemcpyDtoH(&status, exe->status, sizeof status), "reading the error word");
+    if (status != 0) {
+      p->cuda.cuMemsetD8(exe->status, 0, 16);
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "kernel " + name + ": " +
+                        (status == 1   ? std::string("an index is out of range")
+                         : status == 2 ? std::string("integer division by zero")
+                                       : "error code " + std::to_string(status)));
+    }
+  });
+}
+
+}  // namespace
+
+void add_code_functions(kiln_plugin_api& api) {
+  api.supports = supports;
+  api.tuning_space = tuning_space;
+  api.compile = compile;
+  api.load = load;
+  api.executable_destroy = destroy_executable;
+  api.launch = launch;
+}
+
+}  // namespace kiln::ptx

@@ -1,0 +1,32 @@
+// KIR kernels to PTX: one LLVM module per batch (gpu::emit_kernel for each kernel), libdevice
+// linked when a kernel calls the math library, the O3 pipeline of the NVPTX target machine,
+// then the NVPTX backend's assembly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kiln/kir.hpp"
+#include "plugins/gpu/launch_shape.h"
+
+namespace kiln::ptx {
+
+struct PtxOptions {
+  std::string arch = "sm_90";  // the device's compute capability
+  std::string libdevice;       // libdevice.10.bc; "" searches (see find_libdevice)
+  gpu::TuningConfig tuning;
+};
+
+struct PtxOutput {
+  std::string llvm_ir;  // the optimized module, before code generation
+  std::string ptx;
+};
+
+// Throws std::runtime_error naming the kernel and the reason.
+PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptions& options);
+
+// KILN_LIBDEVICE, then the CUDA toolkit's usual places, then next to `beside` (a plugin's
+// own folder, for bundles); "" when none exists.
+std::string find_libdevice(const std::string& beside = "");
+
+}  // namespace kiln::ptx

@@ -1,0 +1,329 @@
+// The ptx plugin's ABI table: devices through the CUDA driver (opened at run time), memory,
+// events; the code half (compile, load, launch) is in ptx_code.cpp.
+#include <kiln/plugin.hpp>
+#include <memory>
+
+#include "plugins/ptx/ptx_compiler.h"
+#include "plugins/ptx/ptx_state.h"
+
+using kiln::sdk::Failure;
+using kiln::sdk::guard;
+
+kiln::ptx::Device& kiln_plugin::use(uint32_t device) {
+  if (device >= devices.size()) {
+    throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist (" +
+                                             std::to_string(devices.size()) + " CUDA devices" +
+                                             (no_driver.empty() ? "" : "; " + no_driver) + ")");
+  }
+  check(cuda.cuCtxSetCurrent(devices[device].context), "cuCtxSetCurrent");
+  return devices[device];
+}
+
+void kiln_plugin::check(kiln::ptx::CUresult r, const std::string& what) const {
+  if (r != 0) throw Failure(KILN_STATUS_INTERNAL, what + ": " + kiln::ptx::cuda_error(cuda, r));
+}
+
+bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
+  std::lock_guard lock(mutex);
+  auto it = allocations.upper_bound(address);
+  if (it == allocations.begin()) return false;
+  --it;
+  return it->second.device == device && address - it->first + bytes <= it->second.bytes;
+}
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+int attribute(const kiln_plugin& p, kiln::ptx::CUdevice d, int which) {
+  int v = 0;
+  return p.cuda.cuDeviceGetAttribute(&v, which, d) == 0 ? v : 0;
+}
+
+void describe(kiln_plugin& p, kiln::ptx::Device& dev) {
+  using namespace kiln::ptx;
+  const int major = attribute(p, dev.handle, kComputeCapabilityMajor);
+  const int minor = attribute(p, dev.handle, kComputeCapabilityMinor);
+  dev.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  size_t memory = 0;
+  p.cuda.cuDeviceTotalMem(&memory, dev.handle);
+  const int sms = attribute(p, dev.handle, kMultiprocessorCount);
+  const double clock_ghz = attribute(p, dev.handle, kClockRateKHz) / 1e6;
+  const double memory_clock_ghz = attribute(p, dev.handle, kMemoryClockRateKHz) / 1e6;
+  const int bus_bits = attribute(p, dev.handle, kGlobalMemoryBusWidth);
+  // 128 f32 lanes per multiprocessor from compute capability 8.6 on (8.0 and older: 64).
+  const int lanes = major > 8 || (major == 8 && minor >= 6) ? 128 : 64;
+  auto& props = dev.properties;
+  props.add_string("kind", "gpu");
+  props.add_string("name", dev.name);
+  props.add_string("arch", dev.arch);
+  props.add_int("memory_bytes", static_cast<int64_t>(memory));
+  props.add_int("compute_units", sms);
+  props.add_int("warp_width", 32);
+  props.add_int("shared_memory_bytes", attribute(p, dev.handle, kSharedMemoryPerBlock));
+  props.add_int("l2_bytes", attribute(p, dev.handle, kL2CacheSize));
+  props.add_int("max_threads_per_block", attribute(p, dev.handle, kMaxThreadsPerBlock));
+  // Double data rate: two transfers per memory clock.
+  props.add_float("bandwidth_gbps", memory_clock_ghz * 2 * bus_bits / 8);
+  props.add_float("peak_gflops_f32", sms * lanes * 2 * clock_ghz);
+}
+
+void open_devices(kiln_plugin& p) {
+  p.no_driver = kiln::ptx::open_cuda_driver(p.cuda);
+  if (!p.no_driver.empty()) {
+    p.log(KILN_LOG_INFO, "ptx: " + p.no_driver + "; no devices");
+    return;
+  }
+  int count = 0;
+  p.check(p.cuda.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  p.devices.resize(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    kiln::ptx::Device& d = p.devices[static_cast<size_t>(i)];
+    p.check(p.cuda.cuDeviceGet(&d.handle, i), "cuDeviceGet");
+    char name[256] = {};
+    p.cuda.cuDeviceGetName(name, sizeof name - 1, d.handle);
+    d.name = name;
+    p.check(p.cuda.cuDevicePrimaryCtxRetain(&d.context, d.handle), "cuDevicePrimaryCtxRetain");
+    describe(p, d);
+  }
+}
+
+void destroy(kiln_plugin* p) {
+  if (!p) return;
+  for (auto& [address, a] : p->allocations) {
+    p->cuda.cuCtxSetCurrent(p->devices[a.device].context);
+    p->cuda.cuMemFree(address);
+  }
+  for (auto& d : p->devices)
+    if (d.context) p->cuda.cuDevicePrimaryCtxRelease(d.handle);
+  if (p->cuda.library) kiln::ptx::close_cuda_driver(p->cuda);
+  delete p;
+}
+
+kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out) {
+  return guard([&] {
+    const auto create = kiln::sdk::read_struct(args);
+    const kiln::sdk::Options options(create.options, create.num_options);
+    options.reject_unknown({"arch", "libdevice", "block_size"});
+    auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
+    plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
+    plugin->libdevice = options.get("libdevice", kiln::ptx::find_libdevice());
+    const std::string block = options.get("block_size", "256");
+    plugin->tuning.block_size = static_cast<unsigned>(std::stoul(block));
+    if (plugin->tuning.block_size == 0 || plugin->tuning.block_size % 32 != 0 ||
+        plugin->tuning.block_size > 1024)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "block_size must be a multiple of 32 up to 1024");
+    plugin->fingerprint = "ptx-codegen-1@" + kiln::sdk::plugin_binary_digest() +
+                          "; block=" + block + "; libdevice=" + plugin->libdevice;
+    plugin->arch = options.get("arch", "auto");
+    if (plugin->arch != "auto" && plugin->arch.rfind("sm_", 0) != 0)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "arch is 'auto' or sm_XY, got '" + plugin->arch + "'");
+    plugin->fingerprint += "; arch=" + plugin->arch;
+    open_devices(*plugin);
+    *out = plugin.release();
+  });
+}
+
+kiln_error* get_attributes(kiln_plugin* plugin, kiln_plugin_attributes* out) {
+  return guard([&] {
+    kiln_plugin_attributes a{};
+    a.struct_size = sizeof(a);
+    a.name = "ptx";
+    a.vendor = "kiln";
+    a.version = kVersion;
+    a.kir_versions = "kir/1";
+    a.artifact_format = "ptx";
+    a.compiler_fingerprint = plugin->fingerprint.c_str();
+    a.thread_safety = KILN_THREAD_SAFE_COMPILE;
+    kiln::sdk::write_struct(out, a);
+  });
+}
+
+kiln_error* device_info(kiln_plugin* plugin, uint32_t device, kiln_device_info* out) {
+  return guard([&] {
+    const kiln::ptx::Device& d = plugin->use(device);
+    kiln_device_info info{};
+    info.struct_size = sizeof(info);
+    info.kind = "cuda";
+    info.name = d.name.c_str();
+    info.properties = d.properties.data();
+    info.num_properties = d.properties.size();
+    kiln::sdk::write_struct(out, info);
+  });
+}
+
+kiln_error* mem_alloc(kiln_plugin* p, uint32_t device, uint64_t bytes, uint64_t alignment,
+                      uint64_t* address) {
+  return guard([&] {
+    p->use(device);
+    // The driver aligns allocations to at least 256 bytes.
+    if (alignment > 256 || (alignment & (alignment - 1)) != 0)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "alignment must be a power of two up to 256");
+    kiln::ptx::CUdeviceptr ptr = 0;
+    if (p->cuda.cuMemAlloc(&ptr, std::max<uint64_t>(bytes, 1)) != 0)
+      throw Failure(KILN_STATUS_OUT_OF_MEMORY,
+                    "cannot allocate " + std::to_string(bytes) + " bytes");
+    std::lock_guard lock(p->mutex);
+    p->allocations[ptr] = {bytes, device};
+    p->bytes_in_use += bytes;
+    p->peak_bytes_in_use = std::max(p->peak_bytes_in_use, p->bytes_in_use);
+    *address = ptr;
+  });
+}
+
+kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
+  return guard([&] {
+    p->use(device);
+    {
+      std::lock_guard lock(p->mutex);
+      auto it = p->allocations.find(address);
+      if (it == p->allocations.end() || it->second.device != device)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                      "mem_free of an address this plugin did not allocate");
+      p->bytes_in_use -= it->second.bytes;
+      p->allocations.erase(it);
+    }
+    p->check(p->cuda.cuMemFree(address), "cuMemFree");
+  });
+}
+
+void check_range(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes,
+                 const char* what) {
+  if (bytes > 0 && !p->contains(device, address, bytes))
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  std::string(what) + ": " + std::to_string(bytes) +
+                      " bytes are not inside one allocation of this plugin on this device");
+}
+
+kiln_error* copy_h2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, const void* src,
+                     uint64_t bytes) {
+  return guard([&] {
+    p->use(device);
+    check_range(p, device, dst, bytes, "copy_host_to_device destination");
+    if (bytes > 0) p->check(p->cuda.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+  });
+}
+
+kiln_error* copy_d2h(kiln_plugin* p, uint32_t device, kiln_stream*, void* dst, uint64_t src,
+                     uint64_t bytes) {
+  return guard([&] {
+    p->use(device);
+    check_range(p, device, src, bytes, "copy_device_to_host source");
+    if (bytes > 0) p->check(p->cuda.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+  });
+}
+
+kiln_error* copy_d2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, uint64_t src,
+                     uint64_t bytes) {
+  return guard([&] {
+    p->use(device);
+    check_range(p, device, dst, bytes, "copy_device_to_device destination");
+    check_range(p, device, src, bytes, "copy_device_to_device source");
+    if (bytes > 0) {
+      p->check(p->cuda.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+      p->check(p->cuda.cuCtxSynchronize(), "cuCtxSynchronize");
+    }
+  });
+}
+
+kiln_error* memory_stats(kiln_plugin* p, uint32_t device, kiln_memory_stats* out) {
+  return guard([&] {
+    p->use(device);
+    std::lock_guard lock(p->mutex);
+    kiln_memory_stats s{};
+    s.struct_size = sizeof(s);
+    s.bytes_in_use = p->bytes_in_use;
+    s.peak_bytes_in_use = p->peak_bytes_in_use;
+    s.num_allocations = p->allocations.size();
+    kiln::sdk::write_struct(out, s);
+  });
+}
+
+}  // namespace
+
+struct kiln_stream {
+  uint32_t device = 0;
+};
+struct kiln_event {
+  kiln_plugin* plugin = nullptr;
+  kiln::ptx::CUevent event = nullptr;
+  bool recorded = false;
+};
+
+namespace {
+
+kiln_plugin_api make_api() {
+  kiln_plugin_api api{};
+  api.struct_size = sizeof(api);
+  api.abi_major = KILN_ABI_MAJOR;
+  api.abi_minor = KILN_ABI_MINOR;
+  kiln::sdk::fill_error_and_blob_functions(api);
+  api.plugin_create = plugin_create;
+  api.plugin_destroy = destroy;
+  api.get_attributes = get_attributes;
+  api.device_count = [](kiln_plugin* p, uint32_t* out) -> kiln_error* {
+    *out = static_cast<uint32_t>(p->devices.size());
+    return nullptr;
+  };
+  api.device_info = device_info;
+  api.mem_alloc = mem_alloc;
+  api.mem_free = mem_free;
+  api.copy_host_to_device = copy_h2d;
+  api.copy_device_to_host = copy_d2h;
+  api.copy_device_to_device = copy_d2d;
+  api.memory_stats = memory_stats;
+  // Launches are synchronous in ABI v1: the default stream is the only one.
+  api.stream_create = [](kiln_plugin* p, uint32_t device, kiln_stream** out) {
+    return guard([&] {
+      p->use(device);
+      *out = new kiln_stream{device};
+    });
+  };
+  api.stream_destroy = [](kiln_stream* s) { delete s; };
+  api.stream_synchronize = [](kiln_stream*) -> kiln_error* { return nullptr; };
+  api.event_create = [](kiln_plugin* p, uint32_t device, kiln_event** out) {
+    return guard([&] {
+      p->use(device);
+      auto e = std::make_unique<kiln_event>();
+      e->plugin = p;
+      p->check(p->cuda.cuEventCreate(&e->event, 0), "cuEventCreate");
+      *out = e.release();
+    });
+  };
+  api.event_destroy = [](kiln_event* e) {
+    if (e && e->event) e->plugin->cuda.cuEventDestroy(e->event);
+    delete e;
+  };
+  api.event_record = [](kiln_event* e, kiln_stream*) {
+    return guard([&] {
+      e->plugin->check(e->plugin->cuda.cuEventRecord(e->event, nullptr), "cuEventRecord");
+      e->recorded = true;
+    });
+  };
+  api.event_synchronize = [](kiln_event* e) {
+    return guard([&] {
+      e->plugin->check(e->plugin->cuda.cuEventSynchronize(e->event), "cuEventSynchronize");
+    });
+  };
+  api.event_elapsed_ms = [](const kiln_event* start, const kiln_event* end, double* ms) {
+    return guard([&] {
+      if (!start->recorded || !end->recorded)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "event_elapsed_ms of an event never recorded");
+      float value = 0;
+      start->plugin->check(start->plugin->cuda.cuEventElapsedTime(&value, start->event, end->event),
+                           "cuEventElapsedTime");
+      *ms = value;
+    });
+  };
+  kiln::ptx::add_code_functions(api);
+  return api;
+}
+
+}  // namespace
+
+extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_get_api(uint32_t host_major,
+                                                                         uint32_t) {
+  static const kiln_plugin_api api = make_api();
+  return host_major == KILN_ABI_MAJOR ? &api : nullptr;
+}

@@ -1,0 +1,53 @@
+// The state of one ptx plugin instance, shared by its source files.
+#pragma once
+
+#include <kiln/plugin.hpp>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "plugins/gpu/launch_shape.h"
+#include "plugins/ptx/cuda_driver.h"
+
+namespace kiln::ptx {
+
+struct Device {
+  CUdevice handle = 0;
+  CUcontext context = nullptr;
+  std::string name;
+  std::string arch;  // "sm_90"
+  kiln::sdk::PropertyList properties;
+};
+
+struct Allocation {
+  uint64_t bytes = 0;
+  uint32_t device = 0;
+};
+
+}  // namespace kiln::ptx
+
+struct kiln_plugin {
+  kiln::sdk::HostLog log;
+  kiln::ptx::CudaDriver cuda;
+  std::string no_driver;  // why there are no devices ("" when the driver opened)
+  std::vector<kiln::ptx::Device> devices;
+  std::string libdevice;
+  std::string arch = "auto";  // "auto": each device's own compute capability
+  kiln::gpu::TuningConfig tuning;
+  std::string fingerprint;
+  std::mutex mutex;  // guards `allocations`
+  std::map<uint64_t, kiln::ptx::Allocation> allocations;
+  uint64_t bytes_in_use = 0, peak_bytes_in_use = 0;
+
+  // Makes `device`'s context current on this thread; throws when it does not exist.
+  kiln::ptx::Device& use(uint32_t device);
+  // Throws with the driver's message when `r` is an error.
+  void check(kiln::ptx::CUresult r, const std::string& what) const;
+  // True when [address, address + bytes) lies inside one allocation on `device`.
+  bool contains(uint32_t device, uint64_t address, uint64_t bytes);
+};
+
+namespace kiln::ptx {
+void add_code_functions(kiln_plugin_api& api);
+}  // namespace kiln::ptx
