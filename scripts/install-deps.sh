@@ -10,7 +10,7 @@ packages=(
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libsleef-dev
-  python3-numpy
+  python3-numpy patchelf
 )
 
 missing=()

@@ -62,12 +62,19 @@ TensorType sliced_type(DType dtype, const Shape& sizes, int64_t step) {
 void Differential::SetUpTestSuite() {
   auto s = std::make_unique<Suite>();
   s->registry = OpRegistry::create().value();
-  auto plugin = load_plugin(PluginConfig{"cpp_openmp", "", {}},
-                            std::string(KILN_PLUGIN_DIR) + "/kiln_cpp_openmp.so", s->logging);
+  // KILN_TEST_PLUGIN runs the suite through another plugin (`ptx` on a GPU machine), loaded
+  // from KILN_TEST_PLUGIN_DIR; its kernels are then compiled fresh (no kernel cache).
+  const char* other = std::getenv("KILN_TEST_PLUGIN");
+  const std::string name = other && *other ? other : "cpp_openmp";
+  const char* dir_env = std::getenv("KILN_TEST_PLUGIN_DIR");
+  const std::string dir = dir_env && *dir_env ? dir_env : KILN_PLUGIN_DIR;
+  auto plugin = load_plugin(PluginConfig{name, "", {}}, dir + "/kiln_" + name + ".so", s->logging);
   ASSERT_TRUE(plugin) << plugin.error().to_string();
+  ASSERT_FALSE((*plugin)->devices().empty()) << "plugin " << name << " has no devices";
   s->plugin = *plugin;
   // Per build tree, so reruns hit the cache; the suite never depends on it being warm.
-  s->cache = std::make_unique<KernelCache>(KILN_TEST_CACHE_DIR, s->logging.get("cache"));
+  s->cache = std::make_unique<KernelCache>(other && *other ? "" : KILN_TEST_CACHE_DIR,
+                                           s->logging.get("cache"));
   suite() = std::move(s);
 }
 

@@ -1,5 +1,6 @@
 // The example models, compiled by cpp_openmp, against the oracle: multi-op graphs with
 // parameters, composites decomposed, matmuls as library calls.
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -14,7 +15,9 @@ namespace {
 class CompiledExamples : public Differential, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(CompiledExamples, MatchTheReference) {
-  const std::string dir = std::string(KILN_SOURCE_DIR) + "/examples/";
+  // KILN_TEST_SOURCE_DIR: where the examples are when the suite runs from a bundle.
+  const char* source = std::getenv("KILN_TEST_SOURCE_DIR");
+  const std::string dir = std::string(source && *source ? source : KILN_SOURCE_DIR) + "/examples/";
   auto graph = load_graph(dir + GetParam() + ".json", OpRegistry::create().value());
   ASSERT_TRUE(graph) << graph.error().to_string();
   const std::string weights = dir + GetParam() + ".safetensors";

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds kiln here and packs what a GPU machine without our build dependencies needs to run
+# it: the CLI, the test suite and the benchmark (stripped), the ptx plugin (LLVM linked in
+# statically), the shared libraries they use that such a machine lacks, the examples and
+# configs. Programs find their libraries through RPATH ($ORIGIN); plugins sit in lib/kiln.
+#   scripts/make-device-bundle.sh [OUT]   (default: device-bundle/, at most 64 MiB)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/device-bundle}
+build=$root/build/default
+cmake --preset default >/dev/null
+cmake --build --preset default
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib/kiln"
+for tool in kiln kiln_unit_tests kiln-bench; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
+strip -o "$out/lib/kiln/kiln_ptx.so" "$build/lib/kiln/kiln_ptx.so"
+cp -r "$root/examples" "$root/configs" "$out/"
+mkdir -p "$out/bench" && cp "$root"/bench/*.py "$out/bench/" 2>/dev/null || true
+# Libraries the target has itself (glibc, the C++ runtime, which is newer there) stay behind.
+keep_out='^(linux-vdso|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libstdc\+\+\.so|libgcc_s\.so)'
+for f in "$out"/bin/* "$out"/lib/kiln/*.so; do
+  ldd "$f" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
+    if ! [[ $name =~ $keep_out ]] && [ ! -e "$out/lib/$name" ]; then cp -L "$path" "$out/lib/$name"; fi
+  done
+done
+for f in "$out"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
+for f in "$out"/lib/kiln/*.so; do patchelf --set-rpath '$ORIGIN/..' "$f"; done
+for f in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$f"; done
+size=$(du -sb "$out" | cut -f1)
+echo "bundle: $out, $((size / 1024 / 1024)) MiB"
+if [ "$size" -gt $((64 * 1024 * 1024)) ]; then
+  echo "bundle is over 64 MiB" >&2
+  exit 1
+fi
