@@ -213,9 +213,9 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 }
 
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
-  r.expect_map(
-      node, "schedule",
-      {"fusion", "max_readers", "max_inline_ops", "min_fused_rows", "max_peak_growth_bytes"});
+  r.expect_map(node, "schedule",
+               {"fusion", "max_readers", "max_inline_ops", "min_fused_rows",
+                "max_peak_growth_bytes", "library_matmul"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
   if (node["max_readers"])
@@ -224,6 +224,8 @@ ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
     schedule.max_inline_ops = r.integer(node["max_inline_ops"], "schedule.max_inline_ops", 1);
   if (node["min_fused_rows"])
     schedule.min_fused_rows = r.integer(node["min_fused_rows"], "schedule.min_fused_rows", 1);
+  if (node["library_matmul"])
+    schedule.library_matmul = r.boolean(node["library_matmul"], "schedule.library_matmul");
   if (node["max_peak_growth_bytes"]) {
     schedule.max_peak_growth_bytes =
         r.integer(node["max_peak_growth_bytes"], "schedule.max_peak_growth_bytes", 0);

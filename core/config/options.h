@@ -65,6 +65,7 @@ struct ScheduleOptions {
   int64_t max_inline_ops = 64;
   int64_t min_fused_rows = 32;        // an epilogue merges into a reduction with this many rows
   int64_t max_peak_growth_bytes = 0;  // how far a merge may raise the peak of live buffers
+  bool library_matmul = true;  // false: mm/bmm as generated kernels even with a plugin library
   bool operator==(const ScheduleOptions&) const = default;
 };
 

@@ -11,6 +11,7 @@
 #include "core/kir/kir_emit.h"
 #include "core/kir/kir_hash.h"
 #include "core/lower/loop_ir_print.h"
+#include "core/lower/matmul_kernel.h"
 #include "core/memory/memory_plan.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/debug_dump.h"
@@ -269,8 +270,14 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   dump.write("fusion_failures.csv", fusion_failures_csv(parts->stats.failures));
   dump.write("kernels.csv", kernel_metadata_csv(parts->program, roofline));
 
+  std::vector<std::string> externs = extern_names(*plugin);
+  if (!schedule.library_matmul) std::erase(externs, "mm"), std::erase(externs, "bmm");
+  if (const int n = generate_missing_matmuls(parts->program, externs); n > 0)
+    log->info("{} matmuls of '{}' run as generated kernels (plugin '{}' {})", n, graph.name,
+              plugin->name(),
+              schedule.library_matmul ? "has no matmul library" : "told not to use its library");
   std::vector<kir::Kernel> batch;
-  build_plan(*parts, extern_names(*plugin), batch);
+  build_plan(*parts, externs, batch);
   std::string memory_report;
   if (auto s = plan_arena(*parts, memory_report); !s) return std::move(s).error();
   dump.write("memory_plan.txt", memory_report);

@@ -334,6 +334,45 @@ Value* ValueEmitter::integer_division(const std::string& name, Value* a, Value* 
   return b_.CreateSelect(by_zero, zero, result);
 }
 
+// Square and multiply, wrapping; a negative exponent is reported (and gives 0).
+Value* ValueEmitter::integer_pow(Value* base, Value* exponent) {
+  llvm::Type* t = base->getType();
+  llvm::Function* f = function();
+  auto& ctx = m_.getContext();
+  Value* negative = b_.CreateICmpSLT(exponent, llvm::ConstantInt::get(t, 0));
+  auto* report = llvm::BasicBlock::Create(ctx, "negative_power", f);
+  auto* start = llvm::BasicBlock::Create(ctx, "power", f);
+  b_.CreateCondBr(negative, report, start);
+  b_.SetInsertPoint(report);
+  fail(3);
+  b_.CreateBr(start);
+  b_.SetInsertPoint(start);
+  llvm::AllocaInst* result = slot(t, "pow_result");
+  llvm::AllocaInst* b = slot(t, "pow_base");
+  llvm::AllocaInst* e = slot(t, "pow_exponent");
+  b_.CreateStore(llvm::ConstantInt::get(t, 1), result);
+  b_.CreateStore(base, b);
+  b_.CreateStore(b_.CreateSelect(negative, llvm::ConstantInt::get(t, 0), exponent), e);
+  auto* check = llvm::BasicBlock::Create(ctx, "pow_check", f);
+  auto* step = llvm::BasicBlock::Create(ctx, "pow_step", f);
+  auto* done = llvm::BasicBlock::Create(ctx, "pow_done", f);
+  b_.CreateBr(check);
+  b_.SetInsertPoint(check);
+  Value* ev = b_.CreateLoad(t, e);
+  b_.CreateCondBr(b_.CreateICmpSGT(ev, llvm::ConstantInt::get(t, 0)), step, done);
+  b_.SetInsertPoint(step);
+  Value* bv = b_.CreateLoad(t, b);
+  Value* rv = b_.CreateLoad(t, result);
+  Value* odd =
+      b_.CreateICmpNE(b_.CreateAnd(ev, llvm::ConstantInt::get(t, 1)), llvm::ConstantInt::get(t, 0));
+  b_.CreateStore(b_.CreateSelect(odd, b_.CreateMul(rv, bv), rv), result);
+  b_.CreateStore(b_.CreateMul(bv, bv), b);
+  b_.CreateStore(b_.CreateAShr(ev, llvm::ConstantInt::get(t, 1)), e);
+  b_.CreateBr(check);
+  b_.SetInsertPoint(done);
+  return b_.CreateSelect(negative, llvm::ConstantInt::get(t, 0), b_.CreateLoad(t, result));
+}
+
 Value* ValueEmitter::binary(const std::string& name, Value* a, Value* c, DType d) {
   const bool fp = kir::is_float(d);
   llvm::Type* t = a->getType();
@@ -367,10 +406,7 @@ Value* ValueEmitter::binary(const std::string& name, Value* a, Value* c, DType d
                                         : (u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin),
                                     a, c);
   }
-  if (name == "pow") {
-    if (fp) return call("pow", {a, c}, t);
-    throw std::runtime_error("integer pow is not supported by this target yet");
-  }
+  if (name == "pow") return fp ? call("pow", {a, c}, t) : integer_pow(a, c);
   if (name == "atan2") return call("atan2", {a, c}, t);
   if (fp && name == "fmod") return b_.CreateFRem(a, c);
   if (fp && name == "mod") {

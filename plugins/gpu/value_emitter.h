@@ -48,6 +48,7 @@ class ValueEmitter {
   llvm::Value* check_index(llvm::Value* i, int64_t size);
   llvm::Value* integer_division(const std::string& name, llvm::Value* a, llvm::Value* b,
                                 bool is_unsigned);
+  llvm::Value* integer_pow(llvm::Value* base, llvm::Value* exponent);
   llvm::Value* call(const std::string& fn, std::vector<llvm::Value*> args, llvm::Type* t);
   void fail(int code);
   llvm::Value* floor_div(llvm::Value* a, llvm::Value* b);  // i64, Python semantics

@@ -132,7 +132,7 @@ CompileStats Differential::check(const Graph& graph) {
   CompileStats fused;
   for (const bool fusion : {true, false}) {
     SCOPED_TRACE(fusion ? "fused" : "unfused");
-    ScheduleOptions schedule;
+    ScheduleOptions schedule = base_schedule_;
     schedule.fusion = fusion;
     const auto stats = run_and_compare(graph, inputs, *expected, schedule);
     if (fusion) fused = stats;

@@ -48,6 +48,8 @@ class Differential : public ::testing::Test {
   std::string run_error(GraphBuilder& b);
 
   uint64_t seed() const { return seed_; }
+  // Schedule options for the following checks (fusion is set by check itself).
+  void set_schedule(const ScheduleOptions& s) { base_schedule_ = s; }
 
  private:
   Graph finish(GraphBuilder& b);
@@ -57,6 +59,7 @@ class Differential : public ::testing::Test {
   std::vector<HostTensor> random_inputs(const Graph& graph) const;
 
   std::map<std::string, Range> ranges_;
+  ScheduleOptions base_schedule_;
   uint64_t seed_ = 0;
 };
 

@@ -115,27 +115,40 @@ TEST_F(CompiledIndexing, OutOfRangeIndexIsAnErrorNotACrash) {
 
 using CompiledMatmul = Differential;
 
+// Through the plugin's library, then as generated reduction kernels (what a plugin without a
+// matmul library gets).
 TEST_F(CompiledMatmul, MmAndBmmWithTransposedOperandsAndOddSizes) {
-  GraphBuilder b = builder();
-  const ValueRef a = input(b, "a", TensorType::contiguous(DType::F32, {17, 31}));
-  const ValueRef w = input(b, "w", TensorType::contiguous(DType::F32, {31, 9}));
-  const ValueRef wt = input(b, "wt", TensorType{DType::F32, {31, 9}, {1, 31}});
-  const ValueRef p = input(b, "p", TensorType::contiguous(DType::F64, {3, 5, 7}));
-  const ValueRef q = input(b, "q", TensorType{DType::F64, {3, 7, 2}, {14, 1, 7}});
-  const ValueRef h = input(b, "h", TensorType::contiguous(DType::F16, {6, 10}));
-  const ValueRef hk = input(b, "hk", TensorType::contiguous(DType::F16, {10, 3}));
-  const ValueRef ia = input(b, "ia", TensorType::contiguous(DType::I64, {4, 5}), Range{-5, 5});
-  const ValueRef ib = input(b, "ib", TensorType::contiguous(DType::I64, {5, 3}), Range{-5, 5});
-  output_of(b, "mm", "aten.mm.default", {a, w});
-  output_of(b, "mm_t", "aten.mm.default", {a, wt});
-  output_of(
-      b, "mm_sliced", "aten.mm.default",
-      {b.op("aten.slice.Tensor", {a, 1, 0, 31, 3}), b.op("aten.slice.Tensor", {w, 0, 0, 31, 3})});
-  output_of(b, "bmm", "aten.bmm.default", {p, q});
-  output_of(b, "mm_f16", "aten.mm.default", {h, hk});
-  output_of(b, "mm_i64", "aten.mm.default", {ia, ib});
-  output_of(b, "linear", "aten.linear.default", {a, b.op("aten.t.default", {w})});
-  check(b);
+  auto build = [&](GraphBuilder& b) {
+    const ValueRef a = input(b, "a", TensorType::contiguous(DType::F32, {17, 31}));
+    const ValueRef w = input(b, "w", TensorType::contiguous(DType::F32, {31, 9}));
+    const ValueRef wt = input(b, "wt", TensorType{DType::F32, {31, 9}, {1, 31}});
+    const ValueRef p = input(b, "p", TensorType::contiguous(DType::F64, {3, 5, 7}));
+    const ValueRef q = input(b, "q", TensorType{DType::F64, {3, 7, 2}, {14, 1, 7}});
+    const ValueRef h = input(b, "h", TensorType::contiguous(DType::F16, {6, 10}));
+    const ValueRef hk = input(b, "hk", TensorType::contiguous(DType::F16, {10, 3}));
+    const ValueRef ia = input(b, "ia", TensorType::contiguous(DType::I64, {4, 5}), Range{-5, 5});
+    const ValueRef ib = input(b, "ib", TensorType::contiguous(DType::I64, {5, 3}), Range{-5, 5});
+    output_of(b, "mm", "aten.mm.default", {a, w});
+    output_of(b, "mm_t", "aten.mm.default", {a, wt});
+    output_of(
+        b, "mm_sliced", "aten.mm.default",
+        {b.op("aten.slice.Tensor", {a, 1, 0, 31, 3}), b.op("aten.slice.Tensor", {w, 0, 0, 31, 3})});
+    output_of(b, "bmm", "aten.bmm.default", {p, q});
+    output_of(b, "mm_f16", "aten.mm.default", {h, hk});
+    output_of(b, "mm_i64", "aten.mm.default", {ia, ib});
+    output_of(b, "linear", "aten.linear.default", {a, b.op("aten.t.default", {w})});
+  };
+  GraphBuilder with_library = builder();
+  build(with_library);
+  EXPECT_GT(check(with_library).externs, 0u);
+  ScheduleOptions generated;
+  generated.library_matmul = false;
+  set_schedule(generated);
+  GraphBuilder with_kernels = builder();
+  build(with_kernels);
+  const CompileStats kernels = check(with_kernels);
+  EXPECT_EQ(kernels.externs, 0u);
+  EXPECT_EQ(kernels.host_steps, 0u);
 }
 
 }  // namespace
