@@ -70,7 +70,8 @@ def kiln_times(kiln_bench, config, runs):
                          check=True, capture_output=True, text=True).stdout
     times = {}
     for line in out.splitlines():
-        m = re.match(r"^(\w+)\s+\S+\s+(\d+)\s+([0-9.]+)\s", line)
+        # name, input type (may hold spaces: "f32[8192, 8192]"), kernels, median ms, ...
+        m = re.match(r"^(\w+)\s+\w+\[[^\]]*\]\s+(\d+)\s+([0-9.]+)\s", line)
         if m:
             times[m.group(1)] = (int(m.group(2)), float(m.group(3)))
     return times, out
