@@ -20,24 +20,27 @@ int64_t product(const std::vector<int64_t>& v) {
   return p;
 }
 
-// Variables <prefix>0.. of `sizes` from their row-major flattening `flat` (i64).
+// Variables <prefix>0.. of `sizes` from their row-major flattening `flat`.
 void unflatten(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, const std::string& prefix,
                Value* flat, Scope& s) {
+  llvm::Type* t = flat->getType();
   int64_t stride = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
-    Value* v = stride == 1 ? flat : b.CreateUDiv(flat, b.getInt64(static_cast<uint64_t>(stride)));
-    if (i > 0) v = b.CreateURem(v, b.getInt64(static_cast<uint64_t>(sizes[i])));
+    Value* v = stride == 1
+                   ? flat
+                   : b.CreateUDiv(flat, llvm::ConstantInt::get(t, static_cast<uint64_t>(stride)));
+    if (i > 0) v = b.CreateURem(v, llvm::ConstantInt::get(t, static_cast<uint64_t>(sizes[i])));
     s.vars[prefix + std::to_string(i)] = v;
     stride *= sizes[i];
   }
 }
 
-// for (i = start; i < end; i += step) body(i): an i64 loop through a stack slot.
+// for (i = start; i < end; i += step) body(i): a loop in the index type through a stack slot.
 template <class Body>
 void counted_loop(ValueEmitter& e, Value* start, Value* end, Value* step, const std::string& name,
                   Body body) {
   llvm::IRBuilder<>& b = e.builder();
-  llvm::AllocaInst* i = e.slot(b.getInt64Ty(), name);
+  llvm::AllocaInst* i = e.slot(e.index_type(), name);
   b.CreateStore(start, i);
   llvm::Function* f = e.function();
   auto* check = llvm::BasicBlock::Create(b.getContext(), name + "_check", f);
@@ -45,7 +48,7 @@ void counted_loop(ValueEmitter& e, Value* start, Value* end, Value* step, const 
   auto* done = llvm::BasicBlock::Create(b.getContext(), name + "_done", f);
   b.CreateBr(check);
   b.SetInsertPoint(check);
-  Value* iv = b.CreateLoad(b.getInt64Ty(), i);
+  Value* iv = b.CreateLoad(e.index_type(), i);
   b.CreateCondBr(b.CreateICmpSLT(iv, end), loop, done);
   b.SetInsertPoint(loop);
   body(iv);
@@ -76,7 +79,8 @@ class KernelEmitter {
     llvm::Argument* status = fn_->getArg(static_cast<unsigned>(k_.buffers.size()));
     status->setName("status");
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn_));
-    ValueEmitter e(b_, m_, t_, k_, std::move(buffers), status);
+    index_ = fits_in_32_bits() ? b_.getInt32Ty() : b_.getInt64Ty();
+    ValueEmitter e(b_, m_, t_, k_, std::move(buffers), status, index_);
     if (k_.kind == "reduction")
       reduction(e);
     else
@@ -90,14 +94,26 @@ class KernelEmitter {
   }
 
  private:
-  Value* i64(Value* v) { return b_.CreateZExt(v, b_.getInt64Ty()); }
+  // Ids (i32) and sizes in the kernel's index type.
+  Value* i64(Value* v) { return b_.CreateZExtOrTrunc(v, index_); }
+  Value* size(int64_t n) { return llvm::ConstantInt::get(index_, static_cast<uint64_t>(n)); }
+
+  // 32-bit addresses when every buffer and the iteration space stay well under 2^31 (a
+  // quarter of it: partial sums of an index may exceed its final value).
+  bool fits_in_32_bits() const {
+    constexpr int64_t kLimit = int64_t{1} << 29;
+    int64_t points = product(k_.ranges) * std::max<int64_t>(product(k_.reduction_ranges), 1);
+    bool fits = points < kLimit;
+    for (const kir::Buffer& b : k_.buffers) fits = fits && b.elements < kLimit;
+    return fits;
+  }
 
   void pointwise(ValueEmitter& e) {
     const int64_t n = product(k_.ranges);
     Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
                                 i64(t_.thread_id(b_)));
     Value* step = b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)));
-    counted_loop(e, start, b_.getInt64(static_cast<uint64_t>(n)), step, "element", [&](Value* i) {
+    counted_loop(e, start, size(n), step, "element", [&](Value* i) {
       Scope s;
       unflatten(b_, k_.ranges, "x", i, s);
       for (const kir::Op& op : k_.body) e.emit(op, s);
@@ -142,66 +158,63 @@ class KernelEmitter {
     scratch->setAlignment(llvm::Align(8));
     Value* tid = i64(t_.thread_id(b_));
     Value* bdim = i64(t_.block_dim(b_));
-    counted_loop(
-        e, i64(t_.block_id(b_)), b_.getInt64(static_cast<uint64_t>(rows)), i64(t_.grid_dim(b_)),
-        "row", [&](Value* row) {
-          Scope rs;
-          unflatten(b_, k_.ranges, "x", row, rs);
-          std::map<int, std::vector<Value*>> states;
-          std::map<int, ReduceState> kinds;
-          for (const kir::Op* op : plan.stages[0]) row_op(e, *op, rs, states, kinds);
-          for (size_t p = 0; p < plan.passes.size(); ++p) {
-            const kir_support::RowPass& pass = plan.passes[p];
-            std::vector<std::vector<llvm::AllocaInst*>> acc;
-            for (const kir::Op* r : pass.reduces) {
-              const kir::DType operand = e.dtype_of(r->args.at(0));
-              kinds.emplace(r->id, ReduceState(b_, r->name, operand, e.register_type(operand)));
-              const ReduceState& st = kinds.at(r->id);
-              std::vector<llvm::AllocaInst*> slots;
-              const auto init = st.identity();
-              for (size_t f = 0; f < st.fields(); ++f) {
-                slots.push_back(e.slot(st.types()[f], "acc"));
-                b_.CreateStore(init[f], slots.back());
+    counted_loop(e, i64(t_.block_id(b_)), size(rows), i64(t_.grid_dim(b_)), "row", [&](Value* row) {
+      Scope rs;
+      unflatten(b_, k_.ranges, "x", row, rs);
+      std::map<int, std::vector<Value*>> states;
+      std::map<int, ReduceState> kinds;
+      for (const kir::Op* op : plan.stages[0]) row_op(e, *op, rs, states, kinds);
+      for (size_t p = 0; p < plan.passes.size(); ++p) {
+        const kir_support::RowPass& pass = plan.passes[p];
+        std::vector<std::vector<llvm::AllocaInst*>> acc;
+        for (const kir::Op* r : pass.reduces) {
+          const kir::DType operand = e.dtype_of(r->args.at(0));
+          kinds.emplace(r->id, ReduceState(b_, r->name, operand, e.register_type(operand)));
+          const ReduceState& st = kinds.at(r->id);
+          std::vector<llvm::AllocaInst*> slots;
+          const auto init = st.identity();
+          for (size_t f = 0; f < st.fields(); ++f) {
+            slots.push_back(e.slot(st.types()[f], "acc"));
+            b_.CreateStore(init[f], slots.back());
+          }
+          acc.push_back(std::move(slots));
+        }
+        if (!pass.ops.empty()) {
+          counted_loop(e, tid, size(n), bdim, "pass" + std::to_string(p), [&](Value* r) {
+            Scope s = rs;
+            unflatten(b_, k_.reduction_ranges, "r", r, s);
+            for (const kir::Op* op : pass.ops) {
+              if (op->kind != kir::OpKind::Reduce) {
+                e.emit(*op, s);
+                continue;
               }
-              acc.push_back(std::move(slots));
-            }
-            if (!pass.ops.empty()) {
-              counted_loop(e, tid, b_.getInt64(static_cast<uint64_t>(n)), bdim,
-                           "pass" + std::to_string(p), [&](Value* r) {
-                             Scope s = rs;
-                             unflatten(b_, k_.reduction_ranges, "r", r, s);
-                             for (const kir::Op* op : pass.ops) {
-                               if (op->kind != kir::OpKind::Reduce) {
-                                 e.emit(*op, s);
-                                 continue;
-                               }
-                               size_t which = 0;
-                               while (pass.reduces[which] != op) ++which;
-                               const ReduceState& st = kinds.at(op->id);
-                               std::vector<Value*> cur;
-                               for (size_t f = 0; f < st.fields(); ++f)
-                                 cur.push_back(b_.CreateLoad(st.types()[f], acc[which][f]));
-                               const auto next = st.accumulate(cur, s.values.at(op->args.at(0)), r);
-                               for (size_t f = 0; f < st.fields(); ++f)
-                                 b_.CreateStore(next[f], acc[which][f]);
-                             }
-                           });
-            }
-            for (size_t i = 0; i < pass.reduces.size(); ++i) {
-              const kir::Op* r = pass.reduces[i];
-              const ReduceState& st = kinds.at(r->id);
+              size_t which = 0;
+              while (pass.reduces[which] != op) ++which;
+              const ReduceState& st = kinds.at(op->id);
               std::vector<Value*> cur;
               for (size_t f = 0; f < st.fields(); ++f)
-                cur.push_back(b_.CreateLoad(st.types()[f], acc[i][f]));
-              states[r->id] = block_reduce(b_, t_, st, cur, scratch, scratch_type, warps);
-              Value* v = st.result(states[r->id]);
-              rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
-                                     ? v
-                                     : b_.CreateIntCast(v, e.register_type(r->dtype), true);
+                cur.push_back(b_.CreateLoad(st.types()[f], acc[which][f]));
+              const auto next = st.accumulate(cur, s.values.at(op->args.at(0)),
+                                              b_.CreateZExt(r, b_.getInt64Ty()));
+              for (size_t f = 0; f < st.fields(); ++f) b_.CreateStore(next[f], acc[which][f]);
             }
-            for (const kir::Op* op : plan.stages[p + 1]) row_op(e, *op, rs, states, kinds);
-          }
-        });
+          });
+        }
+        for (size_t i = 0; i < pass.reduces.size(); ++i) {
+          const kir::Op* r = pass.reduces[i];
+          const ReduceState& st = kinds.at(r->id);
+          std::vector<Value*> cur;
+          for (size_t f = 0; f < st.fields(); ++f)
+            cur.push_back(b_.CreateLoad(st.types()[f], acc[i][f]));
+          states[r->id] = block_reduce(b_, t_, st, cur, scratch, scratch_type, warps);
+          Value* v = st.result(states[r->id]);
+          rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
+                                 ? v
+                                 : b_.CreateIntCast(v, e.register_type(r->dtype), true);
+        }
+        for (const kir::Op* op : plan.stages[p + 1]) row_op(e, *op, rs, states, kinds);
+      }
+    });
   }
 
   llvm::Module& m_;
@@ -210,6 +223,7 @@ class KernelEmitter {
   const TuningConfig& c_;
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
+  llvm::IntegerType* index_ = nullptr;
 };
 
 }  // namespace

@@ -33,8 +33,14 @@ int64_t integer_literal(const std::string& text) {
 
 ValueEmitter::ValueEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const GpuTarget& target,
                            const kir::Kernel& k, std::map<std::string, Value*> buffers,
-                           Value* status)
-    : b_(b), m_(m), target_(target), k_(k), buffers_(std::move(buffers)), status_(status) {}
+                           Value* status, llvm::IntegerType* index_type)
+    : b_(b),
+      m_(m),
+      target_(target),
+      k_(k),
+      buffers_(std::move(buffers)),
+      status_(status),
+      index_type_(index_type) {}
 
 llvm::Type* ValueEmitter::storage_type(DType d) const {
   auto& c = m_.getContext();
@@ -111,16 +117,16 @@ Value* ValueEmitter::constant(DType d, double value) {
 Value* ValueEmitter::floor_div(Value* a, Value* d) {
   Value* q = b_.CreateSDiv(a, d);
   Value* r = b_.CreateSRem(a, d);
-  Value* zero = b_.getInt64(0);
+  Value* zero = llvm::ConstantInt::get(a->getType(), 0);
   Value* adjust =
       b_.CreateAnd(b_.CreateICmpNE(r, zero),
                    b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(d, zero)));
-  return b_.CreateSelect(adjust, b_.CreateSub(q, b_.getInt64(1)), q);
+  return b_.CreateSelect(adjust, b_.CreateSub(q, llvm::ConstantInt::get(a->getType(), 1)), q);
 }
 
 Value* ValueEmitter::floor_mod(Value* a, Value* d) {
   Value* r = b_.CreateSRem(a, d);
-  Value* zero = b_.getInt64(0);
+  Value* zero = llvm::ConstantInt::get(a->getType(), 0);
   Value* adjust =
       b_.CreateAnd(b_.CreateICmpNE(r, zero),
                    b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(d, zero)));
@@ -130,12 +136,12 @@ Value* ValueEmitter::floor_mod(Value* a, Value* d) {
 Value* ValueEmitter::index(const kir::Expr& e, const Scope& s) {
   switch (e.kind) {
     case kir::Expr::Const:
-      return b_.getInt64(static_cast<uint64_t>(e.value));
+      return llvm::ConstantInt::get(index_type_, static_cast<uint64_t>(e.value), true);
     case kir::Expr::Var: {
       if (e.name[0] == 't') {
         auto it = s.values.find(std::stoi(e.name.substr(1)));
         if (it == s.values.end()) throw std::runtime_error("index names unknown value " + e.name);
-        return b_.CreateSExtOrTrunc(it->second, b_.getInt64Ty());
+        return b_.CreateSExtOrTrunc(it->second, index_type_);
       }
       auto it = s.vars.find(e.name);
       if (it == s.vars.end()) throw std::runtime_error("index names unknown variable " + e.name);
@@ -160,7 +166,7 @@ Value* ValueEmitter::index(const kir::Expr& e, const Scope& s) {
           e.kind == kir::Expr::Min ? llvm::Intrinsic::smin : llvm::Intrinsic::smax,
           index(e.operands.at(0), s), index(e.operands.at(1), s));
   }
-  return b_.getInt64(0);
+  return llvm::ConstantInt::get(index_type_, 0);
 }
 
 void ValueEmitter::fail(int code) {

@@ -17,19 +17,23 @@ namespace kiln::gpu {
 // KIR values by id, and index variables (x0, r0) by name, visible at one point of the kernel.
 struct Scope {
   std::map<int, llvm::Value*> values;
-  std::map<std::string, llvm::Value*> vars;  // i64
+  std::map<std::string, llvm::Value*> vars;  // of the emitter's index type
 };
 
 class ValueEmitter {
  public:
+  // `index_type`: i32 when every extent of the kernel fits (cheaper address arithmetic on a
+  // GPU), else i64; loop variables and index expressions use it.
   ValueEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const GpuTarget& target, const kir::Kernel& k,
-               std::map<std::string, llvm::Value*> buffers, llvm::Value* status);
+               std::map<std::string, llvm::Value*> buffers, llvm::Value* status,
+               llvm::IntegerType* index_type);
+  llvm::IntegerType* index_type() const { return index_type_; }
 
   llvm::Type* storage_type(kir::DType d) const;   // in memory (bool: i8)
   llvm::Type* register_type(kir::DType d) const;  // in registers (bool: i1)
   llvm::Value* convert(llvm::Value* v, kir::DType from, kir::DType to);
   llvm::Value* constant(kir::DType d, double value);
-  llvm::Value* index(const kir::Expr& e, const Scope& s);  // i64
+  llvm::Value* index(const kir::Expr& e, const Scope& s);  // of index_type()
   // Emits `op` (not reduce/extract) and records its value in `s`.
   void emit(const kir::Op& op, Scope& s);
   kir::DType dtype_of(int id) const;
@@ -51,7 +55,7 @@ class ValueEmitter {
   llvm::Value* integer_pow(llvm::Value* base, llvm::Value* exponent);
   llvm::Value* call(const std::string& fn, std::vector<llvm::Value*> args, llvm::Type* t);
   void fail(int code);
-  llvm::Value* floor_div(llvm::Value* a, llvm::Value* b);  // i64, Python semantics
+  llvm::Value* floor_div(llvm::Value* a, llvm::Value* b);  // Python semantics
   llvm::Value* floor_mod(llvm::Value* a, llvm::Value* b);
 
   llvm::IRBuilder<>& b_;
@@ -60,6 +64,7 @@ class ValueEmitter {
   const kir::Kernel& k_;
   std::map<std::string, llvm::Value*> buffers_;
   llvm::Value* status_;
+  llvm::IntegerType* index_type_;
 };
 
 }  // namespace kiln::gpu

@@ -33,6 +33,9 @@ std::string open_cuda_driver(CudaDriver& d) {
   ok &= resolve(d.library, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   ok &= resolve(d.library, d.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   ok &= resolve(d.library, d.cuMemsetD8, "cuMemsetD8_v2");
+  ok &= resolve(d.library, d.cuMemHostAlloc, "cuMemHostAlloc");
+  ok &= resolve(d.library, d.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+  ok &= resolve(d.library, d.cuMemFreeHost, "cuMemFreeHost");
   ok &= resolve(d.library, d.cuModuleLoadData, "cuModuleLoadData");
   ok &= resolve(d.library, d.cuModuleUnload, "cuModuleUnload");
   ok &= resolve(d.library, d.cuModuleGetFunction, "cuModuleGetFunction");

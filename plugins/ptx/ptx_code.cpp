@@ -18,7 +18,10 @@ struct kiln_executable {
   kiln_plugin* plugin = nullptr;
   uint32_t device = 0;
   kiln::ptx::CUmodule module = nullptr;
-  kiln::ptx::CUdeviceptr status = 0;  // the kernels' error word
+  // The kernels' error word, in pinned host memory the device writes through: reading it
+  // after a launch costs no copy.
+  volatile int32_t* status_host = nullptr;
+  kiln::ptx::CUdeviceptr status = 0;
   std::map<std::string, Kernel> kernels;
 };
 
@@ -121,7 +124,7 @@ void destroy_executable(kiln_executable* e) {
   kiln_plugin* p = e->plugin;
   if (p->cuda.cuCtxSetCurrent(p->devices[e->device].context) == 0) {
     if (e->module) p->cuda.cuModuleUnload(e->module);
-    if (e->status) p->cuda.cuMemFree(e->status);
+    if (e->status_host) p->cuda.cuMemFreeHost(const_cast<int32_t*>(e->status_host));
   }
   delete e;
 }
@@ -157,8 +160,12 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
                "cuModuleGetFunction " + name);
       exe->kernels[name] = k;
     }
-    p->check(p->cuda.cuMemAlloc(&exe->status, 16), "cuMemAlloc");
-    p->check(p->cuda.cuMemsetD8(exe->status, 0, 16), "cuMemsetD8");
+    void* host = nullptr;
+    constexpr unsigned kDeviceMap = 0x02;  // CU_MEMHOSTALLOC_DEVICEMAP
+    p->check(p->cuda.cuMemHostAlloc(&host, 16, kDeviceMap), "cuMemHostAlloc");
+    exe->status_host = static_cast<volatile int32_t*>(host);
+    exe->status_host[0] = 0;
+    p->check(p->cuda.cuMemHostGetDevicePointer(&exe->status, host, 0), "cuMemHostGetDevicePointer");
     *out = exe.release();
   });
 }
@@ -193,10 +200,9 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
                                     params.data(), nullptr),
              "launch of " + name);
     p->check(p->cuda.cuCtxSynchronize(), "kernel " + name);
-    int32_t status = 0;
-    p->check(p->cuda.cuMemcpyDtoH(&status, exe->status, sizeof status), "reading the error word");
+    const int32_t status = exe->status_host[0];
     if (status != 0) {
-      p->cuda.cuMemsetD8(exe->status, 0, 16);
+      exe->status_host[0] = 0;
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "kernel " + name + ": " +
                         (status == 1   ? std::string("an index is out of range")
