@@ -29,6 +29,8 @@ class ReduceState {
   const std::vector<llvm::Type*>& types() const { return types_; }
 
  private:
+  llvm::Value* fast_div(llvm::Value* a, llvm::Value* d) const;
+
   llvm::IRBuilder<>& b_;
   std::string kind_;
   bool float_ = false;
