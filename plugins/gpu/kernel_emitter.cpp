@@ -108,8 +108,18 @@ class KernelEmitter {
     return fits;
   }
 
+  // Each thread takes `kVector` consecutive elements of a row per step when rows split into
+  // such runs: loads and stores that walk the row contiguously then line up on 16 bytes, and
+  // the backend's load/store vectorizer joins them into one 128-bit access.
+  static constexpr int64_t kVector = 4;
+
   void pointwise(ValueEmitter& e) {
     const int64_t n = product(k_.ranges);
+    const int64_t inner = k_.ranges.empty() ? 1 : k_.ranges.back();
+    if (inner % kVector == 0 && n >= kVector) {
+      vector_pointwise(e, n);
+      return;
+    }
     Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
                                 i64(t_.thread_id(b_)));
     Value* step = b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)));
@@ -117,6 +127,29 @@ class KernelEmitter {
       Scope s;
       unflatten(b_, k_.ranges, "x", i, s);
       for (const kir::Op& op : k_.body) e.emit(op, s);
+    });
+  }
+
+  void vector_pointwise(ValueEmitter& e, int64_t n) {
+    const std::string last = "x" + std::to_string(k_.ranges.size() - 1);
+    Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
+                                i64(t_.thread_id(b_)));
+    Value* step = b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)));
+    counted_loop(e, start, size(n / kVector), step, "run", [&](Value* run) {
+      Scope first;
+      unflatten(b_, k_.ranges, "x", b_.CreateMul(run, size(kVector)), first);
+      std::vector<Scope> lanes(static_cast<size_t>(kVector), first);
+      for (int64_t j = 0; j < kVector; ++j) {
+        Scope& s = lanes[static_cast<size_t>(j)];
+        s.aligned_var = last;
+        s.aligned_multiple = kVector;
+        s.lane = j;
+        s.lane_base = first.vars.at(last);
+        if (j > 0) s.vars[last] = b_.CreateAdd(first.vars.at(last), size(j));
+      }
+      // Op by op across the run, so its loads (and stores) sit side by side.
+      for (const kir::Op& op : k_.body)
+        for (Scope& s : lanes) e.emit(op, s);
     });
   }
 

@@ -190,6 +190,73 @@ Value* ValueEmitter::check_index(Value* v, int64_t size) {
   return b_.CreateSelect(bad, b_.getInt64(0), w);
 }
 
+namespace {
+
+// Coefficients of a linear index (var -> factor, "" -> constant); false when not linear.
+bool linear(const kir::Expr& e, int64_t scale, std::map<std::string, int64_t>& terms) {
+  switch (e.kind) {
+    case kir::Expr::Const:
+      terms[""] += e.value * scale;
+      return true;
+    case kir::Expr::Var:
+      terms[e.name] += scale;
+      return true;
+    case kir::Expr::Add:
+      for (const kir::Expr& o : e.operands)
+        if (!linear(o, scale, terms)) return false;
+      return true;
+    case kir::Expr::Mul: {
+      int64_t factor = scale;
+      const kir::Expr* rest = nullptr;
+      for (const kir::Expr& o : e.operands) {
+        if (o.kind == kir::Expr::Const)
+          factor *= o.value;
+        else if (rest)
+          return false;
+        else
+          rest = &o;
+      }
+      if (!rest) {
+        terms[""] += factor;
+        return true;
+      }
+      return linear(*rest, factor, terms);
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+unsigned ValueEmitter::alignment(const kir::Op& op, const Scope& s, DType d) const {
+  const unsigned element = static_cast<unsigned>(kir::dtype_size(d));
+  // Only the run's first element starts on the run's alignment.
+  if (s.aligned_multiple <= 1 || s.lane != 0 || op.mask >= 0) return element;
+  std::map<std::string, int64_t> terms;
+  if (!linear(op.index, 1, terms)) return element;
+  for (const auto& [var, c] : terms) {
+    if (var == s.aligned_var ? c != 1 : c % s.aligned_multiple != 0) return element;
+  }
+  if (!terms.contains(s.aligned_var)) return element;
+  // Buffers start at least 64-byte aligned (driver allocations, arena slices).
+  return static_cast<unsigned>(std::min<int64_t>(16, element * s.aligned_multiple));
+}
+
+Value* ValueEmitter::address(const kir::Op& op, const Scope& s, llvm::Type* element, Value* base) {
+  std::map<std::string, int64_t> terms;
+  if (s.lane == 0 || !s.lane_base || !linear(op.index, 1, terms))
+    return b_.CreateGEP(element, base, index(op.index, s));
+  Scope first = s;
+  first.vars[s.aligned_var] = s.lane_base;
+  Value* at = b_.CreateGEP(element, base, index(op.index, first));
+  const int64_t step = terms.contains(s.aligned_var) ? terms.at(s.aligned_var) * s.lane : 0;
+  return step == 0
+             ? at
+             : b_.CreateGEP(element, at,
+                            llvm::ConstantInt::get(index_type_, static_cast<uint64_t>(step), true));
+}
+
 Value* ValueEmitter::load(const kir::Op& op, Scope& s) {
   auto buf = buffers_.find(op.name);
   const kir::Buffer* kb = k_.buffer(op.name);
@@ -197,8 +264,8 @@ Value* ValueEmitter::load(const kir::Op& op, Scope& s) {
     throw std::runtime_error("load of " + op.name + " with a dtype its buffer does not have");
   llvm::Type* st = storage_type(op.dtype);
   auto read = [&] {
-    Value* at = b_.CreateGEP(st, buf->second, index(op.index, s));
-    Value* v = b_.CreateLoad(st, at);
+    Value* at = address(op, s, st, buf->second);
+    Value* v = b_.CreateAlignedLoad(st, at, llvm::Align(alignment(op, s, op.dtype)));
     return op.dtype == DType::Bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
   };
   if (op.mask < 0) return read();
@@ -231,7 +298,8 @@ void ValueEmitter::store(const kir::Op& op, Scope& s) {
   Value* v = s.values.at(op.args.at(0));
   if (kb->dtype == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
   llvm::Type* st = storage_type(kb->dtype);
-  b_.CreateStore(v, b_.CreateGEP(st, buf->second, index(op.index, s)));
+  b_.CreateAlignedStore(v, address(op, s, st, buf->second),
+                        llvm::Align(alignment(op, s, kb->dtype)));
 }
 
 Value* ValueEmitter::call(const std::string& fn, std::vector<Value*> args, llvm::Type* t) {

@@ -18,6 +18,15 @@ namespace kiln::gpu {
 struct Scope {
   std::map<int, llvm::Value*> values;
   std::map<std::string, llvm::Value*> vars;  // of the emitter's index type
+  // When `aligned_var` is a multiple of `aligned_multiple` here, a load or store whose index
+  // steps by 1 along it (and by multiples elsewhere) starts a run of that many elements and
+  // gets the matching alignment, so the backend may join the run into one vector access.
+  std::string aligned_var;
+  int64_t aligned_multiple = 1;
+  // Element `lane` of such a run: `aligned_var` is lane_base + lane. Linear addresses are
+  // formed as (address at lane_base) + lane * stride, which shows the backend the run.
+  int64_t lane = 0;
+  llvm::Value* lane_base = nullptr;
 };
 
 class ValueEmitter {
@@ -44,6 +53,8 @@ class ValueEmitter {
   llvm::AllocaInst* slot(llvm::Type* t, const std::string& name);
 
  private:
+  unsigned alignment(const kir::Op& op, const Scope& s, kir::DType d) const;
+  llvm::Value* address(const kir::Op& op, const Scope& s, llvm::Type* element, llvm::Value* base);
   llvm::Value* load(const kir::Op& op, Scope& s);
   void store(const kir::Op& op, Scope& s);
   llvm::Value* math(const kir::Op& op, Scope& s);

@@ -1,5 +1,7 @@
 // The ptx plugin's ABI table: devices through the CUDA driver (opened at run time), memory,
 // events; the code half (compile, load, launch) is in ptx_code.cpp.
+#include <dlfcn.h>
+
 #include <kiln/plugin.hpp>
 #include <memory>
 
@@ -98,6 +100,16 @@ void destroy(kiln_plugin* p) {
     if (d.context) p->cuda.cuDevicePrimaryCtxRelease(d.handle);
   if (p->cuda.library) kiln::ptx::close_cuda_driver(p->cuda);
   delete p;
+}
+
+// LLVM, linked in statically, keeps process-wide registries (targets, options) that cannot be
+// torn down and set up again: the plugin stays mapped once loaded, like the OpenMP runtime
+// of the CPU plugin's artifacts.
+void stay_loaded() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&stay_loaded), &info) != 0 && info.dli_fname) {
+    if (void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(self);
+  }
 }
 
 kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out) {
@@ -324,6 +336,7 @@ kiln_plugin_api make_api() {
 
 extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_get_api(uint32_t host_major,
                                                                          uint32_t) {
+  stay_loaded();
   static const kiln_plugin_api api = make_api();
   return host_major == KILN_ABI_MAJOR ? &api : nullptr;
 }
