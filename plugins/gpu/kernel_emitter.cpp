@@ -116,7 +116,7 @@ class KernelEmitter {
   void pointwise(ValueEmitter& e) {
     const int64_t n = product(k_.ranges);
     const int64_t inner = k_.ranges.empty() ? 1 : k_.ranges.back();
-    if (inner % kVector == 0 && n >= kVector) {
+    if (inner % kVector == 0 && n >= kVector && !strided_inner_load()) {
       vector_pointwise(e, n);
       return;
     }
@@ -128,6 +128,18 @@ class KernelEmitter {
       unflatten(b_, k_.ranges, "x", i, s);
       for (const kir::Op& op : k_.body) e.emit(op, s);
     });
+  }
+
+  // A load that walks memory with a stride along the row (a transposed operand): runs would
+  // make each thread read down a column, worse for coalescing than one element per thread.
+  bool strided_inner_load() const {
+    const std::string last = "x" + std::to_string(k_.ranges.size() - 1);
+    for (const kir::Op& op : k_.body) {
+      if (op.kind != kir::OpKind::Load) continue;
+      const int64_t c = ValueEmitter::coefficient(op.index, last);
+      if (c != 0 && c != 1) return true;
+    }
+    return false;
   }
 
   void vector_pointwise(ValueEmitter& e, int64_t n) {

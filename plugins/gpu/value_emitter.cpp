@@ -229,6 +229,12 @@ bool linear(const kir::Expr& e, int64_t scale, std::map<std::string, int64_t>& t
 
 }  // namespace
 
+int64_t ValueEmitter::coefficient(const kir::Expr& e, const std::string& var) {
+  std::map<std::string, int64_t> terms;
+  if (!linear(e, 1, terms)) return -1;
+  return terms.contains(var) ? terms.at(var) : 0;
+}
+
 unsigned ValueEmitter::alignment(const kir::Op& op, const Scope& s, DType d) const {
   const unsigned element = static_cast<unsigned>(kir::dtype_size(d));
   // Only the run's first element starts on the run's alignment.

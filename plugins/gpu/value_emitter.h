@@ -46,6 +46,8 @@ class ValueEmitter {
   // Emits `op` (not reduce/extract) and records its value in `s`.
   void emit(const kir::Op& op, Scope& s);
   kir::DType dtype_of(int id) const;
+  // The coefficient of `var` in a linear index (0 when absent); -1 when not linear.
+  static int64_t coefficient(const kir::Expr& e, const std::string& var);
 
   llvm::IRBuilder<>& builder() { return b_; }
   llvm::Function* function() { return b_.GetInsertBlock()->getParent(); }
