@@ -180,7 +180,7 @@ class KernelEmitter {
     }
     auto* one = llvm::BasicBlock::Create(b_.getContext(), "row_store", fn_);
     auto* done = llvm::BasicBlock::Create(b_.getContext(), "row_stored", fn_);
-    b_.CreateCondBr(b_.CreateICmpEQ(t_.thread_id(b_), b_.getInt32(0)), one, done);
+    b_.CreateCondBr(b_.CreateICmpEQ(lane_, size(0)), one, done);
     b_.SetInsertPoint(one);
     e.emit(op, s);
     b_.CreateBr(done);
@@ -190,7 +190,6 @@ class KernelEmitter {
   void reduction(ValueEmitter& e) {
     const kir_support::RowPlan plan = kir_support::plan_rows(k_, 0);
     const int64_t rows = product(k_.ranges), n = product(k_.reduction_ranges);
-    const unsigned warps = c_.block_size / t_.warp_width();
     size_t fields = 1;
     for (const auto& pass : plan.passes)
       for (const kir::Op* r : pass.reduces)
@@ -201,9 +200,15 @@ class KernelEmitter {
                                  llvm::UndefValue::get(scratch_type), k_.name + "_scratch", nullptr,
                                  llvm::GlobalValue::NotThreadLocal, t_.shared_space());
     scratch->setAlignment(llvm::Align(8));
-    Value* tid = i64(t_.thread_id(b_));
-    Value* bdim = i64(t_.block_dim(b_));
-    counted_loop(e, i64(t_.block_id(b_)), size(rows), i64(t_.grid_dim(b_)), "row", [&](Value* row) {
+    // A row per warp (short rows) or per block: `lane` is this thread's place in its row.
+    const unsigned per_row = row_threads(k_, c_, t_.warp_width());
+    const unsigned rows_per_block = c_.block_size / per_row;
+    Value* lane = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(per_row)));
+    Value* slot = i64(b_.CreateUDiv(t_.thread_id(b_), b_.getInt32(per_row)));
+    lane_ = lane;
+    Value* first_row = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), size(rows_per_block)), slot);
+    Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(rows_per_block));
+    counted_loop(e, first_row, size(rows), row_step, "row", [&](Value* row) {
       Scope rs;
       unflatten(b_, k_.ranges, "x", row, rs);
       std::map<int, std::vector<Value*>> states;
@@ -225,7 +230,7 @@ class KernelEmitter {
           acc.push_back(std::move(slots));
         }
         if (!pass.ops.empty()) {
-          counted_loop(e, tid, size(n), bdim, "pass" + std::to_string(p), [&](Value* r) {
+          counted_loop(e, lane, size(n), size(per_row), "pass" + std::to_string(p), [&](Value* r) {
             Scope s = rs;
             unflatten(b_, k_.reduction_ranges, "r", r, s);
             for (const kir::Op* op : pass.ops) {
@@ -251,7 +256,8 @@ class KernelEmitter {
           std::vector<Value*> cur;
           for (size_t f = 0; f < st.fields(); ++f)
             cur.push_back(b_.CreateLoad(st.types()[f], acc[i][f]));
-          states[r->id] = block_reduce(b_, t_, st, cur, scratch, scratch_type, warps);
+          states[r->id] =
+              block_reduce(b_, t_, st, cur, scratch, scratch_type, per_row / t_.warp_width());
           Value* v = st.result(states[r->id]);
           rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
                                  ? v
@@ -269,6 +275,7 @@ class KernelEmitter {
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
   llvm::IntegerType* index_ = nullptr;
+  Value* lane_ = nullptr;  // reductions: this thread's place among its row's threads
 };
 
 }  // namespace

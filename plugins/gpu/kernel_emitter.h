@@ -3,10 +3,11 @@
 // failed index check or an integer division by zero sets (first error wins).
 //
 // Pointwise kernels walk the flattened elements in a grid-stride loop, one element per
-// thread per step. Reduction kernels give each block a row (grid-stride over rows): the
-// block's threads stride over the row once per pass of its RowPlan, combine through warp
-// shuffles and shared memory, and every thread gets each reduction's value; per-row values
-// are computed by every thread, row-level stores are made by thread 0.
+// thread per step (runs of 4 when rows allow, for 16-byte accesses). Reduction kernels give
+// each row to a warp (rows up to TuningConfig::warp_row_limit) or to a block, grid-stride over
+// rows: the row's threads stride over it once per pass of its RowPlan, combine through warp
+// shuffles (and shared memory, for a block), and every thread gets each reduction's value;
+// per-row values are computed by every thread, row-level stores by the row's first thread.
 #pragma once
 
 #include <llvm/IR/Module.h>

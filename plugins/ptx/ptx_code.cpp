@@ -90,7 +90,7 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
     std::string text = std::string(kArtifactHeader) + "\n";
     for (const kir::Kernel& k : kernels) {
       if (k.kind == "extern") continue;
-      const gpu::LaunchShape shape = gpu::launch_shape(k, options.tuning);
+      const gpu::LaunchShape shape = gpu::launch_shape(k, options.tuning, 32);
       text +=
           "kernel " + k.name + " " + std::to_string(shape.block) + " " + std::to_string(shape.grid);
       for (const kir::Buffer& b : k.buffers)
