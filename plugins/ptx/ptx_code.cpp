@@ -65,10 +65,15 @@ kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t s
 
 kiln_error* tuning_space(kiln_plugin* p, uint32_t, const char*, size_t, kiln_blob** space) {
   return guard([&] {
+    // The first line is the heuristic default; then block sizes, and rows per warp or per
+    // block for reductions (which one wins depends on the walks per row).
     const unsigned block = p->tuning.block_size;
-    std::string s = "block_size=" + std::to_string(block) + "\n";
-    for (unsigned b : {128u, 256u, 512u, 1024u})
-      if (b != block) s += "block_size=" + std::to_string(b) + "\n";
+    const std::string warp = " warp_row_limit=" + std::to_string(p->tuning.warp_row_limit);
+    std::string s = "block_size=" + std::to_string(block) + warp + "\n";
+    for (unsigned b : {128u, 256u, 512u, 1024u}) {
+      if (b != block) s += "block_size=" + std::to_string(b) + warp + "\n";
+    }
+    s += "block_size=" + std::to_string(block) + " warp_row_limit=0\n";
     *space = kiln::sdk::make_blob(std::move(s));
   });
 }

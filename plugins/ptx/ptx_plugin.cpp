@@ -116,7 +116,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    options.reject_unknown({"arch", "libdevice", "block_size"});
+    options.reject_unknown({"arch", "libdevice", "block_size", "warp_row_limit"});
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
     plugin->libdevice = options.get("libdevice", kiln::ptx::find_libdevice());
@@ -125,8 +125,11 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     if (plugin->tuning.block_size == 0 || plugin->tuning.block_size % 32 != 0 ||
         plugin->tuning.block_size > 1024)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, "block_size must be a multiple of 32 up to 1024");
+    const std::string warp_rows = options.get("warp_row_limit", "4096");
+    plugin->tuning.warp_row_limit = std::stoll(warp_rows);
     plugin->fingerprint = "ptx-codegen-1@" + kiln::sdk::plugin_binary_digest() +
-                          "; block=" + block + "; libdevice=" + plugin->libdevice;
+                          "; block=" + block + "; warp_rows=" + warp_rows +
+                          "; libdevice=" + plugin->libdevice;
     plugin->arch = options.get("arch", "auto");
     if (plugin->arch != "auto" && plugin->arch.rfind("sm_", 0) != 0)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
