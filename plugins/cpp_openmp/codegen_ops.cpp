@@ -5,9 +5,12 @@
 #include <limits>
 #include <stdexcept>
 
+#include "plugins/kir_support/kir_expr.h"
+
 namespace kiln::cpu {
 
 using kir_support::collect_vars;
+using kir_support::integer_literal;
 
 namespace {
 
@@ -139,17 +142,6 @@ const char* c_kind(DType d) {
     default:
       return "krt::kInt";
   }
-}
-
-int64_t integer_literal(const std::string& text) {
-  const double v = std::strtod(text.c_str(), nullptr);
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  // Exact integers beyond 2^53 survive only through the integer parse.
-  if (text.find_first_of(".eEn") == std::string::npos)
-    return std::strtoll(text.c_str(), nullptr, 10);
-  return static_cast<int64_t>(std::trunc(v));
 }
 
 std::string literal_c(const std::string& text, DType d) {

@@ -8,25 +8,19 @@
 #include <set>
 #include <stdexcept>
 
+#include "plugins/kir_support/kir_expr.h"
+
 namespace kiln::gpu {
 
 using kir::DType;
+using kir_support::integer_literal;
+using kir_support::linear_terms;
 using llvm::Value;
 
 namespace {
 
 bool is_unsigned(DType d) {
   return d == DType::U8 || d == DType::Bool;
-}
-
-int64_t integer_literal(const std::string& text) {
-  const double v = std::strtod(text.c_str(), nullptr);
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  if (text.find_first_of(".eEn") == std::string::npos)
-    return std::strtoll(text.c_str(), nullptr, 10);
-  return static_cast<int64_t>(std::trunc(v));
 }
 
 }  // namespace
@@ -190,48 +184,9 @@ Value* ValueEmitter::check_index(Value* v, int64_t size) {
   return b_.CreateSelect(bad, b_.getInt64(0), w);
 }
 
-namespace {
-
-// Coefficients of a linear index (var -> factor, "" -> constant); false when not linear.
-bool linear(const kir::Expr& e, int64_t scale, std::map<std::string, int64_t>& terms) {
-  switch (e.kind) {
-    case kir::Expr::Const:
-      terms[""] += e.value * scale;
-      return true;
-    case kir::Expr::Var:
-      terms[e.name] += scale;
-      return true;
-    case kir::Expr::Add:
-      for (const kir::Expr& o : e.operands)
-        if (!linear(o, scale, terms)) return false;
-      return true;
-    case kir::Expr::Mul: {
-      int64_t factor = scale;
-      const kir::Expr* rest = nullptr;
-      for (const kir::Expr& o : e.operands) {
-        if (o.kind == kir::Expr::Const)
-          factor *= o.value;
-        else if (rest)
-          return false;
-        else
-          rest = &o;
-      }
-      if (!rest) {
-        terms[""] += factor;
-        return true;
-      }
-      return linear(*rest, factor, terms);
-    }
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 int64_t ValueEmitter::coefficient(const kir::Expr& e, const std::string& var) {
   std::map<std::string, int64_t> terms;
-  if (!linear(e, 1, terms)) return -1;
+  if (!linear_terms(e, 1, terms)) return -1;
   return terms.contains(var) ? terms.at(var) : 0;
 }
 
@@ -240,7 +195,7 @@ unsigned ValueEmitter::alignment(const kir::Op& op, const Scope& s, DType d) con
   // Only the run's first element starts on the run's alignment.
   if (s.aligned_multiple <= 1 || s.lane != 0 || op.mask >= 0) return element;
   std::map<std::string, int64_t> terms;
-  if (!linear(op.index, 1, terms)) return element;
+  if (!linear_terms(op.index, 1, terms)) return element;
   for (const auto& [var, c] : terms) {
     if (var == s.aligned_var ? c != 1 : c % s.aligned_multiple != 0) return element;
   }
@@ -251,7 +206,7 @@ unsigned ValueEmitter::alignment(const kir::Op& op, const Scope& s, DType d) con
 
 Value* ValueEmitter::address(const kir::Op& op, const Scope& s, llvm::Type* element, Value* base) {
   std::map<std::string, int64_t> terms;
-  if (s.lane == 0 || !s.lane_base || !linear(op.index, 1, terms))
+  if (s.lane == 0 || !s.lane_base || !linear_terms(op.index, 1, terms))
     return b_.CreateGEP(element, base, index(op.index, s));
   Scope first = s;
   first.vars[s.aligned_var] = s.lane_base;
