@@ -11,6 +11,7 @@
 #include "kiln/kir.hpp"
 #include "kiln_cpu_runtime_text.h"
 #include "loaded_module.h"
+#include "plugins/kir_support/parse_args.h"
 
 struct kiln_executable {
   kiln_plugin* plugin = nullptr;
@@ -34,13 +35,6 @@ using kiln::sdk::guard;
 
 // Bumped whenever generated code changes for the same KIR.
 constexpr const char* kCodegenVersion = "cpp-codegen-1";
-
-std::vector<kir::Kernel> parse_kir(const char* text, size_t size) {
-  if (!text) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "no KIR text");
-  kir::ParseResult parsed = kir::parse(std::string_view(text, size));
-  if (!parsed.ok()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "bad KIR: " + parsed.error);
-  return std::move(parsed.kernels);
-}
 
 CodegenOptions codegen_options(const kiln_plugin& plugin) {
   CodegenOptions o;
@@ -77,7 +71,7 @@ kiln_error* supports(kiln_plugin* plugin, uint32_t, const char* text, size_t siz
     *supported = 0;
     if (reason) *reason = nullptr;
     try {
-      const auto kernels = parse_kir(text, size);
+      const auto kernels = kir_support::parse_kir_argument(text, size);
       for (const auto& k : kernels) {
         if (k.kind == "extern" && !known_extern(k.extern_name))
           throw std::runtime_error("no extern '" + k.extern_name + "'");
@@ -94,7 +88,7 @@ kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_
                     kiln_blob** metadata) {
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
-    const auto kernels = parse_kir(args.kir_text, args.kir_size);
+    const auto kernels = kir_support::parse_kir_argument(args.kir_text, args.kir_size);
     std::string source;
     try {
       source = generate_source(kernels, codegen_options(*plugin));

@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "plugins/kir_support/parse_args.h"
 #include "plugins/ptx/ptx_compiler.h"
 #include "plugins/ptx/ptx_state.h"
 
@@ -33,13 +34,6 @@ using kiln::sdk::guard;
 
 constexpr const char* kArtifactHeader = "kiln-ptx/1";
 
-std::vector<kir::Kernel> parse_kir(const char* text, size_t size) {
-  if (!text) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "no KIR text");
-  kir::ParseResult parsed = kir::parse(std::string_view(text, size));
-  if (!parsed.ok()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "bad KIR: " + parsed.error);
-  return std::move(parsed.kernels);
-}
-
 PtxOptions options_for(kiln_plugin& p, uint32_t device) {
   PtxOptions o;
   o.arch = p.arch == "auto" ? p.use(device).arch : p.arch;
@@ -55,7 +49,7 @@ kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t s
     *supported = 0;
     if (reason) *reason = nullptr;
     try {
-      compile_to_ptx(parse_kir(text, size), options_for(*p, device));
+      compile_to_ptx(kir_support::parse_kir_argument(text, size), options_for(*p, device));
       *supported = 1;
     } catch (const std::exception& e) {
       if (reason) *reason = kiln::sdk::make_blob(e.what());
@@ -84,7 +78,7 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
                     kiln_blob** metadata) {
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
-    const auto kernels = parse_kir(args.kir_text, args.kir_size);
+    const auto kernels = kir_support::parse_kir_argument(args.kir_text, args.kir_size);
     PtxOptions options = options_for(*p, args.device);
     PtxOutput out;
     try {
