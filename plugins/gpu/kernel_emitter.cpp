@@ -130,6 +130,19 @@ class KernelEmitter {
     });
   }
 
+  // Whether a pass walks its row in runs of kVector: the innermost reduced dim splits into
+  // runs and no load of the pass reads it with a stride.
+  bool row_runs(const kir_support::RowPass& pass) const {
+    if (k_.reduction_ranges.empty() || k_.reduction_ranges.back() % kVector != 0) return false;
+    const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
+    for (const kir::Op* op : pass.ops) {
+      if (op->kind != kir::OpKind::Load) continue;
+      const int64_t c = ValueEmitter::coefficient(op->index, last);
+      if (c != 0 && c != 1) return false;
+    }
+    return true;
+  }
+
   // A load that walks memory with a stride along the row (a transposed operand): runs would
   // make each thread read down a column, worse for coalescing than one element per thread.
   bool strided_inner_load() const {
@@ -216,24 +229,31 @@ class KernelEmitter {
       for (const kir::Op* op : plan.stages[0]) row_op(e, *op, rs, states, kinds);
       for (size_t p = 0; p < plan.passes.size(); ++p) {
         const kir_support::RowPass& pass = plan.passes[p];
-        std::vector<std::vector<llvm::AllocaInst*>> acc;
+        // Runs of kVector contiguous elements per thread and step when the row allows: one
+        // 16-byte access per operand, and kVector independent accumulators (shorter chains).
+        const bool runs = row_runs(pass);
+        const size_t width = runs ? static_cast<size_t>(kVector) : 1;
+        // acc[reduce][lane of the run][field]
+        std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc;
         for (const kir::Op* r : pass.reduces) {
           const kir::DType operand = e.dtype_of(r->args.at(0));
           kinds.emplace(r->id, ReduceState(b_, r->name, operand, e.register_type(operand)));
           const ReduceState& st = kinds.at(r->id);
-          std::vector<llvm::AllocaInst*> slots;
           const auto init = st.identity();
-          for (size_t f = 0; f < st.fields(); ++f) {
-            slots.push_back(e.slot(st.types()[f], "acc"));
-            b_.CreateStore(init[f], slots.back());
+          std::vector<std::vector<llvm::AllocaInst*>> per_lane(width);
+          for (auto& slots : per_lane) {
+            for (size_t f = 0; f < st.fields(); ++f) {
+              slots.push_back(e.slot(st.types()[f], "acc"));
+              b_.CreateStore(init[f], slots.back());
+            }
           }
-          acc.push_back(std::move(slots));
+          acc.push_back(std::move(per_lane));
         }
-        if (!pass.ops.empty()) {
-          counted_loop(e, lane, size(n), size(per_row), "pass" + std::to_string(p), [&](Value* r) {
-            Scope s = rs;
-            unflatten(b_, k_.reduction_ranges, "r", r, s);
-            for (const kir::Op* op : pass.ops) {
+        // Every op of the pass for the elements of `lanes` (op by op across them).
+        auto walk = [&](std::vector<Scope>& lanes, const std::vector<Value*>& positions) {
+          for (const kir::Op* op : pass.ops) {
+            for (size_t j = 0; j < lanes.size(); ++j) {
+              Scope& s = lanes[j];
               if (op->kind != kir::OpKind::Reduce) {
                 e.emit(*op, s);
                 continue;
@@ -243,19 +263,51 @@ class KernelEmitter {
               const ReduceState& st = kinds.at(op->id);
               std::vector<Value*> cur;
               for (size_t f = 0; f < st.fields(); ++f)
-                cur.push_back(b_.CreateLoad(st.types()[f], acc[which][f]));
-              const auto next = st.accumulate(cur, s.values.at(op->args.at(0)),
-                                              b_.CreateZExt(r, b_.getInt64Ty()));
-              for (size_t f = 0; f < st.fields(); ++f) b_.CreateStore(next[f], acc[which][f]);
+                cur.push_back(b_.CreateLoad(st.types()[f], acc[which][j][f]));
+              const auto next = st.accumulate(cur, s.values.at(op->args.at(0)), positions[j]);
+              for (size_t f = 0; f < st.fields(); ++f) b_.CreateStore(next[f], acc[which][j][f]);
             }
+          }
+        };
+        const std::string name = "pass" + std::to_string(p);
+        if (!pass.ops.empty() && runs) {
+          const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
+          counted_loop(e, lane, size(n / kVector), size(per_row), name, [&](Value* q) {
+            Value* start = b_.CreateMul(q, size(kVector));
+            Scope first = rs;
+            unflatten(b_, k_.reduction_ranges, "r", start, first);
+            std::vector<Scope> lanes(width, first);
+            std::vector<Value*> positions;
+            for (size_t j = 0; j < width; ++j) {
+              Scope& s = lanes[j];
+              s.aligned_var = last;
+              s.aligned_multiple = kVector;
+              s.lane = static_cast<int64_t>(j);
+              s.lane_base = first.vars.at(last);
+              if (j > 0)
+                s.vars[last] = b_.CreateAdd(first.vars.at(last), size(static_cast<int64_t>(j)));
+              positions.push_back(b_.CreateZExt(b_.CreateAdd(start, size(static_cast<int64_t>(j))),
+                                                b_.getInt64Ty()));
+            }
+            walk(lanes, positions);
+          });
+        } else if (!pass.ops.empty()) {
+          counted_loop(e, lane, size(n), size(per_row), name, [&](Value* r) {
+            std::vector<Scope> lanes(1, rs);
+            unflatten(b_, k_.reduction_ranges, "r", r, lanes[0]);
+            walk(lanes, {b_.CreateZExt(r, b_.getInt64Ty())});
           });
         }
         for (size_t i = 0; i < pass.reduces.size(); ++i) {
           const kir::Op* r = pass.reduces[i];
           const ReduceState& st = kinds.at(r->id);
           std::vector<Value*> cur;
-          for (size_t f = 0; f < st.fields(); ++f)
-            cur.push_back(b_.CreateLoad(st.types()[f], acc[i][f]));
+          for (size_t j = 0; j < width; ++j) {
+            std::vector<Value*> part;
+            for (size_t f = 0; f < st.fields(); ++f)
+              part.push_back(b_.CreateLoad(st.types()[f], acc[i][j][f]));
+            cur = j == 0 ? part : st.combine(cur, part);
+          }
           states[r->id] =
               block_reduce(b_, t_, st, cur, scratch, scratch_type, per_row / t_.warp_width());
           Value* v = st.result(states[r->id]);
