@@ -37,6 +37,12 @@ VarRanges loop_var_ranges(const LoopKernel& k) {
   return r;
 }
 
+int64_t extern_attr(const LoopKernel& k, const std::string& key) {
+  for (const auto& [name, value] : k.attrs)
+    if (name == key) return value;
+  return 1;
+}
+
 std::vector<int> kernel_reads(const LoopKernel& k) {
   std::vector<int> reads;
   for (int b : k.extern_inputs) add_once(reads, b);

@@ -75,6 +75,9 @@ LoopOp make_loop_op(LoopOpKind kind, DType dtype, std::vector<int> args = {},
 // checked index value (tN of a check_index) within its dim.
 VarRanges loop_var_ranges(const LoopKernel& k);
 
+// Extern parameter `key` of `k` (1 when absent).
+int64_t extern_attr(const LoopKernel& k, const std::string& key);
+
 // Buffers a kernel reads and writes, in first-use order (loads, then stores; externs: as called).
 std::vector<int> kernel_reads(const LoopKernel& k);
 std::vector<int> kernel_writes(const LoopKernel& k);

@@ -1,7 +1,6 @@
 #include "core/lower/matmul_kernel.h"
 
 #include <algorithm>
-#include <map>
 
 #include "core/expr/simplify.h"
 #include "core/lower/lower_context.h"
@@ -15,26 +14,25 @@ LoopOp op_with_id(LoopOp op, int id) {
 }
 
 LoopKernel matmul_kernel(const LoopKernel& call) {
-  std::map<std::string, int64_t> p;
-  for (const auto& [key, value] : call.attrs) p[key] = value;
-  const auto dtype = static_cast<DType>(p.at("dtype"));
+  auto p = [&](const std::string& key) { return extern_attr(call, key); };
+  const auto dtype = static_cast<DType>(p("dtype"));
   const DType acc = compute_dtype(dtype);
   LoopKernel k;
   k.name = call.name;
   k.origin = call.origin;
   k.kind = LoopKernelKind::Reduction;
-  k.ranges = {p.at("batch"), p.at("m"), p.at("n")};
-  k.reduction_ranges = {p.at("k")};
+  k.ranges = {p("batch"), p("m"), p("n")};
+  k.reduction_ranges = {p("k")};
   const Expr b = Expr::var("x0"), i = Expr::var("x1"), j = Expr::var("x2"), r = Expr::var("r0");
   auto c = [](int64_t v) { return Expr::constant(v); };
   LoopOp a_load = make_loop_op(LoopOpKind::Load, dtype);
   a_load.buffer = call.extern_inputs.at(0);
-  a_load.index = c(p.at("a_offset")) + b * c(p.at("a_batch_stride")) + i * c(p.at("a_row_stride")) +
-                 r * c(p.at("a_col_stride"));
+  a_load.index = c(p("a_offset")) + b * c(p("a_batch_stride")) + i * c(p("a_row_stride")) +
+                 r * c(p("a_col_stride"));
   LoopOp b_load = make_loop_op(LoopOpKind::Load, dtype);
   b_load.buffer = call.extern_inputs.at(1);
-  b_load.index = c(p.at("b_offset")) + b * c(p.at("b_batch_stride")) + r * c(p.at("b_row_stride")) +
-                 j * c(p.at("b_col_stride"));
+  b_load.index = c(p("b_offset")) + b * c(p("b_batch_stride")) + r * c(p("b_row_stride")) +
+                 j * c(p("b_col_stride"));
   k.body.push_back(op_with_id(a_load, 0));
   k.body.push_back(op_with_id(b_load, 1));
   int next = 2, lhs = 0, rhs = 1;
@@ -54,7 +52,7 @@ LoopKernel matmul_kernel(const LoopKernel& call) {
   }
   LoopOp store = make_loop_op(LoopOpKind::Store, dtype, {value});
   store.buffer = call.extern_outputs.at(0);
-  store.index = b * c(p.at("m") * p.at("n")) + i * c(p.at("n")) + j;
+  store.index = b * c(p("m") * p("n")) + i * c(p("n")) + j;
   k.body.push_back(store);
   const VarRanges ranges = loop_var_ranges(k);
   for (LoopOp& op : k.body)

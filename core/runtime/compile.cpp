@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 
 #include "core/graph/graph_dump.h"
 #include "core/kir/kir_emit.h"
@@ -106,6 +104,18 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
     p.stats.externs += s.kind == PlanStep::Kind::Extern;
     p.stats.host_steps += s.kind == PlanStep::Kind::Host;
   }
+}
+
+// The device's bandwidth and peak from its plugin properties (0 where not reported).
+Roofline roofline_of(const DeviceInfo& device) {
+  auto number = [&](const char* key) {
+    const DeviceProperty* p = device.find(key);
+    if (!p) return 0.0;
+    if (const auto* d = std::get_if<double>(&p->value)) return *d;
+    if (const auto* i = std::get_if<int64_t>(&p->value)) return static_cast<double>(*i);
+    return 0.0;
+  };
+  return {number("bandwidth_gbps"), number("peak_gflops_f32")};
 }
 
 // In place: an elementwise kernel whose temporary input dies right after it may write its

@@ -9,17 +9,6 @@
 
 namespace kiln {
 
-Roofline roofline_of(const DeviceInfo& device) {
-  auto number = [&](const char* key) {
-    const DeviceProperty* p = device.find(key);
-    if (!p) return 0.0;
-    if (const auto* d = std::get_if<double>(&p->value)) return *d;
-    if (const auto* i = std::get_if<int64_t>(&p->value)) return static_cast<double>(*i);
-    return 0.0;
-  };
-  return {number("bandwidth_gbps"), number("peak_gflops_f32")};
-}
-
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
                                      int64_t extent) {
   const size_t bytes = static_cast<size_t>(extent * dtype_size(declared.dtype));
@@ -49,6 +38,12 @@ using Buffers = std::vector<std::optional<DeviceBuffer>>;
 class Runner {
  public:
   explicit Runner(const CompiledGraph::Parts& p) : p_(p), buffers_(p.program.buffers.size()) {}
+
+  // Inputs uploaded and the arena of temporaries open: ready for the plan's first step.
+  Status prepare(const std::vector<HostTensor>& inputs, bool poison) {
+    if (auto s = upload_inputs(inputs); !s) return s;
+    return open_arena(poison);
+  }
 
   // The arena of temporaries; with `poison`, every byte 0xFF before the first step.
   Status open_arena(bool poison) {
@@ -257,8 +252,7 @@ const LoopProgram& CompiledGraph::program() const {
 Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>& inputs,
                                                    const RunOptions& options) const {
   Runner r(*parts_);
-  if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
-  if (auto s = r.open_arena(options.poison); !s) return std::move(s).error();
+  if (auto s = r.prepare(inputs, options.poison); !s) return std::move(s).error();
   for (const PlanStep& step : parts_->plan) {
     if (auto s = r.step(step, false, options.poison); !s) return std::move(s).error();
   }
@@ -268,8 +262,7 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,
                                                      int reps) const {
   Runner r(*parts_);
-  if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
-  if (auto s = r.open_arena(false); !s) return std::move(s).error();
+  if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   std::vector<double> times;
   for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
     const auto start = std::chrono::steady_clock::now();
@@ -285,8 +278,7 @@ Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTenso
 Result<std::vector<double>> CompiledGraph::time_kernels(const std::vector<HostTensor>& inputs,
                                                         int reps) const {
   Runner r(*parts_);
-  if (auto s = r.upload_inputs(inputs); !s) return std::move(s).error();
-  if (auto s = r.open_arena(false); !s) return std::move(s).error();
+  if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   std::vector<std::vector<double>> samples(parts_->program.kernels.size());
   for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
     for (const PlanStep& step : parts_->plan) {

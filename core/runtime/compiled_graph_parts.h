@@ -35,9 +35,6 @@ struct CompiledGraph::Parts {
   }
 };
 
-// The device's bandwidth and peak from its plugin properties (0 where not reported).
-Roofline roofline_of(const DeviceInfo& device);
-
 // A host tensor laid out as `declared` says (strides honoured) in `extent` elements.
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
                                      int64_t extent);

@@ -16,6 +16,13 @@ bool shares(const std::vector<int>& a, const std::vector<int>& b) {
   return std::any_of(a.begin(), a.end(), [&](int x) { return contains(b, x); });
 }
 
+// Whether a kernel other than `except` reads buffer `b`.
+bool read_elsewhere(const LoopProgram& prog, int b, size_t except) {
+  for (size_t k = 0; k < prog.kernels.size(); ++k)
+    if (k != except && contains(kernel_reads(prog.kernels[k]), b)) return true;
+  return false;
+}
+
 struct Candidate {
   size_t first = 0, second = 0;
   size_t at = 0;  // where the merged kernel goes: first or second
@@ -37,11 +44,7 @@ std::set<int> droppable(const LoopProgram& prog, size_t first, size_t second) {
   std::set<int> out;
   for (int b : kernel_writes(prog.kernels[first])) {
     if (prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp) continue;
-    if (contains(prog.outputs, b)) continue;
-    bool other = false;
-    for (size_t k = 0; k < prog.kernels.size() && !other; ++k)
-      other = k != second && contains(kernel_reads(prog.kernels[k]), b);
-    if (!other) out.insert(b);
+    if (!contains(prog.outputs, b) && !read_elsewhere(prog, b, second)) out.insert(b);
   }
   return out;
 }
@@ -74,7 +77,9 @@ LoopProgram with_merge(const LoopProgram& prog, const Candidate& c) {
   return out;
 }
 
-Attempt attempt(const LoopProgram& prog, size_t first, size_t second, const FuseOptions& o) {
+// `peak`: live_peak_bytes(prog), the same for every pair of a round.
+Attempt attempt(const LoopProgram& prog, size_t first, size_t second, int64_t peak,
+                const FuseOptions& o) {
   Attempt a;
   const LoopKernel& p = prog.kernels[first];
   const LoopKernel& c = prog.kernels[second];
@@ -96,12 +101,11 @@ Attempt attempt(const LoopProgram& prog, size_t first, size_t second, const Fuse
   cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(cand.merged, prog);
   auto est = [&](const LoopKernel& k) { return kernel_cost(k, prog, o.roofline).est_us; };
   cand.saved_us = est(p) + est(c) - est(cand.merged);
-  const int64_t before = live_peak_bytes(prog);
   const int64_t after = live_peak_bytes(with_merge(prog, cand));
-  if (after > before + o.max_peak_growth_bytes) {
+  if (after > peak + o.max_peak_growth_bytes) {
     a.failure.category = FusionCategory::WouldRaiseMemory;
-    a.failure.detail = "peak of live buffers " + std::to_string(before) + " -> " +
-                       std::to_string(after) + " bytes";
+    a.failure.detail =
+        "peak of live buffers " + std::to_string(peak) + " -> " + std::to_string(after) + " bytes";
     return a;
   }
   if (cand.saved <= 0) {
@@ -136,16 +140,18 @@ FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
   remove_dead_kernels(prog);
   for (;;) {
     std::optional<Candidate> best;
+    const int64_t peak = live_peak_bytes(prog);
     for (const auto& [i, j] : related_pairs(prog)) {
-      Attempt a = attempt(prog, i, j, options);
+      Attempt a = attempt(prog, i, j, peak, options);
       if (a.candidate && (!best || a.candidate->better_than(*best))) best = std::move(a.candidate);
     }
     if (!best) break;
     prog = with_merge(prog, *best);
     ++report.fused;
   }
+  const int64_t peak = live_peak_bytes(prog);
   for (const auto& [i, j] : related_pairs(prog)) {
-    Attempt a = attempt(prog, i, j, options);
+    Attempt a = attempt(prog, i, j, peak, options);
     if (!a.candidate) report.failures.push_back(std::move(a.failure));
   }
   prune_buffers(prog);
@@ -165,9 +171,7 @@ void remove_dead_kernels(LoopProgram& prog) {
       bool needed = checks || writes.empty();
       for (int b : writes) {
         needed = needed || prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp ||
-                 contains(prog.outputs, b);
-        for (size_t r = 0; r < prog.kernels.size() && !needed; ++r)
-          needed = r != k && contains(kernel_reads(prog.kernels[r]), b);
+                 contains(prog.outputs, b) || read_elsewhere(prog, b, k);
       }
       if (!needed) {
         prog.kernels.erase(prog.kernels.begin() + static_cast<std::ptrdiff_t>(k));

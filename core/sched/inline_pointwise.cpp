@@ -191,7 +191,7 @@ InlineReport inline_pointwise(LoopProgram& prog, const InlineOptions& options) {
     const std::string why = inline_blocker(prog, pi, options);
     if (!why.empty()) {
       if (prog.kernels[pi].kind == LoopKernelKind::Pointwise)
-        report.kept.push_back(prog.kernels[pi].name + ": " + why);
+        report.kept.push_back({prog.kernels[pi].name, "", FusionCategory::Realized, why});
       ++pi;
       continue;
     }

@@ -9,6 +9,7 @@
 
 #include "core/config/options.h"
 #include "core/lower/loop_ir.h"
+#include "core/sched/fusion_failure.h"
 
 namespace kiln {
 
@@ -24,8 +25,9 @@ struct InlineOptions {
 InlineOptions inline_options(const ScheduleOptions& schedule);
 
 struct InlineReport {
-  int inlined = 0;                // producers folded away
-  std::vector<std::string> kept;  // "k3_exp: why", for producers that stayed buffers
+  int inlined = 0;  // producers folded away
+  // Producers that stayed buffers: category `realized`, the inliner's reason as the detail.
+  std::vector<FusionFailure> kept;
 };
 
 // Rewrites `program` in place; every kernel left computes what it did before.

@@ -40,10 +40,8 @@ std::string shape_of(const LoopKernel& k) {
 
 KernelCost kernel_cost(const LoopKernel& k, const LoopProgram& program, const Roofline& roofline) {
   KernelCost c;
-  for (int b : kernel_reads(k))
-    c.bytes_read += buffer_bytes(program.buffers.at(static_cast<size_t>(b)));
-  for (int b : kernel_writes(k))
-    c.bytes_written += buffer_bytes(program.buffers.at(static_cast<size_t>(b)));
+  c.bytes_read = buffers_bytes(kernel_reads(k), program);
+  c.bytes_written = buffers_bytes(kernel_writes(k), program);
   const double points = static_cast<double>(shape_numel(k.ranges)) *
                         static_cast<double>(shape_numel(k.reduction_ranges));
   double per_point = 0;
@@ -53,16 +51,9 @@ KernelCost kernel_cost(const LoopKernel& k, const LoopProgram& program, const Ro
     per_point += op_flops(op);
   }
   c.flops = per_point * points;
-  if (k.kind == LoopKernelKind::Extern) {
-    int64_t m = 1, n = 1, kk = 1, batch = 1;
-    for (const auto& [key, value] : k.attrs) {
-      if (key == "m") m = value;
-      if (key == "n") n = value;
-      if (key == "k") kk = value;
-      if (key == "batch") batch = value;
-    }
-    if (k.extern_name == "mm" || k.extern_name == "bmm")
-      c.flops = 2.0 * static_cast<double>(batch * m * n * kk);
+  if (k.kind == LoopKernelKind::Extern && (k.extern_name == "mm" || k.extern_name == "bmm")) {
+    c.flops = 2.0 * static_cast<double>(extern_attr(k, "batch") * extern_attr(k, "m") *
+                                        extern_attr(k, "n") * extern_attr(k, "k"));
   }
   if (roofline.known()) {
     const double memory_us =

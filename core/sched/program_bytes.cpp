@@ -8,13 +8,15 @@ int64_t buffer_bytes(const LoopBuffer& buffer) {
   return buffer.elements * dtype_size(buffer.dtype);
 }
 
-int64_t kernel_bytes(const LoopKernel& kernel, const LoopProgram& program) {
+int64_t buffers_bytes(const std::vector<int>& buffers, const LoopProgram& program) {
   int64_t total = 0;
-  for (int b : kernel_reads(kernel))
-    total += buffer_bytes(program.buffers.at(static_cast<size_t>(b)));
-  for (int b : kernel_writes(kernel))
-    total += buffer_bytes(program.buffers.at(static_cast<size_t>(b)));
+  for (int b : buffers) total += buffer_bytes(program.buffers.at(static_cast<size_t>(b)));
   return total;
+}
+
+int64_t kernel_bytes(const LoopKernel& kernel, const LoopProgram& program) {
+  return buffers_bytes(kernel_reads(kernel), program) +
+         buffers_bytes(kernel_writes(kernel), program);
 }
 
 int64_t program_bytes(const LoopProgram& program) {

@@ -10,6 +10,8 @@
 namespace kiln {
 
 int64_t buffer_bytes(const LoopBuffer& buffer);
+// The bytes of `buffers` (program buffer ids) together.
+int64_t buffers_bytes(const std::vector<int>& buffers, const LoopProgram& program);
 int64_t kernel_bytes(const LoopKernel& kernel, const LoopProgram& program);
 int64_t program_bytes(const LoopProgram& program);
 

@@ -30,13 +30,9 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
 
 std::vector<FusionFailure> ScheduledGraph::failures() const {
   std::vector<FusionFailure> out;
-  for (const std::string& kept : inlining.kept) {
-    const size_t colon = kept.find(": ");
-    // An output is written whatever happens; that is not a missed fusion.
-    if (colon != std::string::npos && kept.substr(colon + 2) == "graph output") continue;
-    out.push_back({kept.substr(0, colon), "", FusionCategory::Realized,
-                   colon == std::string::npos ? "" : kept.substr(colon + 2)});
-  }
+  // An output is written whatever happens; that is not a missed fusion.
+  for (const FusionFailure& kept : inlining.kept)
+    if (kept.detail != "graph output") out.push_back(kept);
   out.insert(out.end(), fusion.failures.begin(), fusion.failures.end());
   return out;
 }

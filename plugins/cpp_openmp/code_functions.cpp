@@ -42,25 +42,6 @@ CodegenOptions codegen_options(const kiln_plugin& plugin) {
   return o;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 bool known_extern(const std::string& name) {
   return name == "mm" || name == "bmm";
 }
@@ -110,7 +91,7 @@ kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_
     if (metadata) {
       *metadata = kiln::sdk::make_blob("{\"kernels\": " + std::to_string(kernels.size()) +
                                        ", \"compile_ms\": " + std::to_string(ms) +
-                                       ", \"source\": " + json_string(source) + "}");
+                                       ", \"source\": " + kiln::sdk::json_string(source) + "}");
     }
   });
 }

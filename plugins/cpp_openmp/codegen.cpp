@@ -27,19 +27,6 @@ std::string buffer_params(const kir::Kernel& k) {
   return s;
 }
 
-// The body over kGroup consecutive vectors, op by op across them: independent work sits
-// side by side, so a chain of opaque calls (Sleef) does not serialize one vector at a time.
-std::string grouped_body(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
-                         const std::string& inner) {
-  std::string s = "    auto group = [&](int64_t " + inner +
-                  ") __attribute__((always_inline)) {\n      using L = krt::L8;\n";
-  for (const kir::Op* op : ops) {
-    const std::string line = op_c(k, *op, {inner, false});
-    for (int j = 0; j < kGroup; ++j) s += "      " + group_copy(line, j, {inner}) + "\n";
-  }
-  return s + "    };\n";
-}
-
 constexpr int64_t kTileRows = 32;
 constexpr int64_t kTileCols = 64;
 
@@ -108,20 +95,20 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   s += body_lines(k, ops, {inner, false}, "      ");
   s += "    };\n";
   const bool grouped = ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
-  if (grouped) s += grouped_body(k, ops, inner);
+  // The body over kGroup consecutive vectors, op by op across them: independent work sits
+  // side by side, so a chain of opaque calls (Sleef) does not serialize one vector at a time.
+  if (grouped) {
+    std::vector<std::string> lines;
+    for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, {inner, false}));
+    s += group_lambda("    ", "group", "int64_t " + inner, "", lines, {inner});
+  }
   if (tiled) {
     s += "    for (" + row + " = rb * " + num(kTileRows) + "; " + row + " < krt::imin(rb * " +
          num(kTileRows) + " + " + num(kTileRows) + ", " + num(k.ranges[n - 2]) + "); ++" + row +
          ") {\n";
   }
   s += "    int64_t " + inner + " = " + lo + ";\n";
-  if (grouped) {
-    s += "    for (; " + inner + " + " + std::to_string(kGroup) + " * krt::kLanes <= " + hi + "; " +
-         inner + " += " + std::to_string(kGroup) + " * krt::kLanes) group(" + inner + ");\n";
-  }
-  s += "    for (; " + inner + " + krt::kLanes <= " + hi + "; " + inner +
-       " += krt::kLanes) body(krt::L8{}, " + inner + ");\n";
-  s += "    for (; " + inner + " < " + hi + "; ++" + inner + ") body(krt::L1{}, " + inner + ");\n";
+  s += vector_loops("    ", inner, hi, grouped ? "group" : "", "body", "", true);
   if (tiled) s += "    }\n";
   return s + "  }\n";
 }

@@ -4,6 +4,37 @@
 #include <cctype>
 
 namespace kiln::cpu {
+namespace {
+
+// `line` for copy `j` of a group: every SSA name vN becomes vN_j and each variable in
+// `moved` (the vectorized one and what derives from it) moves j vectors along.
+std::string group_copy(const std::string& line, int j, const std::set<std::string>& moved) {
+  std::string out;
+  size_t i = 0;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  while (i < line.size()) {
+    if (!ident(line[i])) {
+      out += line[i++];
+      continue;
+    }
+    size_t e = i;
+    while (e < line.size() && ident(line[e])) ++e;
+    const std::string tok = line.substr(i, e - i);
+    const bool ssa = tok.size() > 1 && tok[0] == 'v' &&
+                     tok.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (ssa) {
+      out += tok + "_" + std::to_string(j);
+    } else if (moved.contains(tok)) {
+      out += "(" + tok + " + " + std::to_string(j) + " * krt::kLanes)";
+    } else {
+      out += tok;
+    }
+    i = e;
+  }
+  return out;
+}
+
+}  // namespace
 
 int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   int64_t p = 1;
@@ -32,30 +63,33 @@ std::string body_lines(const kir::Kernel& k, const std::vector<const kir::Op*>& 
   return s;
 }
 
-std::string group_copy(const std::string& line, int j, const std::set<std::string>& moved) {
-  std::string out;
-  size_t i = 0;
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  while (i < line.size()) {
-    if (!ident(line[i])) {
-      out += line[i++];
-      continue;
-    }
-    size_t e = i;
-    while (e < line.size() && ident(line[e])) ++e;
-    const std::string tok = line.substr(i, e - i);
-    const bool ssa = tok.size() > 1 && tok[0] == 'v' &&
-                     tok.find_first_not_of("0123456789", 1) == std::string::npos;
-    if (ssa) {
-      out += tok + "_" + std::to_string(j);
-    } else if (moved.contains(tok)) {
-      out += "(" + tok + " + " + std::to_string(j) + " * krt::kLanes)";
-    } else {
-      out += tok;
-    }
-    i = e;
+std::string group_lambda(const std::string& indent, const std::string& name,
+                         const std::string& params, const std::string& preamble,
+                         const std::vector<std::string>& lines,
+                         const std::set<std::string>& moved) {
+  std::string s = indent + "auto " + name + " = [&](" + params +
+                  ") __attribute__((always_inline)) {\n" + indent + "  using L = krt::L8;\n" +
+                  preamble;
+  for (const std::string& line : lines)
+    for (int j = 0; j < kGroup; ++j) s += indent + "  " + group_copy(line, j, moved) + "\n";
+  return s + indent + "};\n";
+}
+
+std::string vector_loops(const std::string& indent, const std::string& var, const std::string& hi,
+                         const std::string& group, const std::string& body, const std::string& lead,
+                         bool vectorized) {
+  std::string s;
+  if (!group.empty()) {
+    s += indent + "for (; " + var + " + " + std::to_string(kGroup) + " * krt::kLanes <= " + hi +
+         "; " + var + " += " + std::to_string(kGroup) + " * krt::kLanes) " + group + "(" + lead +
+         var + ");\n";
   }
-  return out;
+  if (vectorized) {
+    s += indent + "for (; " + var + " + krt::kLanes <= " + hi + "; " + var + " += krt::kLanes) " +
+         body + "(krt::L8{}, " + lead + var + ");\n";
+  }
+  return s + indent + "for (; " + var + " < " + hi + "; ++" + var + ") " + body + "(krt::L1{}, " +
+         lead + var + ");\n";
 }
 
 std::string parallel_for(int threads, int64_t work, int64_t threshold) {

@@ -27,9 +27,18 @@ std::string body_lines(const kir::Kernel& k, const std::vector<const kir::Op*>& 
 inline constexpr int kGroup = 4;
 inline constexpr size_t kMaxGroupedOps = 32;
 
-// `line` for copy `j` of a group: every SSA name vN becomes vN_j and each variable in
-// `moved` (the vectorized one and what derives from it) moves j vectors along.
-std::string group_copy(const std::string& line, int j, const std::set<std::string>& moved);
+// `auto NAME = [&](PARAMS) { using L = krt::L8; PREAMBLE ... };`: the body `lines` for
+// kGroup consecutive vectors, line by line across them (group_copy with `moved`).
+std::string group_lambda(const std::string& indent, const std::string& name,
+                         const std::string& params, const std::string& preamble,
+                         const std::vector<std::string>& lines, const std::set<std::string>& moved);
+
+// The loops of `var` up to `hi`: groups of kGroup vectors through `group` (when not ""),
+// single vectors through `body` (when `vectorized`), then a scalar tail; `lead` are the
+// arguments before `var` in each call.
+std::string vector_loops(const std::string& indent, const std::string& var, const std::string& hi,
+                         const std::string& group, const std::string& body, const std::string& lead,
+                         bool vectorized);
 
 // `#pragma omp parallel for ...` over `work` elements with `threads` threads.
 std::string parallel_for(int threads, int64_t work, int64_t threshold);

@@ -69,27 +69,12 @@ std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
   s += indent + "};\n";
   const bool grouped = vec && pass.ops.size() <= kMaxGroupedOps && rinner >= kGroup * 8;
   if (grouped) {
-    s += indent + "auto " + body + "_group = [&](int64_t ro, int64_t " + inner +
-         ") __attribute__((always_inline)) {\n";
-    s += indent + "  using L = krt::L8;\n" + indent + "  (void)ro;\n" + prologue;
-    for (const std::string& line : lines)
-      for (int j = 0; j < kGroup; ++j)
-        s += indent + "  " + group_copy(line, j, {inner, "rlin"}) + "\n";
-    s += indent + "};\n";
+    s += group_lambda(indent, body + "_group", "int64_t ro, int64_t " + inner,
+                      indent + "  (void)ro;\n" + prologue, lines, {inner, "rlin"});
   }
   s += indent + "for (int64_t ro = " + ro_lo + "; ro < " + ro_hi + "; ++ro) {\n";
   s += indent + "  int64_t " + inner + " = " + ri_lo + ";\n";
-  if (grouped) {
-    s += indent + "  for (; " + inner + " + " + std::to_string(kGroup) +
-         " * krt::kLanes <= " + ri_hi + "; " + inner + " += " + std::to_string(kGroup) +
-         " * krt::kLanes) " + body + "_group(ro, " + inner + ");\n";
-  }
-  if (vec) {
-    s += indent + "  for (; " + inner + " + krt::kLanes <= " + ri_hi + "; " + inner +
-         " += krt::kLanes) " + body + "(krt::L8{}, ro, " + inner + ");\n";
-  }
-  s += indent + "  for (; " + inner + " < " + ri_hi + "; ++" + inner + ") " + body +
-       "(krt::L1{}, ro, " + inner + ");\n";
+  s += vector_loops(indent + "  ", inner, ri_hi, grouped ? body + "_group" : "", body, "ro, ", vec);
   s += indent + "}\n";
   for (const kir::Op* r : pass.reduces)
     if (vec) s += indent + "a" + id(r) + ".w.fold_into(a" + id(r) + ".s);\n";

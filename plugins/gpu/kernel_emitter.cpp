@@ -3,6 +3,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "plugins/gpu/reduce_state.h"
@@ -113,6 +114,35 @@ class KernelEmitter {
   // the backend's load/store vectorizer joins them into one 128-bit access.
   static constexpr int64_t kVector = 4;
 
+  // This thread's first global index and the stride of a grid-stride loop.
+  std::pair<Value*, Value*> grid_stride() {
+    Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
+                                i64(t_.thread_id(b_)));
+    return {start, b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)))};
+  }
+
+  // The kVector scopes of a run that starts at `first`: `var` steps by one from lane to lane.
+  std::vector<Scope> run_lanes(const Scope& first, const std::string& var) {
+    std::vector<Scope> lanes(static_cast<size_t>(kVector), first);
+    for (int64_t j = 0; j < kVector; ++j) {
+      Scope& s = lanes[static_cast<size_t>(j)];
+      s.aligned_var = var;
+      s.aligned_multiple = kVector;
+      s.lane = j;
+      s.lane_base = first.vars.at(var);
+      if (j > 0) s.vars[var] = b_.CreateAdd(first.vars.at(var), size(j));
+    }
+    return lanes;
+  }
+
+  // A load that walks memory with a stride along `var` (a transposed operand): runs along
+  // it would make each thread read down a column, worse for coalescing than one element.
+  static bool strided_along(const kir::Op& op, const std::string& var) {
+    if (op.kind != kir::OpKind::Load) return false;
+    const int64_t c = ValueEmitter::coefficient(op.index, var);
+    return c != 0 && c != 1;
+  }
+
   void pointwise(ValueEmitter& e) {
     const int64_t n = product(k_.ranges);
     const int64_t inner = k_.ranges.empty() ? 1 : k_.ranges.back();
@@ -120,9 +150,7 @@ class KernelEmitter {
       vector_pointwise(e, n);
       return;
     }
-    Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
-                                i64(t_.thread_id(b_)));
-    Value* step = b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)));
+    const auto [start, step] = grid_stride();
     counted_loop(e, start, size(n), step, "element", [&](Value* i) {
       Scope s;
       unflatten(b_, k_.ranges, "x", i, s);
@@ -135,43 +163,23 @@ class KernelEmitter {
   bool row_runs(const kir_support::RowPass& pass) const {
     if (k_.reduction_ranges.empty() || k_.reduction_ranges.back() % kVector != 0) return false;
     const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
-    for (const kir::Op* op : pass.ops) {
-      if (op->kind != kir::OpKind::Load) continue;
-      const int64_t c = ValueEmitter::coefficient(op->index, last);
-      if (c != 0 && c != 1) return false;
-    }
-    return true;
+    return std::none_of(pass.ops.begin(), pass.ops.end(),
+                        [&](const kir::Op* op) { return strided_along(*op, last); });
   }
 
-  // A load that walks memory with a stride along the row (a transposed operand): runs would
-  // make each thread read down a column, worse for coalescing than one element per thread.
   bool strided_inner_load() const {
     const std::string last = "x" + std::to_string(k_.ranges.size() - 1);
-    for (const kir::Op& op : k_.body) {
-      if (op.kind != kir::OpKind::Load) continue;
-      const int64_t c = ValueEmitter::coefficient(op.index, last);
-      if (c != 0 && c != 1) return true;
-    }
-    return false;
+    return std::any_of(k_.body.begin(), k_.body.end(),
+                       [&](const kir::Op& op) { return strided_along(op, last); });
   }
 
   void vector_pointwise(ValueEmitter& e, int64_t n) {
     const std::string last = "x" + std::to_string(k_.ranges.size() - 1);
-    Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
-                                i64(t_.thread_id(b_)));
-    Value* step = b_.CreateMul(i64(t_.grid_dim(b_)), i64(t_.block_dim(b_)));
+    const auto [start, step] = grid_stride();
     counted_loop(e, start, size(n / kVector), step, "run", [&](Value* run) {
       Scope first;
       unflatten(b_, k_.ranges, "x", b_.CreateMul(run, size(kVector)), first);
-      std::vector<Scope> lanes(static_cast<size_t>(kVector), first);
-      for (int64_t j = 0; j < kVector; ++j) {
-        Scope& s = lanes[static_cast<size_t>(j)];
-        s.aligned_var = last;
-        s.aligned_multiple = kVector;
-        s.lane = j;
-        s.lane_base = first.vars.at(last);
-        if (j > 0) s.vars[last] = b_.CreateAdd(first.vars.at(last), size(j));
-      }
+      std::vector<Scope> lanes = run_lanes(first, last);
       // Op by op across the run, so its loads (and stores) sit side by side.
       for (const kir::Op& op : k_.body)
         for (Scope& s : lanes) e.emit(op, s);
@@ -276,19 +284,10 @@ class KernelEmitter {
             Value* start = b_.CreateMul(q, size(kVector));
             Scope first = rs;
             unflatten(b_, k_.reduction_ranges, "r", start, first);
-            std::vector<Scope> lanes(width, first);
+            std::vector<Scope> lanes = run_lanes(first, last);
             std::vector<Value*> positions;
-            for (size_t j = 0; j < width; ++j) {
-              Scope& s = lanes[j];
-              s.aligned_var = last;
-              s.aligned_multiple = kVector;
-              s.lane = static_cast<int64_t>(j);
-              s.lane_base = first.vars.at(last);
-              if (j > 0)
-                s.vars[last] = b_.CreateAdd(first.vars.at(last), size(static_cast<int64_t>(j)));
-              positions.push_back(b_.CreateZExt(b_.CreateAdd(start, size(static_cast<int64_t>(j))),
-                                                b_.getInt64Ty()));
-            }
+            for (int64_t j = 0; j < kVector; ++j)
+              positions.push_back(b_.CreateZExt(b_.CreateAdd(start, size(j)), b_.getInt64Ty()));
             walk(lanes, positions);
           });
         } else if (!pass.ops.empty()) {

@@ -99,21 +99,8 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
     text += "ptx\n" + out.ptx;
     *artifact = kiln::sdk::make_blob(std::move(text));
     if (metadata) {
-      std::string escaped;
-      for (char c : out.ptx) {
-        if (c == '"' || c == '\\') escaped += '\\';
-        if (c == '\n') {
-          escaped += "\\n";
-          continue;
-        }
-        if (c == '\t') {
-          escaped += "\\t";
-          continue;
-        }
-        escaped += c;
-      }
-      *metadata = kiln::sdk::make_blob("{\"arch\": \"" + options.arch + "\", \"source\": \"" +
-                                       escaped + "\"}");
+      *metadata = kiln::sdk::make_blob("{\"arch\": " + kiln::sdk::json_string(options.arch) +
+                                       ", \"source\": " + kiln::sdk::json_string(out.ptx) + "}");
     }
   });
 }

@@ -233,6 +233,27 @@ class PropertyList {
   std::vector<kiln_property> properties_;
 };
 
+// `text` as a JSON string literal (quotes, backslashes and control characters escaped), for
+// the metadata compile() returns.
+inline std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 // A digest (FNV-1a) of the shared object this function is compiled into: put it in the
 // compiler fingerprint, so artifacts made by an older build of a code generator are never
 // reused. ("unknown" when the file cannot be read.)
