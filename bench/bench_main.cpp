@@ -37,10 +37,10 @@ kiln::Result<Timing> time_workload(const kiln::bench::Workload& w,
                                    const std::vector<kiln::HostTensor>& inputs,
                                    const std::shared_ptr<const kiln::OpRegistry>& registry,
                                    const kiln::Options& options, const kiln::Logging& logging,
-                                   int runs) {
+                                   int runs, int runs_per_sample) {
   auto compiled = kiln::compile(w.graph, registry, options, logging);
   if (!compiled) return std::move(compiled).error().with_context("workload " + w.name);
-  auto times = compiled->time_runs(inputs, runs);
+  auto times = compiled->time_runs(inputs, runs, runs_per_sample);
   if (!times) return std::move(times).error().with_context("workload " + w.name);
   return Timing{compiled->stats().kernels + compiled->stats().externs, median(*times)};
 }
@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   std::string config;
   std::vector<std::string> only;
   int runs = 20;
+  int runs_per_sample = 1;
   bool unfused = false;
   app.add_option("--size", size, "size class: cpu (the default), gpu, or small (a smoke run)")
       ->check(CLI::IsMember({"cpu", "gpu", "small"}));
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "run only these workloads");
   app.add_option("--runs", runs, "timed runs per workload (after one warm-up)")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--runs-per-sample", runs_per_sample,
+                 "runs back to back per timed sample (device time divided by the count)")
+      ->check(CLI::Range(1, 1000));
   app.add_flag("--unfused", unfused,
                "also time each workload with fusion off (one kernel per node), in the same run");
   CLI11_PARSE(app, argc, argv);
@@ -84,13 +88,13 @@ int main(int argc, char** argv) {
     std::vector<kiln::HostTensor> inputs;
     for (size_t i = 0; i < w.graph.inputs.size(); ++i)
       inputs.push_back(kiln::random_tensor(w.graph.type(w.graph.inputs[i]), 1000 + i, w.ranges[i]));
-    auto fused = time_workload(w, inputs, *registry, *options, logging, runs);
+    auto fused = time_workload(w, inputs, *registry, *options, logging, runs, runs_per_sample);
     if (!fused) return fail(fused.error());
     std::optional<Timing> plain;
     if (unfused) {
       kiln::Options off = *options;
       off.schedule.fusion = false;
-      auto t = time_workload(w, inputs, *registry, off, logging, runs);
+      auto t = time_workload(w, inputs, *registry, off, logging, runs, runs_per_sample);
       if (!t) return fail(t.error());
       plain = *t;
     }

@@ -19,6 +19,7 @@ struct Spec {
   // Sizes per class: {cpu, gpu, small}.
   std::vector<Shape> sizes;
   std::function<void(GraphBuilder&, const Shape&, std::vector<Range>&)> build;
+  bool gpu_only = false;  // not in the CPU size class
 };
 
 ValueRef last_dim_softmax(GraphBuilder& b, ValueRef x) {
@@ -51,32 +52,53 @@ std::vector<Spec> specs() {
                  r.push_back(std::nullopt);
                  b.output(b.add(a, b.op("aten.permute.default", {a, ints{1, 0}})));
                }});
-  s.push_back({"softmax", rows, [](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
-                 const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, n));
-                 r.push_back(Range{{-4, 4}});
-                 b.output(last_dim_softmax(b, x));
-               }});
-  s.push_back(
-      {"layernorm", rows, [](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
-         const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, n));
-         const ValueRef w = b.input("weight", TensorType::contiguous(DType::F32, {n[1]}));
-         const ValueRef bias = b.input("bias", TensorType::contiguous(DType::F32, {n[1]}));
-         r.assign(3, std::nullopt);
-         b.output(b.ops("aten.native_layer_norm.default", {x, ints{n[1]}, w, bias, 1e-5}).at(0));
-       }});
-  s.push_back({"rmsnorm", rows, [](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
-                 const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, n));
-                 const ValueRef w = b.input("weight", TensorType::contiguous(DType::F32, {n[1]}));
-                 r.assign(2, std::nullopt);
-                 const ValueRef ms = b.op("aten.mean.dim", {b.mul(x, x), ints{-1}, true});
-                 const ValueRef inv = b.op("aten.rsqrt.default", {b.add(ms, 1e-6)});
-                 b.output(b.mul(b.mul(x, inv), w));
-               }});
-  s.push_back({"rowsum", rows, [](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
-                 const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, n));
-                 r.push_back(std::nullopt);
-                 b.output(b.op("aten.sum.dim_IntList", {x, ints{-1}, false}));
-               }});
+  // The row workloads in f32, and in bf16 (computed in f32, stored in bf16) on the GPU.
+  for (const DType dtype : {DType::F32, DType::BF16}) {
+    const std::string suffix = dtype == DType::F32 ? "" : "_bf16";
+    const bool gpu_only = dtype != DType::F32;
+    // x in `dtype`, widened to f32 for the arithmetic when narrower.
+    auto wide = [dtype](GraphBuilder& b, ValueRef v) {
+      return dtype == DType::F32 ? v : b.op("aten._to_copy.default", {v}, {{"dtype", DType::F32}});
+    };
+    auto narrow = [dtype](GraphBuilder& b, ValueRef v) {
+      return dtype == DType::F32 ? v : b.op("aten._to_copy.default", {v}, {{"dtype", dtype}});
+    };
+    s.push_back({"softmax" + suffix, rows,
+                 [=](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
+                   const ValueRef x = b.input("x", TensorType::contiguous(dtype, n));
+                   r.push_back(Range{{-4, 4}});
+                   b.output(last_dim_softmax(b, x));
+                 },
+                 gpu_only});
+    s.push_back(
+        {"layernorm" + suffix, rows,
+         [=](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
+           const ValueRef x = b.input("x", TensorType::contiguous(dtype, n));
+           const ValueRef w = b.input("weight", TensorType::contiguous(dtype, {n[1]}));
+           const ValueRef bias = b.input("bias", TensorType::contiguous(dtype, {n[1]}));
+           r.assign(3, std::nullopt);
+           b.output(b.ops("aten.native_layer_norm.default", {x, ints{n[1]}, w, bias, 1e-5}).at(0));
+         },
+         gpu_only});
+    s.push_back({"rmsnorm" + suffix, rows,
+                 [=](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
+                   const ValueRef x = wide(b, b.input("x", TensorType::contiguous(dtype, n)));
+                   const ValueRef w =
+                       wide(b, b.input("weight", TensorType::contiguous(dtype, {n[1]})));
+                   r.assign(2, std::nullopt);
+                   const ValueRef ms = b.op("aten.mean.dim", {b.mul(x, x), ints{-1}, true});
+                   const ValueRef inv = b.op("aten.rsqrt.default", {b.add(ms, 1e-6)});
+                   b.output(narrow(b, b.mul(b.mul(x, inv), w)));
+                 },
+                 gpu_only});
+    s.push_back({"rowsum" + suffix, rows,
+                 [=](GraphBuilder& b, const Shape& n, std::vector<Range>& r) {
+                   const ValueRef x = b.input("x", TensorType::contiguous(dtype, n));
+                   r.push_back(std::nullopt);
+                   b.output(b.op("aten.sum.dim_IntList", {x, ints{-1}, false}));
+                 },
+                 gpu_only});
+  }
   s.push_back(
       {"cross_entropy",
        {{1024, 50257}, {4096, 50257}, {17, 1001}},
@@ -97,6 +119,7 @@ Result<std::vector<Workload>> anchor_workloads(SizeClass size,
                                                const std::shared_ptr<const OpRegistry>& registry) {
   std::vector<Workload> out;
   for (const Spec& spec : specs()) {
+    if (spec.gpu_only && size == SizeClass::Cpu) continue;
     const Shape& n = spec.sizes.at(static_cast<size_t>(size));
     GraphBuilder b(registry, spec.name);
     Workload w;

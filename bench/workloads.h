@@ -1,5 +1,6 @@
 // The anchor workloads of the benchmark (sin_cos_1d, add_relu_mul_bcast, transpose_add,
-// softmax, layernorm, rmsnorm, rowsum, cross_entropy) as graphs, at a chosen size class.
+// softmax, layernorm, rmsnorm, rowsum, cross_entropy; the four row workloads also in bf16
+// outside the CPU class) as graphs, at a chosen size class.
 #pragma once
 
 #include <cstdint>

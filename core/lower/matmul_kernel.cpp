@@ -1,6 +1,7 @@
 #include "core/lower/matmul_kernel.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/expr/simplify.h"
 #include "core/lower/lower_context.h"
@@ -63,12 +64,26 @@ LoopKernel matmul_kernel(const LoopKernel& call) {
 
 }  // namespace
 
+bool extern_available(const std::vector<std::string>& available, const LoopKernel& call) {
+  for (const std::string& line : available) {
+    std::istringstream words(line);
+    std::string name, dtype;
+    if (!(words >> name) || name != call.extern_name) continue;
+    if (!(words >> dtype)) return true;  // every dtype
+    const std::string wanted(dtype_name(static_cast<DType>(extern_attr(call, "dtype"))));
+    do {
+      if (dtype == wanted) return true;
+    } while (words >> dtype);
+  }
+  return false;
+}
+
 int generate_missing_matmuls(LoopProgram& program, const std::vector<std::string>& available) {
   int replaced = 0;
   for (LoopKernel& k : program.kernels) {
     if (k.kind != LoopKernelKind::Extern || (k.extern_name != "mm" && k.extern_name != "bmm"))
       continue;
-    if (std::find(available.begin(), available.end(), k.extern_name) != available.end()) continue;
+    if (extern_available(available, k)) continue;
     k = matmul_kernel(k);
     ++replaced;
   }

@@ -11,7 +11,11 @@
 
 namespace kiln {
 
-// Replaces every mm/bmm Extern whose name is not in `available` (the plugin's externs).
+// Whether the plugin's extern list (`available`: lines "NAME" for every dtype, or "NAME DTYPE..."
+// for those dtypes only, e.g. "mm f32 f16 bf16 f64") covers extern call `call`.
+bool extern_available(const std::vector<std::string>& available, const LoopKernel& call);
+
+// Replaces every mm/bmm Extern that `available` (the plugin's externs) does not cover.
 // Returns how many it replaced.
 int generate_missing_matmuls(LoopProgram& program, const std::vector<std::string>& available);
 

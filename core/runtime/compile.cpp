@@ -57,8 +57,7 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
       s.kind = PlanStep::Kind::Launch;
       s.buffers = e.buffers;
       batch.push_back(std::move(e.kernel));
-    } else if (k.extern_name != "reference" &&
-               std::find(externs.begin(), externs.end(), k.extern_name) != externs.end()) {
+    } else if (k.extern_name != "reference" && extern_available(externs, k)) {
       s.kind = PlanStep::Kind::Extern;
       s.name = k.extern_name;
       s.buffers = k.extern_inputs;
@@ -281,7 +280,12 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   dump.write("kernels.csv", kernel_metadata_csv(parts->program, roofline));
 
   std::vector<std::string> externs = extern_names(*plugin);
-  if (!schedule.library_matmul) std::erase(externs, "mm"), std::erase(externs, "bmm");
+  if (!schedule.library_matmul) {
+    std::erase_if(externs, [](const std::string& line) {
+      const std::string name = line.substr(0, line.find(' '));
+      return name == "mm" || name == "bmm";
+    });
+  }
   if (const int n = generate_missing_matmuls(parts->program, externs); n > 0)
     log->info("{} matmuls of '{}' run as generated kernels (plugin '{}' {})", n, graph.name,
               plugin->name(),

@@ -1,11 +1,11 @@
 #include "core/runtime/compiled_graph.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "core/interp/interpreter.h"
 #include "core/runtime/compiled_graph_parts.h"
+#include "core/runtime/device_timer.h"
 
 namespace kiln {
 
@@ -260,17 +260,24 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
 }
 
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,
-                                                     int reps) const {
+                                                     int reps, int runs_per_sample) const {
   Runner r(*parts_);
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
+  auto timer = DeviceTimer::create(parts_->plugin, parts_->device, 2);
+  if (!timer) return std::move(timer).error();
   std::vector<double> times;
   for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
-    const auto start = std::chrono::steady_clock::now();
-    for (const PlanStep& step : parts_->plan) {
-      if (auto s = r.step(step, true, false); !s) return std::move(s).error();
+    const int runs = rep == 0 ? 1 : std::max(runs_per_sample, 1);
+    if (auto s = timer->mark(0); !s) return std::move(s).error();
+    for (int run = 0; run < runs; ++run) {
+      for (const PlanStep& step : parts_->plan) {
+        if (auto s = r.step(step, true, false); !s) return std::move(s).error();
+      }
     }
-    const auto end = std::chrono::steady_clock::now();
-    if (rep > 0) times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    if (auto s = timer->mark(1); !s) return std::move(s).error();
+    auto spans = timer->spans(1);
+    if (!spans) return std::move(spans).error();
+    if (rep > 0) times.push_back(spans->at(0) / runs);
   }
   return times;
 }
@@ -279,16 +286,22 @@ Result<std::vector<double>> CompiledGraph::time_kernels(const std::vector<HostTe
                                                         int reps) const {
   Runner r(*parts_);
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
+  const std::vector<PlanStep>& plan = parts_->plan;
+  // Marks around every step: step i runs between marks i and i + 1.
+  auto timer = DeviceTimer::create(parts_->plugin, parts_->device, plan.size() + 1);
+  if (!timer) return std::move(timer).error();
   std::vector<std::vector<double>> samples(parts_->program.kernels.size());
   for (int rep = 0; rep <= reps; ++rep) {  // rep 0 allocates and warms up
-    for (const PlanStep& step : parts_->plan) {
-      const auto start = std::chrono::steady_clock::now();
-      if (auto s = r.step(step, true, false); !s) return std::move(s).error();
-      const double us =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-              .count();
-      if (rep > 0 && step.kernel >= 0) samples[static_cast<size_t>(step.kernel)].push_back(us);
+    if (auto s = timer->mark(0); !s) return std::move(s).error();
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (auto s = r.step(plan[i], true, false); !s) return std::move(s).error();
+      if (auto s = timer->mark(i + 1); !s) return std::move(s).error();
     }
+    auto spans = timer->spans(plan.size());
+    if (!spans) return std::move(spans).error();
+    for (size_t i = 0; i < plan.size() && rep > 0; ++i)
+      if (plan[i].kernel >= 0)
+        samples[static_cast<size_t>(plan[i].kernel)].push_back(spans->at(i) * 1000.0);
   }
   std::vector<double> medians;
   for (auto& v : samples) {

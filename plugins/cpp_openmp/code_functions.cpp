@@ -178,31 +178,12 @@ kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
       params.push_back(s.int_value);
     }
-    if (params.size() != 13) {
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    name + " takes 13 parameters, got " + std::to_string(params.size()));
-    }
-    // Extents from the parameters, checked against this plugin's allocations.
-    const int64_t esize =
-        params[0] >= 0 && params[0] <= 9 ? kir::dtype_size(static_cast<kir::DType>(params[0])) : 0;
-    if (esize == 0) throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": unknown dtype code");
-    const int64_t batch = params[1], m = params[2], n = params[3], kk = params[4];
-    auto extent = [&](int base, int64_t rows, int64_t cols) {
-      if (batch == 0 || rows == 0 || cols == 0) return int64_t{0};
-      for (int i = 0; i < 4; ++i)
-        if (params[static_cast<size_t>(base + i)] < 0)
-          throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": negative stride or offset");
-      return (params[static_cast<size_t>(base)] +
-              (batch - 1) * params[static_cast<size_t>(base + 1)] +
-              (rows - 1) * params[static_cast<size_t>(base + 2)] +
-              (cols - 1) * params[static_cast<size_t>(base + 3)] + 1) *
-             esize;
-    };
-    const std::vector<int64_t> bytes{extent(5, m, kk), extent(9, kk, n), batch * m * n * esize};
-    const auto buffers = checked_buffers(*plugin, args, bytes, name);
     try {
-      matmul(buffers, params);
-    } catch (const std::exception& e) {
+      const kir_support::MatmulCall call = kir_support::read_matmul_call(params);
+      matmul(checked_buffers(*plugin, args, call.buffer_bytes(), name), call);
+    } catch (const std::invalid_argument& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
+    } catch (const std::runtime_error& e) {
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
     }
   });

@@ -12,32 +12,8 @@
 namespace kiln::cpu {
 namespace {
 
-struct Operand {
-  int64_t offset, batch, row, col;
-};
-
-struct Shape {
-  int64_t batch, m, n, k;
-};
-
-// Row-major BLAS layout of an operand with `rows` x `cols`: the transpose flag and leading
-// dimension, or false when neither stride is 1 (or the leading dimension is too small).
-bool blas_layout(const Operand& o, int64_t rows, int64_t cols, CBLAS_TRANSPOSE& trans,
-                 int64_t& ld) {
-  // NoTrans: element (r, c) at r * ld + c.
-  if (o.col == 1 || cols == 1) {
-    trans = CblasNoTrans;
-    ld = rows == 1 ? std::max<int64_t>(cols, 1) : o.row;
-    if (ld >= std::max<int64_t>(cols, 1)) return true;
-  }
-  // Trans: element (r, c) at c * ld + r.
-  if (o.row == 1 || rows == 1) {
-    trans = CblasTrans;
-    ld = cols == 1 ? std::max<int64_t>(rows, 1) : o.col;
-    return ld >= std::max<int64_t>(rows, 1);
-  }
-  return false;
-}
+using kir_support::MatmulCall;
+using kir_support::MatmulOperand;
 
 template <class T>
 double read(const void* base, int64_t i) {
@@ -158,8 +134,9 @@ void store_int(kir::DType d, void* p, int64_t i, int64_t v) {
   }
 }
 
-void loop_matmul(kir::DType d, const Shape& s, const void* a, const Operand& oa, const void* b,
-                 const Operand& ob, void* out) {
+void loop_matmul(const MatmulCall& s, const void* a, const void* b, void* out) {
+  const kir::DType d = s.dtype;
+  const MatmulOperand &oa = s.a, &ob = s.b;
   const bool fp = kir::is_float(d);
   for (int64_t p = 0; p < s.batch; ++p) {
     for (int64_t i = 0; i < s.m; ++i) {
@@ -189,22 +166,11 @@ void loop_matmul(kir::DType d, const Shape& s, const void* a, const Operand& oa,
 
 }  // namespace
 
-void matmul(const std::vector<void*>& buffers, const std::vector<int64_t>& params) {
-  if (buffers.size() != 3 || params.size() != 13)
-    throw std::runtime_error("matmul takes 3 buffers and 13 parameters, got " +
-                             std::to_string(buffers.size()) + " and " +
-                             std::to_string(params.size()));
-  if (params[0] < 0 || params[0] > static_cast<int64_t>(kir::DType::F64))
-    throw std::runtime_error("matmul: unknown dtype code " + std::to_string(params[0]));
-  const auto d = static_cast<kir::DType>(params[0]);
-  const Shape s{params[1], params[2], params[3], params[4]};
-  for (int64_t v : {s.batch, s.m, s.n, s.k})
-    if (v < 0) throw std::runtime_error("matmul: negative size");
-  const Operand oa{params[5], params[6], params[7], params[8]};
-  const Operand ob{params[9], params[10], params[11], params[12]};
-  const void* a = buffers[0];
-  const void* b = buffers[1];
-  void* out = buffers[2];
+void matmul(const std::vector<void*>& buffers, const MatmulCall& s) {
+  const kir::DType d = s.dtype;
+  const void* a = buffers.at(0);
+  const void* b = buffers.at(1);
+  void* out = buffers.at(2);
   if (s.k == 0 || s.m == 0 || s.n == 0 || s.batch == 0) {
     const int64_t elements = s.batch * s.m * s.n;
     for (int64_t i = 0; i < elements; ++i) {
@@ -216,31 +182,32 @@ void matmul(const std::vector<void*>& buffers, const std::vector<int64_t>& param
     }
     return;
   }
-  CBLAS_TRANSPOSE ta, tb;
-  int64_t lda = 0, ldb = 0;
   constexpr int64_t kIntMax = 0x7fffffff;
+  const auto la = kir_support::row_major_layout(s.a, s.m, s.k);
+  const auto lb = kir_support::row_major_layout(s.b, s.k, s.n);
   const bool blas = (d == kir::DType::F32 || d == kir::DType::F64) && s.m <= kIntMax &&
-                    s.n <= kIntMax && s.k <= kIntMax && blas_layout(oa, s.m, s.k, ta, lda) &&
-                    blas_layout(ob, s.k, s.n, tb, ldb);
+                    s.n <= kIntMax && s.k <= kIntMax && la && lb;
   if (!blas) {
-    loop_matmul(d, s, a, oa, b, ob, out);
+    loop_matmul(s, a, b, out);
     return;
   }
+  const CBLAS_TRANSPOSE ta = la->transposed ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = lb->transposed ? CblasTrans : CblasNoTrans;
+  const int lda = static_cast<int>(la->ld), ldb = static_cast<int>(lb->ld);
+  const MatmulOperand &oa = s.a, &ob = s.b;
   for (int64_t p = 0; p < s.batch; ++p) {
     if (d == kir::DType::F32) {
       const float* pa = static_cast<const float*>(a) + oa.offset + p * oa.batch;
       const float* pb = static_cast<const float*>(b) + ob.offset + p * ob.batch;
       float* po = static_cast<float*>(out) + p * s.m * s.n;
       cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(s.m), static_cast<int>(s.n),
-                  static_cast<int>(s.k), 1.0f, pa, static_cast<int>(lda), pb, static_cast<int>(ldb),
-                  0.0f, po, static_cast<int>(s.n));
+                  static_cast<int>(s.k), 1.0f, pa, lda, pb, ldb, 0.0f, po, static_cast<int>(s.n));
     } else {
       const double* pa = static_cast<const double*>(a) + oa.offset + p * oa.batch;
       const double* pb = static_cast<const double*>(b) + ob.offset + p * ob.batch;
       double* po = static_cast<double*>(out) + p * s.m * s.n;
       cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(s.m), static_cast<int>(s.n),
-                  static_cast<int>(s.k), 1.0, pa, static_cast<int>(lda), pb, static_cast<int>(ldb),
-                  0.0, po, static_cast<int>(s.n));
+                  static_cast<int>(s.k), 1.0, pa, lda, pb, ldb, 0.0, po, static_cast<int>(s.n));
     }
   }
 }

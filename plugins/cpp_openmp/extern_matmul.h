@@ -3,13 +3,13 @@
 // accumulates floats in double and integers in wrapping int64.
 #pragma once
 
-#include <cstdint>
 #include <vector>
+
+#include "plugins/kir_support/matmul_call.h"
 
 namespace kiln::cpu {
 
-// params: dtype, batch, m, n, k, then (offset, batch, row, col strides) of a and of b,
-// as core/lower/matmul_lowering.cpp documents. buffers: a, b, out.
-void matmul(const std::vector<void*>& buffers, const std::vector<int64_t>& params);
+// buffers: a, b, out, spanning call.buffer_bytes().
+void matmul(const std::vector<void*>& buffers, const kir_support::MatmulCall& call);
 
 }  // namespace kiln::cpu

@@ -37,9 +37,10 @@ void unflatten(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, const st
 }
 
 // for (i = start; i < end; i += step) body(i): a loop in the index type through a stack slot.
+// Returns i after the loop.
 template <class Body>
-void counted_loop(ValueEmitter& e, Value* start, Value* end, Value* step, const std::string& name,
-                  Body body) {
+Value* counted_loop(ValueEmitter& e, Value* start, Value* end, Value* step, const std::string& name,
+                    Body body) {
   llvm::IRBuilder<>& b = e.builder();
   llvm::AllocaInst* i = e.slot(e.index_type(), name);
   b.CreateStore(start, i);
@@ -56,6 +57,7 @@ void counted_loop(ValueEmitter& e, Value* start, Value* end, Value* step, const 
   b.CreateStore(b.CreateAdd(iv, step), i);
   b.CreateBr(check);
   b.SetInsertPoint(done);
+  return b.CreateLoad(e.index_type(), i);
 }
 
 class KernelEmitter {
@@ -144,6 +146,10 @@ class KernelEmitter {
   }
 
   void pointwise(ValueEmitter& e) {
+    if (auto staged = tiled_loads(k_, c_); !staged.empty()) {
+      tiled_pointwise(e, staged);
+      return;
+    }
     const int64_t n = product(k_.ranges);
     const int64_t inner = k_.ranges.empty() ? 1 : k_.ranges.back();
     if (inner % kVector == 0 && n >= kVector && !strided_inner_load()) {
@@ -158,6 +164,82 @@ class KernelEmitter {
     });
   }
 
+  // A kernel that reads an operand transposed, tile by tile (warp x warp elements of the last
+  // two dims): the block first reads each staged load's tile along that operand's contiguous
+  // dim into shared memory, then computes the tile along the output's contiguous dim, taking
+  // the staged values from shared memory. Both phases touch memory coalesced.
+  void tiled_pointwise(ValueEmitter& e, const std::vector<const kir::Op*>& staged) {
+    const size_t d = k_.ranges.size();
+    const int64_t tile = t_.warp_width(), rows = c_.block_size / t_.warp_width();
+    const int64_t extent_a = k_.ranges[d - 2], extent_b = k_.ranges[d - 1];
+    const int64_t tiles_a = (extent_a + tile - 1) / tile, tiles_b = (extent_b + tile - 1) / tile;
+    const std::vector<int64_t> outer(k_.ranges.begin(), k_.ranges.end() - 2);
+    const std::string var_a = "x" + std::to_string(d - 2), var_b = "x" + std::to_string(d - 1);
+    // One padded tile per staged load (the +1 column keeps the column reads conflict-free).
+    std::map<int, llvm::GlobalVariable*> smem;
+    for (const kir::Op* op : staged) {
+      auto* type = llvm::ArrayType::get(e.register_type(op->dtype),
+                                        static_cast<uint64_t>(tile * (tile + 1)));
+      smem[op->id] = new llvm::GlobalVariable(m_, type, false, llvm::GlobalValue::InternalLinkage,
+                                              llvm::UndefValue::get(type),
+                                              k_.name + "_tile" + std::to_string(op->id), nullptr,
+                                              llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+      smem[op->id]->setAlignment(llvm::Align(16));
+    }
+    auto cell = [&](const kir::Op* op, Value* row, Value* col) {
+      llvm::GlobalVariable* g = smem.at(op->id);
+      Value* at = b_.CreateAdd(b_.CreateMul(row, size(tile + 1)), col);
+      return b_.CreateGEP(g->getValueType(), g, {size(0), at});
+    };
+    Value* tx = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(static_cast<uint32_t>(tile))));
+    Value* ty = i64(b_.CreateUDiv(t_.thread_id(b_), b_.getInt32(static_cast<uint32_t>(tile))));
+    // Runs `body` for element (a, b) of the tile when it lies inside the kernel's ranges.
+    auto inside = [&](Value* a, Value* bb, const Scope& base, auto body) {
+      auto* in = llvm::BasicBlock::Create(b_.getContext(), "in_tile", fn_);
+      auto* next = llvm::BasicBlock::Create(b_.getContext(), "tile_next", fn_);
+      b_.CreateCondBr(
+          b_.CreateAnd(b_.CreateICmpSLT(a, size(extent_a)), b_.CreateICmpSLT(bb, size(extent_b))),
+          in, next);
+      b_.SetInsertPoint(in);
+      Scope s = base;
+      s.vars[var_a] = a;
+      s.vars[var_b] = bb;
+      body(s);
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+    };
+    counted_loop(e, i64(t_.block_id(b_)), size(tiles_a * tiles_b * product(outer)),
+                 i64(t_.grid_dim(b_)), "tile", [&](Value* t) {
+                   Value* a0 = b_.CreateMul(
+                       b_.CreateURem(b_.CreateUDiv(t, size(tiles_b)), size(tiles_a)), size(tile));
+                   Value* b0 = b_.CreateMul(b_.CreateURem(t, size(tiles_b)), size(tile));
+                   Scope base;
+                   if (!outer.empty())
+                     unflatten(b_, outer, "x", b_.CreateUDiv(t, size(tiles_a * tiles_b)), base);
+                   for (int64_t k = 0; k < tile; k += rows) {  // stage: lanes walk dim a
+                     Value* row = b_.CreateAdd(ty, size(k));
+                     inside(b_.CreateAdd(a0, tx), b_.CreateAdd(b0, row), base, [&](Scope& s) {
+                       for (const kir::Op* op : staged) {
+                         e.emit(*op, s);
+                         b_.CreateStore(s.values.at(op->id), cell(op, row, tx));
+                       }
+                     });
+                   }
+                   t_.barrier(b_);
+                   for (int64_t k = 0; k < tile; k += rows) {  // compute: lanes walk dim b
+                     Value* row = b_.CreateAdd(ty, size(k));
+                     inside(b_.CreateAdd(a0, row), b_.CreateAdd(b0, tx), base, [&](Scope& s) {
+                       for (const kir::Op* op : staged)
+                         s.values[op->id] =
+                             b_.CreateLoad(e.register_type(op->dtype), cell(op, tx, row));
+                       for (const kir::Op& op : k_.body)
+                         if (!s.values.count(op.id)) e.emit(op, s);
+                     });
+                   }
+                   t_.barrier(b_);  // the next tile overwrites shared memory
+                 });
+  }
+
   // Whether a pass walks its row in runs of kVector: the innermost reduced dim splits into
   // runs and no load of the pass reads it with a stride.
   bool row_runs(const kir_support::RowPass& pass) const {
@@ -165,6 +247,19 @@ class KernelEmitter {
     const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
     return std::none_of(pass.ops.begin(), pass.ops.end(),
                         [&](const kir::Op* op) { return strided_along(*op, last); });
+  }
+
+  // Elements of a row each thread keeps in registers across the passes of a multi-pass
+  // reduction (softmax, norms), or 0 to walk the row again in every pass: the row must
+  // split evenly among the row's threads and stay within the config's limit per thread.
+  int64_t persistent_elements(const kir_support::RowPlan& plan, unsigned per_row) const {
+    const int64_t n = product(k_.reduction_ranges);
+    if (plan.passes.size() < 2 || n % per_row != 0) return 0;
+    const int64_t each = n / per_row;
+    const bool runs = std::all_of(plan.passes.begin(), plan.passes.end(),
+                                  [&](const kir_support::RowPass& p) { return row_runs(p); });
+    if (each > c_.persistent_limit || (runs && each % kVector != 0)) return 0;
+    return each;
   }
 
   bool strided_inner_load() const {
@@ -176,14 +271,28 @@ class KernelEmitter {
   void vector_pointwise(ValueEmitter& e, int64_t n) {
     const std::string last = "x" + std::to_string(k_.ranges.size() - 1);
     const auto [start, step] = grid_stride();
-    counted_loop(e, start, size(n / kVector), step, "run", [&](Value* run) {
-      Scope first;
-      unflatten(b_, k_.ranges, "x", b_.CreateMul(run, size(kVector)), first);
-      std::vector<Scope> lanes = run_lanes(first, last);
-      // Op by op across the run, so its loads (and stores) sit side by side.
+    // `count` runs per step, grid-stride apart (each warp's accesses stay contiguous): all
+    // their loads are issued before the first result is needed.
+    auto runs = [&](Value* run, int64_t count) {
+      std::vector<Scope> lanes;
+      for (int64_t u = 0; u < count; ++u) {
+        Value* q = u == 0 ? run : b_.CreateAdd(run, b_.CreateMul(step, size(u)));
+        Scope first;
+        unflatten(b_, k_.ranges, "x", b_.CreateMul(q, size(kVector)), first);
+        for (Scope& s : run_lanes(first, last)) lanes.push_back(std::move(s));
+      }
+      // Op by op across the runs, so their loads (and stores) sit side by side.
       for (const kir::Op& op : k_.body)
         for (Scope& s : lanes) e.emit(op, s);
-    });
+    };
+    const int64_t count = std::max<int64_t>(c_.runs_per_step, 1);
+    Value* rest = start;
+    if (count > 1) {
+      Value* end = b_.CreateSub(size(n / kVector), b_.CreateMul(step, size(count - 1)));
+      rest = counted_loop(e, start, end, b_.CreateMul(step, size(count)), "runs",
+                          [&](Value* q) { runs(q, count); });
+    }
+    counted_loop(e, rest, size(n / kVector), step, "run", [&](Value* q) { runs(q, 1); });
   }
 
   // Row-level stores are made by one thread; every other row op runs in every thread.
@@ -235,11 +344,34 @@ class KernelEmitter {
       std::map<int, std::vector<Value*>> states;
       std::map<int, ReduceState> kinds;
       for (const kir::Op* op : plan.stages[0]) row_op(e, *op, rs, states, kinds);
+      // Persistent rows: this thread's elements of the row, one scope each, kept across
+      // passes so that loads and per-element values are computed once (registers, not a
+      // second walk through memory).
+      const int64_t per_thread = persistent_elements(plan, per_row);
+      const bool all_runs =
+          std::all_of(plan.passes.begin(), plan.passes.end(),
+                      [&](const kir_support::RowPass& pass) { return row_runs(pass); });
+      std::vector<Scope> kept;
+      std::vector<Value*> kept_positions;
+      if (per_thread > 0) {
+        const int64_t width = all_runs ? kVector : 1;
+        const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
+        for (int64_t q = 0; q < per_thread / width; ++q) {
+          Value* start = b_.CreateMul(b_.CreateAdd(lane, size(q * per_row)), size(width));
+          Scope first = rs;
+          unflatten(b_, k_.reduction_ranges, "r", start, first);
+          std::vector<Scope> lanes = width > 1 ? run_lanes(first, last) : std::vector<Scope>{first};
+          for (int64_t j = 0; j < width; ++j) {
+            kept.push_back(std::move(lanes[static_cast<size_t>(j)]));
+            kept_positions.push_back(b_.CreateZExt(b_.CreateAdd(start, size(j)), b_.getInt64Ty()));
+          }
+        }
+      }
       for (size_t p = 0; p < plan.passes.size(); ++p) {
         const kir_support::RowPass& pass = plan.passes[p];
         // Runs of kVector contiguous elements per thread and step when the row allows: one
         // 16-byte access per operand, and kVector independent accumulators (shorter chains).
-        const bool runs = row_runs(pass);
+        const bool runs = per_thread > 0 ? all_runs : row_runs(pass);
         const size_t width = runs ? static_cast<size_t>(kVector) : 1;
         // acc[reduce][lane of the run][field]
         std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc;
@@ -257,13 +389,14 @@ class KernelEmitter {
           }
           acc.push_back(std::move(per_lane));
         }
-        // Every op of the pass for the elements of `lanes` (op by op across them).
+        // Every op of the pass for the elements of `lanes` (op by op across them); a value a
+        // kept scope already holds (an earlier pass computed it) is not computed again.
         auto walk = [&](std::vector<Scope>& lanes, const std::vector<Value*>& positions) {
           for (const kir::Op* op : pass.ops) {
             for (size_t j = 0; j < lanes.size(); ++j) {
               Scope& s = lanes[j];
               if (op->kind != kir::OpKind::Reduce) {
-                e.emit(*op, s);
+                if (op->kind == kir::OpKind::Store || !s.values.count(op->id)) e.emit(*op, s);
                 continue;
               }
               size_t which = 0;
@@ -271,14 +404,18 @@ class KernelEmitter {
               const ReduceState& st = kinds.at(op->id);
               std::vector<Value*> cur;
               for (size_t f = 0; f < st.fields(); ++f)
-                cur.push_back(b_.CreateLoad(st.types()[f], acc[which][j][f]));
+                cur.push_back(b_.CreateLoad(st.types()[f], acc[which][j % width][f]));
               const auto next = st.accumulate(cur, s.values.at(op->args.at(0)), positions[j]);
-              for (size_t f = 0; f < st.fields(); ++f) b_.CreateStore(next[f], acc[which][j][f]);
+              for (size_t f = 0; f < st.fields(); ++f)
+                b_.CreateStore(next[f], acc[which][j % width][f]);
             }
           }
         };
         const std::string name = "pass" + std::to_string(p);
-        if (!pass.ops.empty() && runs) {
+        if (per_thread > 0) {
+          for (Scope& s : kept) s.values.insert(rs.values.begin(), rs.values.end());
+          walk(kept, kept_positions);
+        } else if (!pass.ops.empty() && runs) {
           const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
           counted_loop(e, lane, size(n / kVector), size(per_row), name, [&](Value* q) {
             Value* start = b_.CreateMul(q, size(kVector));

@@ -1,6 +1,9 @@
 #include "plugins/gpu/launch_shape.h"
 
 #include <algorithm>
+#include <map>
+
+#include "plugins/kir_support/kir_expr.h"
 
 namespace kiln::gpu {
 
@@ -10,6 +13,34 @@ unsigned row_threads(const kir::Kernel& k, const TuningConfig& c, unsigned warp_
   return row <= c.warp_row_limit ? warp_width : c.block_size;
 }
 
+std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& c) {
+  std::vector<const kir::Op*> out;
+  if (!c.tiles || k.kind != "pointwise" || k.ranges.size() < 2) return out;
+  const std::string inner = "x" + std::to_string(k.ranges.size() - 1);
+  const std::string outer = "x" + std::to_string(k.ranges.size() - 2);
+  for (const kir::Op& op : k.body) {
+    if (op.kind != kir::OpKind::Load || op.mask >= 0 || op.dtype == kir::DType::Bool) continue;
+    std::map<std::string, int64_t> terms;
+    if (!kir_support::linear_terms(op.index, 1, terms)) continue;
+    const bool dims_only = std::all_of(terms.begin(), terms.end(), [](const auto& t) {
+      return t.first.empty() || t.first[0] == 'x';
+    });
+    const int64_t along_inner = terms.contains(inner) ? terms.at(inner) : 0;
+    if (dims_only && terms.contains(outer) && terms.at(outer) == 1 && along_inner != 0 &&
+        along_inner != 1)
+      out.push_back(&op);
+  }
+  return out;
+}
+
+int64_t tile_count(const kir::Kernel& k, unsigned warp_width) {
+  const size_t d = k.ranges.size();
+  int64_t tiles = 1;
+  for (size_t i = 0; i + 2 < d; ++i) tiles *= k.ranges[i];
+  const auto split = [&](int64_t n) { return (n + warp_width - 1) / warp_width; };
+  return tiles * split(k.ranges[d - 2]) * split(k.ranges[d - 1]);
+}
+
 LaunchShape launch_shape(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
   int64_t points = 1;
   for (int64_t r : k.ranges) points *= r;
@@ -17,7 +48,8 @@ LaunchShape launch_shape(const kir::Kernel& k, const TuningConfig& c, unsigned w
   s.block = c.block_size;
   const int64_t rows_per_block = c.block_size / row_threads(k, c, warp_width);
   const int64_t blocks = k.kind == "reduction" ? (points + rows_per_block - 1) / rows_per_block
-                                               : (points + c.block_size - 1) / c.block_size;
+                         : !tiled_loads(k, c).empty() ? tile_count(k, warp_width)
+                                                      : (points + c.block_size - 1) / c.block_size;
   s.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, c.max_blocks));
   return s;
 }

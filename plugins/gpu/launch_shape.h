@@ -4,18 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kiln/kir.hpp"
+#include "plugins/gpu/tuning_config.h"
 
 namespace kiln::gpu {
-
-struct TuningConfig {
-  unsigned block_size = 256;       // threads per block
-  unsigned max_blocks = 132 * 16;  // enough to fill a large GPU several times over
-  // Rows up to this long are reduced by one warp each (no shared memory, no barriers);
-  // longer rows by the whole block.
-  int64_t warp_row_limit = 4096;
-};
 
 struct LaunchShape {
   unsigned block = 0;
@@ -24,6 +18,14 @@ struct LaunchShape {
 
 // Threads that share one row of a reduction kernel: a warp, or the whole block.
 unsigned row_threads(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
+
+// Pointwise loads to stage through (warp x warp) shared-memory tiles: unmasked, linear in the
+// kernel's dims, stepping by 1 along the second-to-last dim and by more along the last (the
+// transposed operand of `a + a^T`). Empty when the config turns tiles off.
+std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& config);
+
+// Tiles of a tiled kernel (each block walks whole tiles).
+int64_t tile_count(const kir::Kernel& k, unsigned warp_width);
 
 LaunchShape launch_shape(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
 

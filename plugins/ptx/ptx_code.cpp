@@ -1,7 +1,7 @@
 // The ptx plugin's code half: supports, tuning space, compile (KIR -> PTX, with each kernel's
 // launch shape in a small header before it), load (cuModuleLoadData: the driver assembles
-// the PTX for the device), and launch (synchronous, as ABI v1 asks, with the kernel's error
-// word checked after it).
+// the PTX for the device), and launch (asynchronous on the default stream: each kernel's error
+// word is read when the host next waits for the device, and a set one fails that call).
 #include <kiln/plugin.hpp>
 #include <memory>
 #include <sstream>
@@ -15,12 +15,13 @@ struct kiln_executable {
     kiln::ptx::CUfunction fn = nullptr;
     kiln::gpu::LaunchShape shape;
     std::vector<int64_t> buffer_bytes;
+    size_t slot = 0;  // its error word
   };
   kiln_plugin* plugin = nullptr;
   uint32_t device = 0;
   kiln::ptx::CUmodule module = nullptr;
-  // The kernels' error word, in pinned host memory the device writes through: reading it
-  // after a launch costs no copy.
+  // The kernels' error words (one per kernel), in pinned host memory the device writes
+  // through: reading them after a wait costs no copy.
   volatile int32_t* status_host = nullptr;
   kiln::ptx::CUdeviceptr status = 0;
   std::map<std::string, Kernel> kernels;
@@ -57,17 +58,34 @@ kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t s
   });
 }
 
-kiln_error* tuning_space(kiln_plugin* p, uint32_t, const char*, size_t, kiln_blob** space) {
+kiln_error* tuning_space(kiln_plugin* p, uint32_t, const char* text, size_t size,
+                         kiln_blob** space) {
   return guard([&] {
-    // The first line is the heuristic default; then block sizes, and rows per warp or per
-    // block for reductions (which one wins depends on the walks per row).
-    const unsigned block = p->tuning.block_size;
-    const std::string warp = " warp_row_limit=" + std::to_string(p->tuning.warp_row_limit);
-    std::string s = "block_size=" + std::to_string(block) + warp + "\n";
-    for (unsigned b : {128u, 256u, 512u, 1024u}) {
-      if (b != block) s += "block_size=" + std::to_string(b) + warp + "\n";
+    // The first line is the heuristic default; then one knob changed at a time, for the
+    // kinds of kernel the batch holds.
+    bool reduction = false, pointwise = false;
+    for (const kir::Kernel& k : kir_support::parse_kir_argument(text, size)) {
+      reduction = reduction || k.kind == "reduction";
+      pointwise = pointwise || k.kind == "pointwise";
     }
-    s += "block_size=" + std::to_string(block) + " warp_row_limit=0\n";
+    const gpu::TuningConfig base = p->tuning;
+    std::string s = gpu::tuning_line(base) + "\n";
+    auto vary = [&](auto change) {
+      gpu::TuningConfig c = base;
+      change(c);
+      const std::string line = gpu::tuning_line(c);
+      if (s.find(line + "\n") == std::string::npos) s += line + "\n";
+    };
+    for (unsigned b : {128u, 256u, 512u, 1024u})
+      vary([&](gpu::TuningConfig& c) { c.block_size = b; });
+    if (reduction) {
+      vary([](gpu::TuningConfig& c) { c.warp_row_limit = 0; });
+      vary([](gpu::TuningConfig& c) { c.persistent_limit = 0; });
+    }
+    if (pointwise) {
+      for (int64_t r : {1, 2, 4}) vary([&](gpu::TuningConfig& c) { c.runs_per_step = r; });
+      vary([](gpu::TuningConfig& c) { c.tiles = !c.tiles; });
+    }
     *space = kiln::sdk::make_blob(std::move(s));
   });
 }
@@ -80,6 +98,11 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
     const auto args = kiln::sdk::read_struct(args_in);
     const auto kernels = kir_support::parse_kir_argument(args.kir_text, args.kir_size);
     PtxOptions options = options_for(*p, args.device);
+    try {
+      options.tuning = gpu::parse_tuning(args.config ? args.config : "", options.tuning);
+    } catch (const std::invalid_argument& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
+    }
     PtxOutput out;
     try {
       out = compile_to_ptx(kernels, options);
@@ -108,7 +131,12 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
 void destroy_executable(kiln_executable* e) {
   if (!e) return;
   kiln_plugin* p = e->plugin;
+  {
+    std::lock_guard lock(p->mutex);
+    p->pending.erase(e);
+  }
   if (p->cuda.cuCtxSetCurrent(p->devices[e->device].context) == 0) {
+    p->cuda.cuCtxSynchronize();  // its kernels may still run
     if (e->module) p->cuda.cuModuleUnload(e->module);
     if (e->status_host) p->cuda.cuMemFreeHost(const_cast<int32_t*>(e->status_host));
   }
@@ -144,13 +172,15 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
     for (auto& [name, k] : listed) {
       p->check(p->cuda.cuModuleGetFunction(&k.fn, exe->module, name.c_str()),
                "cuModuleGetFunction " + name);
+      k.slot = exe->kernels.size();
       exe->kernels[name] = k;
     }
     void* host = nullptr;
     constexpr unsigned kDeviceMap = 0x02;  // CU_MEMHOSTALLOC_DEVICEMAP
-    p->check(p->cuda.cuMemHostAlloc(&host, 16, kDeviceMap), "cuMemHostAlloc");
+    const size_t words = std::max<size_t>(exe->kernels.size(), 1);
+    p->check(p->cuda.cuMemHostAlloc(&host, words * sizeof(int32_t), kDeviceMap), "cuMemHostAlloc");
     exe->status_host = static_cast<volatile int32_t*>(host);
-    exe->status_host[0] = 0;
+    for (size_t i = 0; i < words; ++i) exe->status_host[i] = 0;
     p->check(p->cuda.cuMemHostGetDevicePointer(&exe->status, host, 0), "cuMemHostGetDevicePointer");
     *out = exe.release();
   });
@@ -179,26 +209,43 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
                           std::to_string(k.buffer_bytes[i]) + " bytes inside one allocation");
       pointers.push_back(address);
     }
-    pointers.push_back(exe->status);
+    pointers.push_back(exe->status + k.slot * sizeof(int32_t));
     std::vector<void*> params;
     for (CUdeviceptr& ptr : pointers) params.push_back(&ptr);
     p->check(p->cuda.cuLaunchKernel(k.fn, k.shape.grid, 1, 1, k.shape.block, 1, 1, 0, nullptr,
                                     params.data(), nullptr),
              "launch of " + name);
-    p->check(p->cuda.cuCtxSynchronize(), "kernel " + name);
-    const int32_t status = exe->status_host[0];
-    if (status != 0) {
-      exe->status_host[0] = 0;
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "kernel " + name + ": " +
-                        (status == 1   ? std::string("an index is out of range")
-                         : status == 2 ? std::string("integer division by zero")
-                                       : "error code " + std::to_string(status)));
-    }
+    std::lock_guard lock(p->mutex);
+    p->pending.insert(exe);
   });
 }
 
 }  // namespace
+
+void finish_launches(kiln_plugin& p, uint32_t device) {
+  p.check(p.cuda.cuCtxSynchronize(), "waiting for the device");
+  std::string failure;
+  std::lock_guard lock(p.mutex);
+  for (auto it = p.pending.begin(); it != p.pending.end();) {
+    kiln_executable* exe = *it;
+    if (exe->device != device) {
+      ++it;
+      continue;
+    }
+    for (const auto& [name, k] : exe->kernels) {
+      const int32_t status = exe->status_host[k.slot];
+      if (status == 0) continue;
+      exe->status_host[k.slot] = 0;
+      if (!failure.empty()) continue;  // the first one named is enough
+      failure = "kernel " + name + ": " +
+                (status == 1   ? std::string("an index is out of range")
+                 : status == 2 ? std::string("integer division by zero")
+                               : "error code " + std::to_string(status));
+    }
+    it = p.pending.erase(it);
+  }
+  if (!failure.empty()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, failure);
+}
 
 void add_code_functions(kiln_plugin_api& api) {
   api.supports = supports;

@@ -18,13 +18,18 @@ int main(int argc, char** argv) {
       options.arch = argv[++i];
     } else if (a == "--libdevice" && i + 1 < argc) {
       options.libdevice = argv[++i];
-    } else if (a == "--block" && i + 1 < argc) {
-      options.tuning.block_size = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else if (a == "--config" && i + 1 < argc) {
+      try {
+        options.tuning = kiln::gpu::parse_tuning(argv[++i], options.tuning);
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "kiln-ptx-codegen: " << e.what() << "\n";
+        return 2;
+      }
     } else if (path.empty()) {
       path = a;
     } else {
       std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] [--libdevice F] "
-                   "[--block N] FILE.kir|-\n";
+                   "[--config \"block_size=N ...\"] FILE.kir|-\n";
       return 2;
     }
   }

@@ -92,6 +92,7 @@ void open_devices(kiln_plugin& p) {
 
 void destroy(kiln_plugin* p) {
   if (!p) return;
+  p->cublas.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
   for (auto& [address, a] : p->allocations) {
     p->cuda.cuCtxSetCurrent(p->devices[a.device].context);
     p->cuda.cuMemFree(address);
@@ -116,19 +117,23 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    options.reject_unknown({"arch", "libdevice", "block_size", "warp_row_limit"});
+    std::vector<std::string> known = {"arch", "libdevice", "cublas"};
+    known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
+    options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
     plugin->libdevice = options.get("libdevice", kiln::ptx::find_libdevice());
-    const std::string block = options.get("block_size", "256");
-    plugin->tuning.block_size = static_cast<unsigned>(std::stoul(block));
-    if (plugin->tuning.block_size == 0 || plugin->tuning.block_size % 32 != 0 ||
-        plugin->tuning.block_size > 1024)
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "block_size must be a multiple of 32 up to 1024");
-    const std::string warp_rows = options.get("warp_row_limit", "4096");
-    plugin->tuning.warp_row_limit = std::stoll(warp_rows);
-    plugin->fingerprint = "ptx-codegen-1@" + kiln::sdk::plugin_binary_digest() +
-                          "; block=" + block + "; warp_rows=" + warp_rows +
+    // The tuning knobs given as options replace the heuristic default config.
+    std::string knobs;
+    for (const std::string& key : kiln::gpu::tuning_keys())
+      if (options.has(key)) knobs += key + "=" + options.get(key, "") + " ";
+    try {
+      plugin->tuning = kiln::gpu::parse_tuning(knobs, plugin->tuning);
+    } catch (const std::invalid_argument& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
+    }
+    plugin->fingerprint = "ptx-codegen-2@" + kiln::sdk::plugin_binary_digest() + "; " +
+                          kiln::gpu::tuning_line(plugin->tuning) +
                           "; libdevice=" + plugin->libdevice;
     plugin->arch = options.get("arch", "auto");
     if (plugin->arch != "auto" && plugin->arch.rfind("sm_", 0) != 0)
@@ -136,6 +141,15 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
                     "arch is 'auto' or sm_XY, got '" + plugin->arch + "'");
     plugin->fingerprint += "; arch=" + plugin->arch;
     open_devices(*plugin);
+    if (!plugin->devices.empty()) {
+      std::string why;
+      plugin->cublas = kiln::ptx::CublasLibrary::open(options.get("cublas", ""), why);
+      if (plugin->cublas.available())
+        plugin->log(KILN_LOG_INFO, "ptx: matmuls through " + plugin->cublas.path());
+      else
+        plugin->log(KILN_LOG_INFO,
+                    "ptx: no cuBLAS (" + why + "); matmuls become generated kernels");
+    }
     *out = plugin.release();
   });
 }
@@ -199,6 +213,8 @@ kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
       p->bytes_in_use -= it->second.bytes;
       p->allocations.erase(it);
     }
+    // Kernels still running may use it (their error words stay for the next wait).
+    p->check(p->cuda.cuCtxSynchronize(), "waiting for the device");
     p->check(p->cuda.cuMemFree(address), "cuMemFree");
   });
 }
@@ -226,6 +242,7 @@ kiln_error* copy_d2h(kiln_plugin* p, uint32_t device, kiln_stream*, void* dst, u
     p->use(device);
     check_range(p, device, src, bytes, "copy_device_to_host source");
     if (bytes > 0) p->check(p->cuda.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+    kiln::ptx::finish_launches(*p, device);
   });
 }
 
@@ -237,7 +254,7 @@ kiln_error* copy_d2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst
     check_range(p, device, src, bytes, "copy_device_to_device source");
     if (bytes > 0) {
       p->check(p->cuda.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
-      p->check(p->cuda.cuCtxSynchronize(), "cuCtxSynchronize");
+      kiln::ptx::finish_launches(*p, device);
     }
   });
 }
@@ -258,10 +275,12 @@ kiln_error* memory_stats(kiln_plugin* p, uint32_t device, kiln_memory_stats* out
 }  // namespace
 
 struct kiln_stream {
+  kiln_plugin* plugin = nullptr;
   uint32_t device = 0;
 };
 struct kiln_event {
   kiln_plugin* plugin = nullptr;
+  uint32_t device = 0;
   kiln::ptx::CUevent event = nullptr;
   bool recorded = false;
 };
@@ -288,20 +307,26 @@ kiln_plugin_api make_api() {
   api.copy_device_to_host = copy_d2h;
   api.copy_device_to_device = copy_d2d;
   api.memory_stats = memory_stats;
-  // Launches are synchronous in ABI v1: the default stream is the only one.
+  // All work goes to the device's default stream; a stream names the device to wait for.
   api.stream_create = [](kiln_plugin* p, uint32_t device, kiln_stream** out) {
     return guard([&] {
       p->use(device);
-      *out = new kiln_stream{device};
+      *out = new kiln_stream{p, device};
     });
   };
   api.stream_destroy = [](kiln_stream* s) { delete s; };
-  api.stream_synchronize = [](kiln_stream*) -> kiln_error* { return nullptr; };
+  api.stream_synchronize = [](kiln_stream* s) {
+    return guard([&] {
+      s->plugin->use(s->device);
+      kiln::ptx::finish_launches(*s->plugin, s->device);
+    });
+  };
   api.event_create = [](kiln_plugin* p, uint32_t device, kiln_event** out) {
     return guard([&] {
       p->use(device);
       auto e = std::make_unique<kiln_event>();
       e->plugin = p;
+      e->device = device;
       p->check(p->cuda.cuEventCreate(&e->event, 0), "cuEventCreate");
       *out = e.release();
     });
@@ -318,7 +343,9 @@ kiln_plugin_api make_api() {
   };
   api.event_synchronize = [](kiln_event* e) {
     return guard([&] {
+      e->plugin->use(e->device);
       e->plugin->check(e->plugin->cuda.cuEventSynchronize(e->event), "cuEventSynchronize");
+      kiln::ptx::finish_launches(*e->plugin, e->device);
     });
   };
   api.event_elapsed_ms = [](const kiln_event* start, const kiln_event* end, double* ms) {
@@ -332,6 +359,7 @@ kiln_plugin_api make_api() {
     });
   };
   kiln::ptx::add_code_functions(api);
+  kiln::ptx::add_extern_functions(api);
   return api;
 }
 

@@ -4,10 +4,12 @@
 #include <kiln/plugin.hpp>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "plugins/gpu/launch_shape.h"
+#include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
 
 namespace kiln::ptx {
@@ -36,7 +38,12 @@ struct kiln_plugin {
   std::string arch = "auto";  // "auto": each device's own compute capability
   kiln::gpu::TuningConfig tuning;
   std::string fingerprint;
-  std::mutex mutex;  // guards `allocations`
+  kiln::ptx::CublasLibrary cublas;  // the matmul externs, when cuBLAS opened
+  std::mutex cublas_mutex;          // guards `cublas` (its handles are made on first use)
+  std::mutex mutex;                 // guards `allocations` and `pending`
+  // Executables with launches whose error words have not been read since: launches return
+  // before their kernels finish, and the next call that waits for the device reports them.
+  std::set<kiln_executable*> pending;
   std::map<uint64_t, kiln::ptx::Allocation> allocations;
   uint64_t bytes_in_use = 0, peak_bytes_in_use = 0;
 
@@ -50,4 +57,8 @@ struct kiln_plugin {
 
 namespace kiln::ptx {
 void add_code_functions(kiln_plugin_api& api);
+void add_extern_functions(kiln_plugin_api& api);
+// Waits for `device` (current on this thread) and throws, naming the kernel, the first error
+// a kernel launched there reported since the last wait.
+void finish_launches(kiln_plugin& p, uint32_t device);
 }  // namespace kiln::ptx

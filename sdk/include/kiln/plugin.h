@@ -220,6 +220,10 @@ typedef struct kiln_plugin_api {
   kiln_error* (*load)(kiln_plugin* plugin, uint32_t device, const void* artifact,
                       size_t artifact_size, kiln_executable** out);
   void (*executable_destroy)(kiln_executable* executable);
+  /* launch (and extern_call) run in order on the device's default stream and may return
+   * before the work is done. An error a kernel reports (an index out of range) fails, naming
+   * the kernel, the next call that waits for the device: copy_device_to_host,
+   * copy_device_to_device, stream_synchronize or event_synchronize. */
   kiln_error* (*launch)(kiln_executable* executable, const kiln_launch_args* args);
 
   /* Memory. */

@@ -1,0 +1,36 @@
+// The knobs of a generated GPU kernel, as the plugin's tuning space offers them: one line of
+// "key=value" pairs (the ABI's tuning config), read over a base config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::gpu {
+
+struct TuningConfig {
+  unsigned block_size = 256;       // threads per block
+  unsigned max_blocks = 132 * 16;  // enough to fill a large GPU several times over
+  // Rows up to this long are reduced by one warp each (no shared memory, no barriers);
+  // longer rows by the whole block.
+  int64_t warp_row_limit = 4096;
+  // Multi-pass reductions keep up to this many elements of a row per thread in registers
+  // (loaded once); longer rows, or 0, walk the row again in each pass.
+  int64_t persistent_limit = 32;
+  // Pointwise kernels: runs of 4 elements each thread takes per grid-stride step.
+  int64_t runs_per_step = 1;
+  // Pointwise kernels that read an operand transposed stage it through shared-memory tiles.
+  bool tiles = true;
+};
+
+// The knob names parse_tuning accepts.
+const std::vector<std::string>& tuning_keys();
+
+// `base` with the knobs `line` names ("block_size=512 tiles=0"); throws std::invalid_argument
+// naming the pair that is unknown or out of range.
+TuningConfig parse_tuning(const std::string& line, TuningConfig base);
+
+// Every knob of `c` as one line that parse_tuning reads back to `c`.
+std::string tuning_line(const TuningConfig& c);
+
+}  // namespace kiln::gpu

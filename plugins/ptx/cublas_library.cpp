@@ -1,0 +1,132 @@
+#include "plugins/ptx/cublas_library.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
+#include <stdexcept>
+#include <utility>
+
+namespace kiln::ptx {
+namespace {
+
+// Values of cuBLAS's and CUDA's enums (cublas_api.h, library_types.h).
+constexpr int kOpN = 0, kOpT = 1;
+constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;
+constexpr int kCompute32F = 68, kCompute64F = 70;
+constexpr int kGemmDefault = -1;
+
+std::vector<std::string> candidates(const std::string& path) {
+  if (!path.empty()) return {path};
+  std::vector<std::string> out = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* home = std::getenv(env))
+      out.push_back(std::string(home) + "/lib64/libcublas.so");
+  }
+  out.push_back("/usr/local/cuda/lib64/libcublas.so");
+  out.push_back("/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so");
+  return out;
+}
+
+int data_type(kir::DType d) {
+  switch (d) {
+    case kir::DType::F32:
+      return kR32F;
+    case kir::DType::F64:
+      return kR64F;
+    case kir::DType::F16:
+      return kR16F;
+    case kir::DType::BF16:
+      return kR16BF;
+    default:
+      throw std::runtime_error(std::string("cuBLAS has no ") + kir::dtype_name(d) + " matmul");
+  }
+}
+
+}  // namespace
+
+CublasLibrary CublasLibrary::open(const std::string& path, std::string& why) {
+  CublasLibrary lib;
+  if (path == "off") {
+    why = "turned off by the plugin's cublas option";
+    return lib;
+  }
+  for (const std::string& name : candidates(path)) {
+    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      why = dlerror();
+      continue;
+    }
+    lib.library_ = h;
+    lib.path_ = name;
+    lib.create_ = reinterpret_cast<decltype(lib.create_)>(dlsym(h, "cublasCreate_v2"));
+    lib.destroy_ = reinterpret_cast<decltype(lib.destroy_)>(dlsym(h, "cublasDestroy_v2"));
+    lib.gemm_ = reinterpret_cast<decltype(lib.gemm_)>(dlsym(h, "cublasGemmStridedBatchedEx"));
+    if (lib.create_ && lib.destroy_ && lib.gemm_) return lib;
+    why = name + " lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmStridedBatchedEx";
+    lib = CublasLibrary();
+  }
+  return lib;
+}
+
+CublasLibrary::CublasLibrary(CublasLibrary&& o) noexcept {
+  *this = std::move(o);
+}
+
+CublasLibrary& CublasLibrary::operator=(CublasLibrary&& o) noexcept {
+  if (this != &o) {
+    std::swap(library_, o.library_);
+    std::swap(path_, o.path_);
+    std::swap(create_, o.create_);
+    std::swap(destroy_, o.destroy_);
+    std::swap(gemm_, o.gemm_);
+    std::swap(handles_, o.handles_);
+  }
+  return *this;
+}
+
+CublasLibrary::~CublasLibrary() {
+  for (Handle h : handles_)
+    if (h) destroy_(h);
+  if (library_) dlclose(library_);
+}
+
+std::vector<std::string> CublasLibrary::extern_lines() const {
+  if (!available()) return {};
+  return {"mm f32 f64 f16 bf16", "bmm f32 f64 f16 bf16"};
+}
+
+void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CUdeviceptr a,
+                           CUdeviceptr b, CUdeviceptr out) {
+  const int type = data_type(c.dtype);
+  const int64_t esize = kir::dtype_size(c.dtype);
+  for (int64_t v : {c.batch, c.m, c.n, c.k})
+    if (v > INT_MAX) throw std::runtime_error("cuBLAS: a size exceeds 2^31 - 1");
+  if (c.batch == 0 || c.m == 0 || c.n == 0) return;
+  // Row-major out = a @ b is column-major out^T = b^T @ a^T: cuBLAS's first operand is b.
+  const auto lb = kir_support::row_major_layout(c.b, c.k, c.n);
+  const auto la = kir_support::row_major_layout(c.a, c.m, c.k);
+  if (!la || !lb || la->ld > INT_MAX || lb->ld > INT_MAX)
+    throw std::runtime_error("cuBLAS: an operand has no unit stride");
+  if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
+  if (!handles_[device] && create_(&handles_[device]) != 0)
+    throw std::runtime_error("cublasCreate failed");
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const double one_d = 1.0, zero_d = 0.0;
+  const bool f64 = c.dtype == kir::DType::F64;
+  const int status =
+      gemm_(handles_[device], lb->transposed ? kOpT : kOpN, la->transposed ? kOpT : kOpN,
+            static_cast<int>(c.n), static_cast<int>(c.m), static_cast<int>(c.k),
+            f64 ? static_cast<const void*>(&one_d) : &one_f,
+            reinterpret_cast<const void*>(b + static_cast<uint64_t>(c.b.offset * esize)), type,
+            static_cast<int>(lb->ld), c.b.batch,
+            reinterpret_cast<const void*>(a + static_cast<uint64_t>(c.a.offset * esize)), type,
+            static_cast<int>(la->ld), c.a.batch, f64 ? static_cast<const void*>(&zero_d) : &zero_f,
+            reinterpret_cast<void*>(out), type, static_cast<int>(c.n), c.m * c.n,
+            static_cast<int>(c.batch), f64 ? kCompute64F : kCompute32F, kGemmDefault);
+  if (status != 0)
+    throw std::runtime_error("cublasGemmStridedBatchedEx failed with status " +
+                             std::to_string(status));
+}
+
+}  // namespace kiln::ptx

@@ -1,0 +1,77 @@
+// The ptx plugin's externs: "mm" and "bmm" through cuBLAS (when it opened), for the dtypes
+// cuBLAS has; the core generates kernels for the rest.
+#include <kiln/plugin.hpp>
+
+#include "plugins/kir_support/matmul_call.h"
+#include "plugins/ptx/ptx_state.h"
+
+namespace kiln::ptx {
+namespace {
+
+using kiln::sdk::Failure;
+using kiln::sdk::guard;
+
+kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
+  return guard([&] {
+    std::string text;
+    for (const std::string& line : p->cublas.extern_lines()) text += line + "\n";
+    *names = kiln::sdk::make_blob(std::move(text));
+  });
+}
+
+kir_support::MatmulCall read_call(const std::string& name, const kiln_launch_args& args) {
+  std::vector<int64_t> params;
+  for (size_t i = 0; i < args.num_scalars; ++i) {
+    const auto s = kiln::sdk::read_array_element(args.scalars, i);
+    if (s.type != KILN_SCALAR_INT)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
+    params.push_back(s.int_value);
+  }
+  try {
+    return kir_support::read_matmul_call(params);
+  } catch (const std::invalid_argument& e) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
+  }
+}
+
+kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args* args_in) {
+  return guard([&] {
+    const auto args = kiln::sdk::read_struct(args_in);
+    const std::string name = args.kernel ? args.kernel : "";
+    if ((name != "mm" && name != "bmm") || !p->cublas.available())
+      throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
+    const kir_support::MatmulCall call = read_call(name, args);
+    const std::vector<int64_t> bytes = call.buffer_bytes();
+    if (args.num_buffers != bytes.size())
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    name + " takes 3 buffers, got " + std::to_string(args.num_buffers));
+    p->use(device);
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (bytes[i] > 0 && !p->contains(device, args.buffers[i], static_cast<uint64_t>(bytes[i])))
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": buffer " + std::to_string(i) +
+                                                        " is not " + std::to_string(bytes[i]) +
+                                                        " bytes inside one allocation");
+    }
+    if (call.k == 0) {  // an empty sum: zeros
+      if (bytes[2] > 0)
+        p->check(p->cuda.cuMemsetD8(args.buffers[2], 0, static_cast<size_t>(bytes[2])),
+                 name + ": cuMemsetD8");
+      return;
+    }
+    std::lock_guard lock(p->cublas_mutex);
+    try {
+      p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2]);
+    } catch (const std::runtime_error& e) {
+      throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
+    }
+  });
+}
+
+}  // namespace
+
+void add_extern_functions(kiln_plugin_api& api) {
+  api.extern_names = extern_names;
+  api.extern_call = extern_call;
+}
+
+}  // namespace kiln::ptx

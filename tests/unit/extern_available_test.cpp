@@ -1,0 +1,46 @@
+// Which extern calls a plugin's extern list covers: a bare name covers every dtype, a name
+// followed by dtypes only those (a GPU BLAS has no integer matmul).
+#include <gtest/gtest.h>
+
+#include "core/lower/matmul_kernel.h"
+
+namespace kiln {
+namespace {
+
+LoopKernel mm_call(DType dtype) {
+  LoopKernel k;
+  k.kind = LoopKernelKind::Extern;
+  k.extern_name = "mm";
+  k.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
+  return k;
+}
+
+TEST(ExternAvailable, BareNameCoversEveryDtype) {
+  EXPECT_TRUE(extern_available({"mm", "bmm"}, mm_call(DType::F32)));
+  EXPECT_TRUE(extern_available({"mm"}, mm_call(DType::I64)));
+  EXPECT_FALSE(extern_available({"bmm"}, mm_call(DType::F32)));
+  EXPECT_FALSE(extern_available({}, mm_call(DType::F32)));
+}
+
+TEST(ExternAvailable, DtypesLimitTheName) {
+  const std::vector<std::string> blas = {"mm f32 f16 bf16 f64", "bmm f32"};
+  EXPECT_TRUE(extern_available(blas, mm_call(DType::BF16)));
+  EXPECT_TRUE(extern_available(blas, mm_call(DType::F64)));
+  EXPECT_FALSE(extern_available(blas, mm_call(DType::I32)));
+  LoopKernel b = mm_call(DType::F16);
+  b.extern_name = "bmm";
+  EXPECT_FALSE(extern_available(blas, b));
+}
+
+TEST(ExternAvailable, UncoveredDtypesBecomeGeneratedKernels) {
+  LoopProgram p;
+  p.kernels = {mm_call(DType::F32), mm_call(DType::I64)};
+  p.kernels[1].extern_inputs = {0, 1};
+  p.kernels[1].extern_outputs = {2};
+  EXPECT_EQ(generate_missing_matmuls(p, {"mm f32"}), 1);
+  EXPECT_EQ(p.kernels[0].kind, LoopKernelKind::Extern);
+  EXPECT_EQ(p.kernels[1].kind, LoopKernelKind::Reduction);
+}
+
+}  // namespace
+}  // namespace kiln
