@@ -78,12 +78,24 @@ bool extern_available(const std::vector<std::string>& available, const LoopKerne
   return false;
 }
 
+bool library_layout(const LoopKernel& call) {
+  auto p = [&](const std::string& key) { return extern_attr(call, key); };
+  // Operand (rows x cols, strides row and col) as a BLAS matrix: one unit stride, and the
+  // other at least the extent along the unit one (no overlapping rows or columns).
+  auto fits = [](int64_t rows, int64_t cols, int64_t row, int64_t col) {
+    if ((col == 1 || cols == 1) && (rows == 1 || row >= std::max<int64_t>(cols, 1))) return true;
+    return (row == 1 || rows == 1) && (cols == 1 || col >= std::max<int64_t>(rows, 1));
+  };
+  return fits(p("m"), p("k"), p("a_row_stride"), p("a_col_stride")) &&
+         fits(p("k"), p("n"), p("b_row_stride"), p("b_col_stride"));
+}
+
 int generate_missing_matmuls(LoopProgram& program, const std::vector<std::string>& available) {
   int replaced = 0;
   for (LoopKernel& k : program.kernels) {
     if (k.kind != LoopKernelKind::Extern || (k.extern_name != "mm" && k.extern_name != "bmm"))
       continue;
-    if (extern_available(available, k)) continue;
+    if (extern_available(available, k) && library_layout(k)) continue;
     k = matmul_kernel(k);
     ++replaced;
   }

@@ -15,7 +15,12 @@ namespace kiln {
 // for those dtypes only, e.g. "mm f32 f16 bf16 f64") covers extern call `call`.
 bool extern_available(const std::vector<std::string>& available, const LoopKernel& call);
 
-// Replaces every mm/bmm Extern that `available` (the plugin's externs) does not cover.
+// Whether both operands of mm/bmm call `call` have a BLAS layout: a unit stride, and the other
+// stride at least the extent along it. Libraries take nothing else.
+bool library_layout(const LoopKernel& call);
+
+// Replaces every mm/bmm Extern that `available` (the plugin's externs) does not cover, or
+// whose operands no library takes (library_layout).
 // Returns how many it replaced.
 int generate_missing_matmuls(LoopProgram& program, const std::vector<std::string>& available);
 

@@ -209,6 +209,21 @@ class Runner {
     return buf->upload_at(0, bytes);
   }
 
+  // Waits for the device's work: a plugin whose launches return early reports a kernel's
+  // error here even when no output is read back (an empty output copies nothing).
+  Status finish() const {
+    const kiln_plugin_api& api = p_.plugin->api();
+    if (!api.stream_create || !api.stream_synchronize || !api.stream_destroy) return Ok{};
+    kiln_stream* stream = nullptr;
+    if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream),
+                                  "stream_create");
+        !s)
+      return s;
+    auto s = p_.plugin->check(api.stream_synchronize(stream), "waiting for the device");
+    api.stream_destroy(stream);
+    return s;
+  }
+
   Result<std::vector<HostTensor>> outputs() const {
     std::vector<HostTensor> outs;
     for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
@@ -256,6 +271,7 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
   for (const PlanStep& step : parts_->plan) {
     if (auto s = r.step(step, false, options.poison); !s) return std::move(s).error();
   }
+  if (auto s = r.finish(); !s) return std::move(s).error();
   return r.outputs();
 }
 

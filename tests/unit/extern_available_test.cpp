@@ -42,5 +42,40 @@ TEST(ExternAvailable, UncoveredDtypesBecomeGeneratedKernels) {
   EXPECT_EQ(p.kernels[1].kind, LoopKernelKind::Reduction);
 }
 
+TEST(ExternAvailable, OperandsWithoutAUnitStrideBecomeGeneratedKernels) {
+  LoopKernel call = mm_call(DType::F32);
+  call.extern_inputs = {0, 1};
+  call.extern_outputs = {2};
+  // a [3, 4] row-major, b [4, 5] transposed (column-major): both fit a BLAS.
+  call.attrs = {{"dtype", 0},
+                {"batch", 1},
+                {"m", 3},
+                {"n", 5},
+                {"k", 4},
+                {"a_offset", 0},
+                {"a_batch_stride", 12},
+                {"a_row_stride", 4},
+                {"a_col_stride", 1},
+                {"b_offset", 0},
+                {"b_batch_stride", 20},
+                {"b_row_stride", 1},
+                {"b_col_stride", 4}};
+  EXPECT_TRUE(library_layout(call));
+  LoopProgram p;
+  p.kernels = {call};
+  EXPECT_EQ(generate_missing_matmuls(p, {"mm"}), 0);
+  // Every other column of a: strides (8, 2), no unit stride.
+  call.attrs[7].second = 8;
+  call.attrs[8].second = 2;
+  EXPECT_FALSE(library_layout(call));
+  // Overlapping rows (row stride 2 < 4 columns) are no BLAS matrix either.
+  call.attrs[7].second = 2;
+  call.attrs[8].second = 1;
+  EXPECT_FALSE(library_layout(call));
+  p.kernels = {call};
+  EXPECT_EQ(generate_missing_matmuls(p, {"mm"}), 1);
+  EXPECT_EQ(p.kernels[0].kind, LoopKernelKind::Reduction);
+}
+
 }  // namespace
 }  // namespace kiln
