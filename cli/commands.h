@@ -20,6 +20,9 @@ void add_plugins_command(CLI::App& app, const CommonFlags& flags, int& exit_code
 // `kiln check GRAPH` and `kiln run GRAPH`.
 void add_graph_commands(CLI::App& app, const CommonFlags& flags, int& exit_code);
 
+// `kiln cache stats|verify|clear`: the on-disk cache the config names.
+void add_cache_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
+
 // `kiln smoke`: a memory round trip through every device of every loaded plugin.
 void add_smoke_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
 

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "cli/cli_session.h"
@@ -167,13 +168,22 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   if (!session) return report(session.error());
   Options options = session->options;
   if (flags.backend != "config") options.selection = {SelectionMode::Plugin, flags.backend};
+  const auto compile_start = std::chrono::steady_clock::now();
   auto compiled = compile(*graph, *registry, options, *session->logging);
   if (!compiled) return report(compiled.error());
+  const double compile_wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start)
+          .count();
   const CompileStats& st = compiled->stats();
   fmt::print("compiled: {} kernels, {} library calls, {} host steps, {} producers inlined{}\n",
              st.kernels, st.externs, st.host_steps, st.inlined,
              st.cache_hit ? " (kernel cache hit)"
                           : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
+  fmt::print(
+      "compile: {:.1f} ms in all on {} (plugins loaded, scheduled, {} of {} units from the "
+      "cache{})\n",
+      compile_wall_ms, st.target, st.units_cached, st.units,
+      st.tune_ms > 0 ? fmt::format(", tuning {:.0f} ms", st.tune_ms) : "");
   if (flags.explain) print_explain(*graph, *compiled);
   // With --check, poisoned outputs expose any element a kernel forgets to write.
   RunOptions run_options;

@@ -15,7 +15,7 @@ mkdir -p "$out/bin" "$out/lib/kiln"
 for tool in kiln kiln_unit_tests kiln-bench; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
 strip -o "$out/lib/kiln/kiln_ptx.so" "$build/lib/kiln/kiln_ptx.so"
 cp -r "$root/examples" "$root/configs" "$out/"
-mkdir -p "$out/bench" && cp "$root"/bench/*.py "$out/bench/" 2>/dev/null || true
+mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/"
 # Libraries the target has itself (glibc, the C++ runtime, which is newer there) stay behind.
 keep_out='^(linux-vdso|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libstdc\+\+\.so|libgcc_s\.so)'
 for f in "$out"/bin/* "$out"/lib/kiln/*.so; do

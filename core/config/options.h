@@ -45,9 +45,12 @@ struct Selection {
 enum class KernelTuning { Off, Heuristic, Exhaustive };
 
 struct AutotuneOptions {
+  // off and heuristic: the plugin's default config; exhaustive: every config of its tuning
+  // space is timed per kernel (core/tune).
   KernelTuning kernels = KernelTuning::Heuristic;
   int64_t warmup = 3;
   int64_t reps = 20;
+  bool deterministic = false;  // only configs that keep the default's numerics
   bool operator==(const AutotuneOptions&) const = default;
 };
 

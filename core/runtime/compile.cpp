@@ -11,12 +11,15 @@
 #include "core/lower/loop_ir_print.h"
 #include "core/lower/matmul_kernel.h"
 #include "core/memory/memory_plan.h"
+#include "core/runtime/compile_units.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/debug_dump.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/sched/kernel_cost.h"
 #include "core/sched/program_bytes.h"
 #include "core/sched/schedule_graph.h"
+#include "core/tune/kernel_tuner.h"
+#include "core/tune/plugin_selection.h"
 
 namespace kiln {
 namespace {
@@ -188,32 +191,60 @@ Status plan_arena(CompiledGraph::Parts& p, std::string& report) {
   return Ok{};
 }
 
-Result<std::string> compile_batch(const Plugin& plugin, uint32_t device, const std::string& text,
-                                  CompileStats& stats, std::string& metadata_text) {
-  if (auto s = plugin.require(plugin.api().compile, "compile"); !s) return std::move(s).error();
-  kiln_compile_args args{sizeof(args), device, text.c_str(), text.size(), ""};
-  kiln_blob* artifact = nullptr;
-  kiln_blob* metadata = nullptr;
-  const auto start = std::chrono::steady_clock::now();
-  if (auto s = plugin.check(plugin.api().compile(plugin.instance(), &args, &artifact, &metadata),
-                            "compile");
-      !s) {
-    return std::move(s).error();
+// Tuning configs (autotuned when asked), compile units through the cache, one executable
+// per unit, and each launch step pointed at its kernel's executable.
+Status compile_kernels(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& batch,
+                       const DiskCache& cache, const AutotuneOptions& autotune,
+                       const Logging& logging, const DebugDump& dump) {
+  auto log = logging.get("runtime");
+  const Plugin& plugin = *p.plugin;
+  std::vector<std::string> configs(batch.size());
+  if (autotune.kernels == KernelTuning::Exhaustive) {
+    const auto start = std::chrono::steady_clock::now();
+    auto tuned = tune_kernels(p.plugin, p.device, batch, autotune, cache, logging);
+    if (!tuned) return std::move(tuned).error();
+    configs = std::move(*tuned);
+    p.stats.tune_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
-  stats.compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::string bytes;
-  if (artifact) {
-    bytes.assign(static_cast<const char*>(plugin.api().blob_data(artifact)),
-                 plugin.api().blob_size(artifact));
-    plugin.api().blob_destroy(artifact);
+  std::vector<CompileUnit> units = make_compile_units(batch, configs, compiles_per_kernel(plugin));
+  if (auto s = compile_units(plugin, p.device, units, cache); !s) return s;
+  std::string metadata, code;
+  std::map<std::string, int> unit_of;
+  p.stats.units = units.size();
+  for (size_t u = 0; u < units.size(); ++u) {
+    const CompileUnit& unit = units[u];
+    p.stats.units_cached += unit.cache_hit;
+    p.stats.compile_ms += unit.compile_ms;
+    metadata += unit.metadata.empty() ? "" : unit.metadata + "\n";
+    code += generated_code(unit.metadata);
+    for (const std::string& name : unit.names) unit_of[name] = static_cast<int>(u);
+    if (auto s = plugin.require(plugin.api().load, "load"); !s) return s;
+    kiln_executable* exe = nullptr;
+    if (auto s = plugin.check(plugin.api().load(plugin.instance(), p.device, unit.artifact.data(),
+                                                unit.artifact.size(), &exe),
+                              "load");
+        !s)
+      return s;
+    p.executables.push_back(exe);
   }
-  if (metadata) {
-    metadata_text.assign(static_cast<const char*>(plugin.api().blob_data(metadata)),
-                         plugin.api().blob_size(metadata));
-    plugin.api().blob_destroy(metadata);
+  p.stats.cache_hit = p.stats.units_cached == units.size();
+  dump.write("compile.json", metadata);
+  if (!code.empty()) dump.write("code.txt", code);
+  for (PlanStep& s : p.plan)
+    if (s.kind == PlanStep::Kind::Launch) s.executable = unit_of.at(s.name);
+  for (size_t i = 0; i < batch.size(); ++i)
+    p.kernel_configs.push_back(batch[i].name + " " + configs[i]);
+  if (p.stats.cache_hit) {
+    log->info("kernel cache hit: {} kernels of '{}' in {} units", batch.size(), p.graph.name,
+              units.size());
+  } else {
+    log->info(
+        "compiled {} kernels of '{}' ({} of {} units from the cache) in {:.0f} ms{}", batch.size(),
+        p.graph.name, p.stats.units_cached, units.size(), p.stats.compile_ms,
+        units.size() > 1 && compiles_concurrently(plugin) ? " of compile time, in parallel" : "");
   }
-  return bytes;
+  return Ok{};
 }
 
 Status upload_params(CompiledGraph::Parts& p) {
@@ -243,11 +274,13 @@ Status upload_params(CompiledGraph::Parts& p) {
 Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          std::shared_ptr<const OpRegistry> registry,
                                          std::shared_ptr<const Plugin> plugin, uint32_t device,
-                                         const KernelCache& cache, const Logging& logging,
+                                         const DiskCache& cache, const Logging& logging,
                                          const std::string& debug_dir,
-                                         const ScheduleOptions& schedule) {
+                                         const ScheduleOptions& schedule,
+                                         const AutotuneOptions& autotune) {
   auto log = logging.get("runtime");
   auto parts = std::make_unique<CompiledGraph::Parts>();
+  parts->stats.target = plugin->name() + ":" + std::to_string(device);
   parts->plugin = plugin;
   parts->device = device;
   const DebugDump dump(debug_dir, graph.name);
@@ -298,37 +331,16 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   parts->kir_text = kir::print(batch);
   dump.write("kir", parts->kir_text);
   if (!batch.empty()) {
-    ArtifactKey key{kir_hash(parts->kir_text), "",
-                    plugin->name() + ":" + std::to_string(device) + ":" + (info ? info->name : ""),
-                    plugin->attributes().compiler_fingerprint};
-    std::optional<std::string> artifact = cache.get(key);
-    if (artifact) {
-      parts->stats.cache_hit = true;
-      log->info("kernel cache hit: {} kernels of '{}' ({})", batch.size(), graph.name,
-                key.digest().substr(0, 12));
-    } else {
-      std::string metadata;
-      auto compiled = compile_batch(*plugin, device, parts->kir_text, parts->stats, metadata);
-      dump.write("compile.json", metadata);
-      if (const std::string code = generated_code(metadata); !code.empty())
-        dump.write("code.txt", code);
-      if (!compiled)
-        return std::move(compiled).error().with_context("compiling '" + graph.name + "'");
-      artifact = std::move(*compiled);
-      log->info("compiled {} kernels of '{}' in {:.0f} ms", batch.size(), graph.name,
-                parts->stats.compile_ms);
-      cache.put(key, *artifact);
-    }
-    if (auto s = plugin->require(plugin->api().load, "load"); !s) return std::move(s).error();
-    if (auto s = plugin->check(plugin->api().load(plugin->instance(), device, artifact->data(),
-                                                  artifact->size(), &parts->executable),
-                               "load");
-        !s) {
-      return std::move(s).error();
-    }
+    if (auto s = compile_kernels(*parts, batch, cache, autotune, logging, dump); !s)
+      return std::move(s).error().with_context("compiling '" + graph.name + "'");
   }
   if (auto s = upload_params(*parts); !s) return std::move(s).error();
   return CompiledGraph(std::move(parts));
+}
+
+DiskCache open_cache(const Options& options, const Logging& logging) {
+  return DiskCache(options.cache.enabled ? options.cache.dir : "",
+                   options.cache.max_size_mb * 1024 * 1024, logging.get("cache"));
 }
 
 Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
@@ -348,6 +360,7 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
                          (names.empty() ? "none" : names) + "); see `kiln plugins`");
   }
   std::string looked_at;
+  std::vector<SelectionCandidate> candidates;
   for (const DeviceRef& want : options.devices) {
     for (const auto& plugin : loaded.plugins) {
       if (options.selection.mode == SelectionMode::Plugin &&
@@ -357,13 +370,18 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
       for (const DeviceInfo& d : plugin->devices()) {
         if (d.kind != want.kind) continue;
         if (seen++ != want.index) continue;
-        const KernelCache cache(options.cache.enabled ? options.cache.dir : "",
-                                logging.get("cache"));
-        return compile_for_device(graph, registry, plugin, d.index, cache, logging,
-                                  options.debug_dir, options.schedule);
+        candidates.push_back({plugin, d.index, plugin->name() + " " + want.to_string()});
       }
     }
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();
+  }
+  const DiskCache cache = open_cache(options, logging);
+  if (candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune)
+    return select_and_compile(graph, registry, candidates, options, cache, logging);
+  if (!candidates.empty()) {
+    const SelectionCandidate& c = candidates.front();
+    return compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
+                              options.debug_dir, options.schedule, options.autotune);
   }
   return Error::user("no loaded plugin serves any configured device (" + looked_at +
                      "); see `kiln plugins`");

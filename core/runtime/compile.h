@@ -1,10 +1,10 @@
 // kiln::compile: a graph in, a CompiledGraph out. The pipeline, one stage per line:
-// decompose -> lower -> KIR -> kernel cache or plugin compile -> load -> plan.
+// decompose -> lower -> KIR -> (autotune) -> kernel cache or plugin compile -> load -> plan.
 #pragma once
 
 #include <memory>
 
-#include "core/cache/kernel_cache.h"
+#include "core/cache/disk_cache.h"
 #include "core/config/options.h"
 #include "core/runtime/compiled_graph.h"
 #include "core/support/logging.h"
@@ -17,9 +17,13 @@ class OpRegistry;
 Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          std::shared_ptr<const OpRegistry> registry,
                                          std::shared_ptr<const Plugin> plugin, uint32_t device,
-                                         const KernelCache& cache, const Logging& logging,
+                                         const DiskCache& cache, const Logging& logging,
                                          const std::string& debug_dir = "",
-                                         const ScheduleOptions& schedule = {});
+                                         const ScheduleOptions& schedule = {},
+                                         const AutotuneOptions& autotune = {});
+
+// The cache `options` configure (disabled when options.cache.enabled is false).
+DiskCache open_cache(const Options& options, const Logging& logging);
 
 // With the plugins and devices `options` names: the first device of options.devices that a
 // loaded plugin serves (restricted to one plugin when selection names it).

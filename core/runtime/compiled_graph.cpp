@@ -134,7 +134,9 @@ class Runner {
         kiln_launch_args args{sizeof(args),   s.name.c_str(), addresses.data(), addresses.size(),
                               scalars.data(), scalars.size(), nullptr};
         if (s.kind == PlanStep::Kind::Launch)
-          return p_.plugin->check(api.launch(p_.executable, &args), "launch of " + s.name);
+          return p_.plugin->check(
+              api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args),
+              "launch of " + s.name);
         return p_.plugin->check(api.extern_call(p_.plugin->instance(), p_.device, &args),
                                 "extern " + s.name);
       }

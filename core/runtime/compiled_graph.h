@@ -23,10 +23,12 @@ struct PlanStep {
   int node = -1;                // Host: the graph node the oracle runs
   int buffer = -1;              // Allocate / Free
   int kernel = -1;              // Launch / Extern / Host: the program kernel it runs
+  int executable = -1;          // Launch: which of the graph's executables holds the kernel
   bool in_place = false;        // Allocate: takes a dying input's bytes (not poisoned)
 };
 
 struct CompileStats {
+  std::string target;                   // "plugin:device index" the graph was compiled for
   size_t kernels = 0;                   // generated kernels
   size_t externs = 0;                   // library calls
   size_t host_steps = 0;                // nodes run by the host oracle (no lowering yet)
@@ -38,8 +40,10 @@ struct CompileStats {
   int64_t arena_bytes = 0;              // planned peak of temporaries (one arena)
   int64_t naive_bytes = 0;              // the same with every temporary its own allocation
   int in_place = 0;                     // temporaries written over a dying input of the same size
-  bool cache_hit = false;               // the artifact came from the kernel cache
-  double compile_ms = 0;                // plugin compile time (0 on a cache hit)
+  bool cache_hit = false;               // every artifact came from the kernel cache
+  size_t units = 0, units_cached = 0;   // compile units, and those the cache had
+  double compile_ms = 0;                // plugin compile time, summed over units (0: all hits)
+  double tune_ms = 0;                   // autotuning, kernel configs (0: none or cached)
   std::vector<std::string> fallbacks;
 };
 

@@ -18,7 +18,8 @@ struct CompiledGraph::Parts {
   std::vector<PlanStep> plan;
   std::shared_ptr<const Plugin> plugin;
   uint32_t device = 0;
-  kiln_executable* executable = nullptr;              // nullptr when the graph has no kernels
+  std::vector<kiln_executable*> executables;          // one per compile unit
+  std::vector<std::string> kernel_configs;            // per kernel launched: its tuning config
   std::vector<std::optional<DeviceBuffer>> resident;  // parameters, uploaded once
   // Temporaries live in one arena per run (stats.arena_bytes): a byte offset per program
   // buffer (-1: not in it).
@@ -30,8 +31,8 @@ struct CompiledGraph::Parts {
   Parts& operator=(const Parts&) = delete;
   ~Parts() {
     resident.clear();
-    if (executable && plugin->api().executable_destroy)
-      plugin->api().executable_destroy(executable);
+    for (kiln_executable* e : executables)
+      if (e && plugin->api().executable_destroy) plugin->api().executable_destroy(e);
   }
 };
 

@@ -164,7 +164,7 @@ kiln_error* get_attributes(kiln_plugin* plugin, kiln_plugin_attributes* out) {
     a.kir_versions = "kir/1";
     a.artifact_format = "ptx";
     a.compiler_fingerprint = plugin->fingerprint.c_str();
-    a.thread_safety = KILN_THREAD_SAFE_COMPILE;
+    a.thread_safety = KILN_THREAD_SAFE_COMPILE | KILN_COMPILE_PER_KERNEL;
     kiln::sdk::write_struct(out, a);
   });
 }

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "core/cache/kernel_cache.h"
+#include "core/cache/disk_cache.h"
 #include "core/interp/compare.h"
 #include "core/interp/interpreter.h"
 #include "core/interp/random_tensor.h"
@@ -22,7 +22,7 @@ struct Suite {
   std::shared_ptr<const OpRegistry> registry;
   Logging logging{LogLevels{}, std::make_shared<spdlog::sinks::null_sink_mt>()};
   std::shared_ptr<const Plugin> plugin;
-  std::unique_ptr<KernelCache> cache;
+  std::unique_ptr<DiskCache> cache;
 };
 std::unique_ptr<Suite>& suite() {
   static std::unique_ptr<Suite> instance;
@@ -73,8 +73,8 @@ void Differential::SetUpTestSuite() {
   ASSERT_FALSE((*plugin)->devices().empty()) << "plugin " << name << " has no devices";
   s->plugin = *plugin;
   // Per build tree, so reruns hit the cache; the suite never depends on it being warm.
-  s->cache = std::make_unique<KernelCache>(other && *other ? "" : KILN_TEST_CACHE_DIR,
-                                           s->logging.get("cache"));
+  s->cache = std::make_unique<DiskCache>(other && *other ? "" : KILN_TEST_CACHE_DIR,
+                                         int64_t{1} << 30, s->logging.get("cache"));
   suite() = std::move(s);
 }
 

@@ -104,7 +104,12 @@ typedef struct kiln_plugin_create_args {
 
 enum kiln_thread_safety_flags {
   KILN_THREAD_SAFE_COMPILE = 1u << 0, /* compile() may run concurrently */
-  KILN_THREAD_SAFE_LAUNCH = 1u << 1   /* launch() and memory calls may run concurrently */
+  KILN_THREAD_SAFE_LAUNCH = 1u << 1,  /* launch() and memory calls may run concurrently */
+  /* compile() costs little per call: the core may compile each kernel of a graph on its
+   * own (concurrently, with KILN_THREAD_SAFE_COMPILE) and cache it on its own. Without it the
+   * core sends a graph's kernels in one call per tuning config (a C++ compiler's start-up
+   * would dominate one call per kernel). */
+  KILN_COMPILE_PER_KERNEL = 1u << 2
 };
 
 typedef struct kiln_plugin_attributes {
@@ -209,7 +214,10 @@ typedef struct kiln_plugin_api {
 
   /* Code. supports() sets *supported to 0 or 1 and, when 0, may return a reason blob
    * (UTF-8 text). tuning_space() returns text: one config per line, "key=value" pairs
-   * separated by spaces; the first line is the plugin's heuristic default. compile()
+   * separated by spaces; the first line is the plugin's heuristic default. A line with the
+   * pair "exact=0" may change numerics against the default (summation order, say); the core
+   * drops that pair before compile() and skips such lines when tuning deterministically.
+   * compile()
    * returns the artifact bytes the core caches, and metadata as JSON text. */
   kiln_error* (*supports)(kiln_plugin* plugin, uint32_t device, const char* kir_text,
                           size_t kir_size, int* supported, kiln_blob** reason);

@@ -1,0 +1,119 @@
+#include "core/runtime/compile_units.h"
+
+#include <tbb/parallel_for.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "core/kir/kir_hash.h"
+
+namespace kiln {
+namespace {
+
+Status compile_unit(const Plugin& plugin, uint32_t device, CompileUnit& unit) {
+  if (auto s = plugin.require(plugin.api().compile, "compile"); !s) return s;
+  kiln_compile_args args{sizeof(args), device, unit.text.c_str(), unit.text.size(),
+                         unit.config.c_str()};
+  kiln_blob* artifact = nullptr;
+  kiln_blob* metadata = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  if (auto s = plugin.check(plugin.api().compile(plugin.instance(), &args, &artifact, &metadata),
+                            "compile");
+      !s)
+    return s;
+  unit.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (artifact) {
+    unit.artifact.assign(static_cast<const char*>(plugin.api().blob_data(artifact)),
+                         plugin.api().blob_size(artifact));
+    plugin.api().blob_destroy(artifact);
+  }
+  if (metadata) {
+    unit.metadata.assign(static_cast<const char*>(plugin.api().blob_data(metadata)),
+                         plugin.api().blob_size(metadata));
+    plugin.api().blob_destroy(metadata);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+std::vector<CompileUnit> make_compile_units(const std::vector<kir::Kernel>& kernels,
+                                            const std::vector<std::string>& configs,
+                                            bool one_per_kernel) {
+  std::vector<CompileUnit> units;
+  std::map<std::string, size_t> by_config;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& config = configs.at(i);
+    size_t u = units.size();
+    if (!one_per_kernel) {
+      auto [it, fresh] = by_config.emplace(config, units.size());
+      u = it->second;
+      if (!fresh) {
+        units[u].kernels.push_back(i);
+        continue;
+      }
+    }
+    CompileUnit unit;
+    unit.kernels = {i};
+    unit.config = config;
+    units.push_back(std::move(unit));
+  }
+  for (CompileUnit& unit : units) {
+    std::vector<kir::Kernel> own;
+    for (size_t i : unit.kernels) {
+      own.push_back(kernels[i]);
+      unit.names.push_back(kernels[i].name);
+    }
+    unit.text = kir::print(own);
+  }
+  return units;
+}
+
+bool compiles_concurrently(const Plugin& plugin) {
+  return (plugin.attributes().thread_safety & KILN_THREAD_SAFE_COMPILE) != 0;
+}
+
+bool compiles_per_kernel(const Plugin& plugin) {
+  return (plugin.attributes().thread_safety & KILN_COMPILE_PER_KERNEL) != 0;
+}
+
+std::string device_label(const Plugin& plugin, uint32_t device) {
+  std::string name;
+  for (const DeviceInfo& d : plugin.devices())
+    if (d.index == device) name = d.name;
+  return plugin.name() + ":" + std::to_string(device) + ":" + name;
+}
+
+Status compile_units(const Plugin& plugin, uint32_t device, std::vector<CompileUnit>& units,
+                     const DiskCache& cache) {
+  const std::string label = device_label(plugin, device);
+  std::vector<Status> results(units.size(), Ok{});
+  auto one = [&](size_t i) {
+    CompileUnit& unit = units[i];
+    const CacheKey key = kernel_key(kir_hash(unit.text), unit.config, label,
+                                    plugin.attributes().compiler_fingerprint);
+    if (auto hit = cache.get(key)) {
+      unit.artifact = std::move(*hit);
+      unit.cache_hit = true;
+      return;
+    }
+    results[i] = compile_unit(plugin, device, unit);
+    if (results[i]) cache.put(key, unit.artifact);
+  };
+  if (compiles_concurrently(plugin) && units.size() > 1) {
+    tbb::parallel_for(size_t{0}, units.size(), one);
+  } else {
+    for (size_t i = 0; i < units.size(); ++i) one(i);
+  }
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (results[i]) continue;
+    std::string names;
+    for (const std::string& n : units[i].names) names += (names.empty() ? "" : ", ") + n;
+    return std::move(results[i]).error().with_context("compiling " + names);
+  }
+  return Ok{};
+}
+
+}  // namespace kiln
