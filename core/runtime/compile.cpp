@@ -312,7 +312,12 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
   dump.write("fusion_failures.csv", fusion_failures_csv(parts->stats.failures));
   dump.write("kernels.csv", kernel_metadata_csv(parts->program, roofline));
 
-  std::vector<std::string> externs = extern_names(*plugin);
+  // Asked only when there is an extern to place: a plugin may open its library lazily.
+  const bool calls_externs =
+      std::any_of(parts->program.kernels.begin(), parts->program.kernels.end(),
+                  [](const LoopKernel& k) { return k.kind == LoopKernelKind::Extern; });
+  std::vector<std::string> externs =
+      calls_externs ? extern_names(*plugin) : std::vector<std::string>{};
   if (!schedule.library_matmul) {
     std::erase_if(externs, [](const std::string& line) {
       const std::string name = line.substr(0, line.find(' '));
@@ -345,7 +350,11 @@ DiskCache open_cache(const Options& options, const Logging& logging) {
 
 Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
                               const Options& options, const Logging& logging) {
+  const auto load_start = std::chrono::steady_clock::now();
   const LoadedPlugins loaded = load_plugins(options, logging);
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
+          .count();
   for (const auto& f : loaded.failures)
     logging.get("runtime")->warn("plugin '{}' did not load: {}", f.name, f.error.message());
   if (options.selection.mode == SelectionMode::Plugin) {
@@ -376,12 +385,14 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();
   }
   const DiskCache cache = open_cache(options, logging);
-  if (candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune)
-    return select_and_compile(graph, registry, candidates, options, cache, logging);
   if (!candidates.empty()) {
     const SelectionCandidate& c = candidates.front();
-    return compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
-                              options.debug_dir, options.schedule, options.autotune);
+    auto compiled = candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune
+                        ? select_and_compile(graph, registry, candidates, options, cache, logging)
+                        : compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
+                                             options.debug_dir, options.schedule, options.autotune);
+    if (compiled) compiled->set_plugin_load_ms(load_ms);
+    return compiled;
   }
   return Error::user("no loaded plugin serves any configured device (" + looked_at +
                      "); see `kiln plugins`");

@@ -253,6 +253,9 @@ CompiledGraph& CompiledGraph::operator=(CompiledGraph&&) noexcept = default;
 const CompileStats& CompiledGraph::stats() const {
   return parts_->stats;
 }
+void CompiledGraph::set_plugin_load_ms(double ms) {
+  parts_->stats.plugin_load_ms = ms;
+}
 const std::vector<PlanStep>& CompiledGraph::plan() const {
   return parts_->plan;
 }

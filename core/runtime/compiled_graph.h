@@ -44,6 +44,7 @@ struct CompileStats {
   size_t units = 0, units_cached = 0;   // compile units, and those the cache had
   double compile_ms = 0;                // plugin compile time, summed over units (0: all hits)
   double tune_ms = 0;                   // autotuning, kernel configs (0: none or cached)
+  double plugin_load_ms = 0;            // compile(): opening the configured plugins
   std::vector<std::string> fallbacks;
 };
 
@@ -79,6 +80,7 @@ class CompiledGraph {
   std::string kernel_metadata(const std::vector<double>& measured_us = {}) const;
 
   const CompileStats& stats() const;
+  void set_plugin_load_ms(double ms);
   const std::vector<PlanStep>& plan() const;
   const std::string& kir_text() const;  // the whole batch, canonical
   const Graph& graph() const;           // the decomposed graph the plan runs

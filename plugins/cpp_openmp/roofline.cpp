@@ -21,8 +21,8 @@ double measure_copy_bandwidth_gbps(uint32_t threads) {
   // Huge pages where the kernel offers them: touching 64 MiB in 4 KiB pages costs more
   // (page faults, in a VM especially) than the copies measured, on every plugin load.
   auto buffer = [&] {
-    std::unique_ptr<char[], void (*)(void*)> b(static_cast<char*>(std::aligned_alloc(kHugePage, kBytes)),
-                                               std::free);
+    std::unique_ptr<char[], void (*)(void*)> b(
+        static_cast<char*>(std::aligned_alloc(kHugePage, kBytes)), std::free);
     if (!b) throw std::bad_alloc();
     madvise(b.get(), kBytes, MADV_HUGEPAGE);
     return b;

@@ -14,7 +14,8 @@ using kiln::sdk::guard;
 kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
   return guard([&] {
     std::string text;
-    for (const std::string& line : p->cublas.extern_lines()) text += line + "\n";
+    std::lock_guard lock(p->cublas_mutex);
+    for (const std::string& line : p->matmul_library().extern_lines()) text += line + "\n";
     *names = kiln::sdk::make_blob(std::move(text));
   });
 }
@@ -38,7 +39,12 @@ kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args*
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
-    if ((name != "mm" && name != "bmm") || !p->cublas.available())
+    bool available = false;
+    {
+      std::lock_guard lock(p->cublas_mutex);
+      available = p->matmul_library().available();
+    }
+    if ((name != "mm" && name != "bmm") || !available)
       throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
     const kir_support::MatmulCall call = read_call(name, args);
     const std::vector<int64_t> bytes = call.buffer_bytes();

@@ -25,6 +25,18 @@ void kiln_plugin::check(kiln::ptx::CUresult r, const std::string& what) const {
   if (r != 0) throw Failure(KILN_STATUS_INTERNAL, what + ": " + kiln::ptx::cuda_error(cuda, r));
 }
 
+kiln::ptx::CublasLibrary& kiln_plugin::matmul_library() {
+  if (cublas_tried || devices.empty()) return cublas;
+  cublas_tried = true;
+  std::string why;
+  cublas = kiln::ptx::CublasLibrary::open(cublas_option, why);
+  if (cublas.available())
+    log(KILN_LOG_INFO, "ptx: matmuls through " + cublas.path());
+  else
+    log(KILN_LOG_INFO, "ptx: no cuBLAS (" + why + "); matmuls become generated kernels");
+  return cublas;
+}
+
 bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
   std::lock_guard lock(mutex);
   auto it = allocations.upper_bound(address);
@@ -141,15 +153,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
                     "arch is 'auto' or sm_XY, got '" + plugin->arch + "'");
     plugin->fingerprint += "; arch=" + plugin->arch;
     open_devices(*plugin);
-    if (!plugin->devices.empty()) {
-      std::string why;
-      plugin->cublas = kiln::ptx::CublasLibrary::open(options.get("cublas", ""), why);
-      if (plugin->cublas.available())
-        plugin->log(KILN_LOG_INFO, "ptx: matmuls through " + plugin->cublas.path());
-      else
-        plugin->log(KILN_LOG_INFO,
-                    "ptx: no cuBLAS (" + why + "); matmuls become generated kernels");
-    }
+    plugin->cublas_option = options.get("cublas", "");
     *out = plugin.release();
   });
 }

@@ -38,9 +38,14 @@ struct kiln_plugin {
   std::string arch = "auto";  // "auto": each device's own compute capability
   kiln::gpu::TuningConfig tuning;
   std::string fingerprint;
-  kiln::ptx::CublasLibrary cublas;  // the matmul externs, when cuBLAS opened
-  std::mutex cublas_mutex;          // guards `cublas` (its handles are made on first use)
-  std::mutex mutex;                 // guards `allocations` and `pending`
+  // The matmul externs: cuBLAS is opened on first need (a graph with a matmul), not at
+  // start-up, which every process pays.
+  kiln::ptx::CublasLibrary cublas;
+  std::string cublas_option;  // the plugin's `cublas` option ("" searches, "off")
+  bool cublas_tried = false;
+  std::mutex cublas_mutex;  // guards the three above (cuBLAS handles are made on first use)
+  kiln::ptx::CublasLibrary& matmul_library();
+  std::mutex mutex;  // guards `allocations` and `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.
   std::set<kiln_executable*> pending;
