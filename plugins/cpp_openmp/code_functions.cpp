@@ -171,15 +171,8 @@ kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
     if (!known_extern(name)) throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
-    std::vector<int64_t> params;
-    for (size_t i = 0; i < args.num_scalars; ++i) {
-      const auto s = kiln::sdk::read_array_element(args.scalars, i);
-      if (s.type != KILN_SCALAR_INT)
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
-      params.push_back(s.int_value);
-    }
     try {
-      const kir_support::MatmulCall call = kir_support::read_matmul_call(params);
+      const kir_support::MatmulCall call = kir_support::read_matmul_call(args);
       matmul(checked_buffers(*plugin, args, call.buffer_bytes(), name), call);
     } catch (const std::invalid_argument& e) {
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());

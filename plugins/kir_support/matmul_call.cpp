@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kiln/plugin.hpp"
+
 namespace kiln::kir_support {
 
 std::vector<int64_t> MatmulCall::buffer_bytes() const {
@@ -28,6 +30,16 @@ MatmulCall read_matmul_call(const std::vector<int64_t>& p) {
   c.a = {p[5], p[6], p[7], p[8]};
   c.b = {p[9], p[10], p[11], p[12]};
   return c;
+}
+
+MatmulCall read_matmul_call(const kiln_launch_args& args) {
+  std::vector<int64_t> params;
+  for (size_t i = 0; i < args.num_scalars; ++i) {
+    const auto s = kiln::sdk::read_array_element(args.scalars, i);
+    if (s.type != KILN_SCALAR_INT) throw std::invalid_argument("parameters are integers");
+    params.push_back(s.int_value);
+  }
+  return read_matmul_call(params);
 }
 
 std::optional<BlasLayout> row_major_layout(const MatmulOperand& o, int64_t rows, int64_t cols) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/kir.hpp"
+#include "kiln/plugin.h"
 
 namespace kiln::kir_support {
 
@@ -26,6 +27,8 @@ struct MatmulCall {
 // Throws std::invalid_argument naming the problem: not 13 parameters, an unknown dtype code,
 // a negative size, stride or offset.
 MatmulCall read_matmul_call(const std::vector<int64_t>& params);
+// The same from an extern_call's scalars (all integers, or std::invalid_argument).
+MatmulCall read_matmul_call(const kiln_launch_args& args);
 
 // A row-major BLAS view of an operand with `rows` x `cols`: element (r, c) at r * ld + c, or
 // at c * ld + r when `transposed`.

@@ -20,21 +20,6 @@ kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
   });
 }
 
-kir_support::MatmulCall read_call(const std::string& name, const kiln_launch_args& args) {
-  std::vector<int64_t> params;
-  for (size_t i = 0; i < args.num_scalars; ++i) {
-    const auto s = kiln::sdk::read_array_element(args.scalars, i);
-    if (s.type != KILN_SCALAR_INT)
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": parameters are integers");
-    params.push_back(s.int_value);
-  }
-  try {
-    return kir_support::read_matmul_call(params);
-  } catch (const std::invalid_argument& e) {
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
-  }
-}
-
 kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args* args_in) {
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
@@ -46,7 +31,12 @@ kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args*
     }
     if ((name != "mm" && name != "bmm") || !available)
       throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
-    const kir_support::MatmulCall call = read_call(name, args);
+    kir_support::MatmulCall call;
+    try {
+      call = kir_support::read_matmul_call(args);
+    } catch (const std::invalid_argument& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
+    }
     const std::vector<int64_t> bytes = call.buffer_bytes();
     if (args.num_buffers != bytes.size())
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
