@@ -40,6 +40,14 @@ std::string key_text(const CacheKey& key) {
   return text;
 }
 
+// The number of key parts an entry announces (0 for anything but 1 to 3 digits).
+size_t part_count(std::string_view text) {
+  if (text.empty() || text.size() > 3 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return 0;
+  return static_cast<size_t>(std::stoul(std::string(text)));
+}
+
 struct Entry {
   std::vector<std::pair<std::string, std::string>> parts;  // values escaped
   std::string_view payload;
@@ -66,7 +74,7 @@ std::optional<Entry> parse_entry(std::string_view data, std::string& why) {
   Entry e;
   line(rest);  // kind
   const std::string count(line(rest));
-  const size_t n = count.empty() || count.size() > 3 ? 0 : std::stoul(count);
+  const size_t n = part_count(count);
   for (size_t i = 0; i < n; ++i) {
     const std::string_view l = line(rest);
     const size_t tab = l.find('\t');
@@ -78,6 +86,29 @@ std::optional<Entry> parse_entry(std::string_view data, std::string& why) {
   }
   e.payload = rest;
   return e;
+}
+
+// The key parts of an entry, from its first bytes only (no checksum: for explaining a miss,
+// where reading every artifact in full would cost more than the miss).
+std::optional<std::vector<std::pair<std::string, std::string>>> read_key_parts(
+    const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(16384, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.compare(0, kMagic.size(), kMagic) != 0) return std::nullopt;
+  std::istringstream lines(head.substr(kMagic.size()));
+  std::string line, kind, count;
+  if (!std::getline(lines, line) || !std::getline(lines, kind) || !std::getline(lines, count))
+    return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> parts;
+  const size_t n = part_count(count);
+  for (size_t i = 0; i < n && std::getline(lines, line); ++i) {
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos) return std::nullopt;
+    parts.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+  }
+  return parts;
 }
 
 std::optional<std::string> read_file(const fs::path& path) {
@@ -208,11 +239,9 @@ std::string DiskCache::explain_miss(const CacheKey& key) const {
   std::vector<std::string> best;
   bool any = false;
   for (const fs::path& p : entry_files(dir_, key.kind)) {
-    const auto data = read_file(p);
-    std::string why;
-    const auto entry = data ? parse_entry(*data, why) : std::nullopt;
-    if (!entry) continue;
-    std::map<std::string, std::string> theirs(entry->parts.begin(), entry->parts.end());
+    const auto parts = read_key_parts(p);
+    if (!parts) continue;
+    std::map<std::string, std::string> theirs(parts->begin(), parts->end());
     std::vector<std::string> differ;
     for (const auto& [name, value] : key.parts) {
       auto it = theirs.find(name);

@@ -78,9 +78,14 @@ TEST_F(DiskCacheTest, GarbageFilesAreReportedByVerify) {
   cache.put(key("a"), "payload");
   fs::create_directories(dir_ / "kernels" / "ff");
   std::ofstream(dir_ / "kernels" / "ff" / "ffff.bin") << "not an entry";
+  // The right magic over a mangled key: explaining a miss reads it without throwing.
+  std::ofstream(dir_ / "kernels" / "ff" / "fffe.bin")
+      << "kiln-cache/2\n"
+      << std::string(32, 'a') << "\nkernels\nx9\nno tab here\n";
+  EXPECT_THAT(cache.explain_miss(key("b")), HasSubstr("config ('a' there, 'b' here)"));
   const auto problems = cache.verify(true);
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_THAT(problems[0].why, HasSubstr("not a kiln cache entry"));
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_THAT(problems[0].why + problems[1].why, HasSubstr("not a kiln cache entry"));
   EXPECT_EQ(cache.stats().entries, 1);
 }
 
