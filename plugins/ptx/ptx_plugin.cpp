@@ -292,11 +292,7 @@ struct kiln_event {
 namespace {
 
 kiln_plugin_api make_api() {
-  kiln_plugin_api api{};
-  api.struct_size = sizeof(api);
-  api.abi_major = KILN_ABI_MAJOR;
-  api.abi_minor = KILN_ABI_MINOR;
-  kiln::sdk::fill_error_and_blob_functions(api);
+  kiln_plugin_api api = kiln::sdk::api_table();
   api.plugin_create = plugin_create;
   api.plugin_destroy = destroy;
   api.get_attributes = get_attributes;

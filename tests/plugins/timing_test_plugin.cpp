@@ -76,11 +76,7 @@ unsigned char* host(kiln_plugin* p, uint64_t address, uint64_t bytes) {
 }
 
 kiln_plugin_api make_api() {
-  kiln_plugin_api api{};
-  api.struct_size = sizeof(api);
-  api.abi_major = KILN_ABI_MAJOR;
-  api.abi_minor = KILN_ABI_MINOR;
-  kiln::sdk::fill_error_and_blob_functions(api);
+  kiln_plugin_api api = kiln::sdk::api_table();
   api.plugin_create = create;
   api.plugin_destroy = [](kiln_plugin* p) { delete p; };
   api.get_attributes = attributes;

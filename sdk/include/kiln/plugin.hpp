@@ -107,6 +107,17 @@ inline void fill_error_and_blob_functions(kiln_plugin_api& api) noexcept {
   api.blob_destroy = [](kiln_blob* b) { delete b; };
 }
 
+// A table at this SDK's ABI version, its size set and the error and blob functions filled in:
+// the start of every plugin's kiln_plugin_get_api table.
+inline kiln_plugin_api api_table() {
+  kiln_plugin_api api{};
+  api.struct_size = sizeof(api);
+  api.abi_major = KILN_ABI_MAJOR;
+  api.abi_minor = KILN_ABI_MINOR;
+  fill_error_and_blob_functions(api);
+  return api;
+}
+
 // Reads a struct the host passed in: fields beyond the host's struct_size read as zero.
 template <class T>
 T read_struct(const T* in) noexcept {
