@@ -8,6 +8,7 @@
 
 #include "plugins/gpu/reduce_state.h"
 #include "plugins/gpu/value_emitter.h"
+#include "plugins/kir_support/kir_expr.h"
 #include "plugins/kir_support/row_plan.h"
 
 namespace kiln::gpu {
@@ -168,6 +169,41 @@ class KernelEmitter {
   // two dims): the block first reads each staged load's tile along that operand's contiguous
   // dim into shared memory, then computes the tile along the output's contiguous dim, taking
   // the staged values from shared memory. Both phases touch memory coalesced.
+  // The loads of the body that read a staged load's buffer at its mirror element (a[i, j]
+  // beside a[j, i]): load id -> the staged load. Empty unless every load is staged or such a
+  // mirror and the last two dims are square, when a block can take a tile and its mirror tile
+  // together and read nothing twice.
+  std::map<int, const kir::Op*> mirrored_loads(const std::vector<const kir::Op*>& staged,
+                                               const std::string& var_a,
+                                               const std::string& var_b) const {
+    std::map<int, const kir::Op*> out;
+    const size_t d = k_.ranges.size();
+    if (k_.ranges[d - 2] != k_.ranges[d - 1]) return {};
+    for (const kir::Op& op : k_.body) {
+      if (op.kind != kir::OpKind::Load) continue;
+      if (std::find(staged.begin(), staged.end(), &op) != staged.end()) continue;
+      std::map<std::string, int64_t> mine;
+      if (op.mask >= 0 || !kir_support::linear_terms(op.index, 1, mine)) return {};
+      const kir::Op* twin = nullptr;
+      for (const kir::Op* st : staged) {
+        std::map<std::string, int64_t> theirs;
+        kir_support::linear_terms(st->index, 1, theirs);
+        std::swap(theirs[var_a], theirs[var_b]);
+        std::erase_if(theirs, [](const auto& t) { return t.second == 0; });
+        if (st->name == op.name && st->dtype == op.dtype && theirs == mine) twin = st;
+      }
+      if (!twin) return {};
+      out[op.id] = twin;
+    }
+    return out;
+  }
+
+  // A kernel that reads an operand transposed, tile by tile (warp x warp elements of the last
+  // two dims): the block first reads each staged load's tile along that operand's contiguous
+  // dim into shared memory, then computes the tile along the output's contiguous dim, taking
+  // the staged values from shared memory. Both phases touch memory coalesced. When the other
+  // loads are the staged ones' mirrors (a + a^T), the block takes tile (I, J) and its mirror
+  // (J, I) together: both staged, both computed from shared memory, each input read once.
   void tiled_pointwise(ValueEmitter& e, const std::vector<const kir::Op*>& staged) {
     const size_t d = k_.ranges.size();
     const int64_t tile = t_.warp_width(), rows = c_.block_size / t_.warp_width();
@@ -175,68 +211,101 @@ class KernelEmitter {
     const int64_t tiles_a = (extent_a + tile - 1) / tile, tiles_b = (extent_b + tile - 1) / tile;
     const std::vector<int64_t> outer(k_.ranges.begin(), k_.ranges.end() - 2);
     const std::string var_a = "x" + std::to_string(d - 2), var_b = "x" + std::to_string(d - 1);
-    // One padded tile per staged load (the +1 column keeps the column reads conflict-free).
-    std::map<int, llvm::GlobalVariable*> smem;
-    for (const kir::Op* op : staged) {
-      auto* type = llvm::ArrayType::get(e.register_type(op->dtype),
-                                        static_cast<uint64_t>(tile * (tile + 1)));
-      smem[op->id] = new llvm::GlobalVariable(m_, type, false, llvm::GlobalValue::InternalLinkage,
-                                              llvm::UndefValue::get(type),
-                                              k_.name + "_tile" + std::to_string(op->id), nullptr,
-                                              llvm::GlobalValue::NotThreadLocal, t_.shared_space());
-      smem[op->id]->setAlignment(llvm::Align(16));
+    const std::map<int, const kir::Op*> mirrors = mirrored_loads(staged, var_a, var_b);
+    const bool pairs = !mirrors.empty();
+    // Padded tiles per staged load (the +1 column keeps the column reads conflict-free): set 0
+    // for tile (I, J), set 1 for its mirror (J, I) in pair mode.
+    std::map<int, llvm::GlobalVariable*> smem[2];
+    for (int set = 0; set < (pairs ? 2 : 1); ++set) {
+      for (const kir::Op* op : staged) {
+        auto* type = llvm::ArrayType::get(e.register_type(op->dtype),
+                                          static_cast<uint64_t>(tile * (tile + 1)));
+        auto* g = new llvm::GlobalVariable(
+            m_, type, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(type),
+            k_.name + "_tile" + std::to_string(op->id) + (set ? "_mirror" : ""), nullptr,
+            llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+        g->setAlignment(llvm::Align(16));
+        smem[set][op->id] = g;
+      }
     }
-    auto cell = [&](const kir::Op* op, Value* row, Value* col) {
-      llvm::GlobalVariable* g = smem.at(op->id);
+    auto cell = [&](int set, const kir::Op* op, Value* row, Value* col) {
+      llvm::GlobalVariable* g = smem[set].at(op->id);
       Value* at = b_.CreateAdd(b_.CreateMul(row, size(tile + 1)), col);
       return b_.CreateGEP(g->getValueType(), g, {size(0), at});
     };
     Value* tx = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(static_cast<uint32_t>(tile))));
     Value* ty = i64(b_.CreateUDiv(t_.thread_id(b_), b_.getInt32(static_cast<uint32_t>(tile))));
-    // Runs `body` for element (a, b) of the tile when it lies inside the kernel's ranges.
-    auto inside = [&](Value* a, Value* bb, const Scope& base, auto body) {
+    // Runs `body` when `cond` holds (uniform or per thread; no barrier inside).
+    auto when = [&](Value* cond, auto body) {
       auto* in = llvm::BasicBlock::Create(b_.getContext(), "in_tile", fn_);
       auto* next = llvm::BasicBlock::Create(b_.getContext(), "tile_next", fn_);
-      b_.CreateCondBr(
-          b_.CreateAnd(b_.CreateICmpSLT(a, size(extent_a)), b_.CreateICmpSLT(bb, size(extent_b))),
-          in, next);
+      b_.CreateCondBr(cond, in, next);
       b_.SetInsertPoint(in);
-      Scope s = base;
-      s.vars[var_a] = a;
-      s.vars[var_b] = bb;
-      body(s);
+      body();
       b_.CreateBr(next);
       b_.SetInsertPoint(next);
     };
+    // Runs `body` for element (a, b) of a tile when it lies inside the kernel's ranges.
+    auto inside = [&](Value* a, Value* bb, const Scope& base, auto body) {
+      when(b_.CreateAnd(b_.CreateICmpSLT(a, size(extent_a)), b_.CreateICmpSLT(bb, size(extent_b))),
+           [&] {
+             Scope s = base;
+             s.vars[var_a] = a;
+             s.vars[var_b] = bb;
+             body(s);
+           });
+    };
+    // Stage tile (a0, b0) of every staged load into `set`: lanes walk dim a.
+    auto stage = [&](Value* a0, Value* b0, const Scope& base, int set) {
+      for (int64_t k = 0; k < tile; k += rows) {
+        Value* row = b_.CreateAdd(ty, size(k));
+        inside(b_.CreateAdd(a0, tx), b_.CreateAdd(b0, row), base, [&](Scope& s) {
+          for (const kir::Op* op : staged) {
+            e.emit(*op, s);
+            b_.CreateStore(s.values.at(op->id), cell(set, op, row, tx));
+          }
+        });
+      }
+    };
+    // Compute output tile (a0, b0): lanes walk dim b; staged values from `set`'s columns,
+    // mirrored ones from the other set's rows.
+    auto compute = [&](Value* a0, Value* b0, const Scope& base, int set) {
+      for (int64_t k = 0; k < tile; k += rows) {
+        Value* row = b_.CreateAdd(ty, size(k));
+        inside(b_.CreateAdd(a0, row), b_.CreateAdd(b0, tx), base, [&](Scope& s) {
+          for (const kir::Op* op : staged)
+            s.values[op->id] = b_.CreateLoad(e.register_type(op->dtype), cell(set, op, tx, row));
+          for (const auto& [id, twin] : mirrors)
+            s.values[id] =
+                b_.CreateLoad(e.register_type(twin->dtype), cell(1 - set, twin, row, tx));
+          for (const kir::Op& op : k_.body)
+            if (!s.values.count(op.id)) e.emit(op, s);
+        });
+      }
+    };
     counted_loop(e, i64(t_.block_id(b_)), size(tiles_a * tiles_b * product(outer)),
                  i64(t_.grid_dim(b_)), "tile", [&](Value* t) {
-                   Value* a0 = b_.CreateMul(
-                       b_.CreateURem(b_.CreateUDiv(t, size(tiles_b)), size(tiles_a)), size(tile));
-                   Value* b0 = b_.CreateMul(b_.CreateURem(t, size(tiles_b)), size(tile));
+                   Value* ta = b_.CreateURem(b_.CreateUDiv(t, size(tiles_b)), size(tiles_a));
+                   Value* tb = b_.CreateURem(t, size(tiles_b));
+                   Value* a0 = b_.CreateMul(ta, size(tile));
+                   Value* b0 = b_.CreateMul(tb, size(tile));
                    Scope base;
                    if (!outer.empty())
                      unflatten(b_, outer, "x", b_.CreateUDiv(t, size(tiles_a * tiles_b)), base);
-                   for (int64_t k = 0; k < tile; k += rows) {  // stage: lanes walk dim a
-                     Value* row = b_.CreateAdd(ty, size(k));
-                     inside(b_.CreateAdd(a0, tx), b_.CreateAdd(b0, row), base, [&](Scope& s) {
-                       for (const kir::Op* op : staged) {
-                         e.emit(*op, s);
-                         b_.CreateStore(s.values.at(op->id), cell(op, row, tx));
-                       }
-                     });
+                   auto one = [&] {
+                     stage(a0, b0, base, 0);
+                     if (pairs) stage(b0, a0, base, 1);
+                     t_.barrier(b_);
+                     compute(a0, b0, base, 0);
+                     if (pairs) when(b_.CreateICmpNE(ta, tb), [&] { compute(b0, a0, base, 1); });
+                     t_.barrier(b_);  // the next tile overwrites shared memory
+                   };
+                   if (pairs) {
+                     when(b_.CreateICmpULE(ta, tb),
+                          one);  // the upper triangle of tiles, each with its mirror
+                   } else {
+                     one();
                    }
-                   t_.barrier(b_);
-                   for (int64_t k = 0; k < tile; k += rows) {  // compute: lanes walk dim b
-                     Value* row = b_.CreateAdd(ty, size(k));
-                     inside(b_.CreateAdd(a0, row), b_.CreateAdd(b0, tx), base, [&](Scope& s) {
-                       for (const kir::Op* op : staged)
-                         s.values[op->id] =
-                             b_.CreateLoad(e.register_type(op->dtype), cell(op, tx, row));
-                       for (const kir::Op& op : k_.body)
-                         if (!s.values.count(op.id)) e.emit(op, s);
-                     });
-                   }
-                   t_.barrier(b_);  // the next tile overwrites shared memory
                  });
   }
 
