@@ -17,8 +17,10 @@
 // Loop variables are x0.. (pointwise dims, outermost first) and r0.. (reduction dims). An
 // index may also name `t<N>`, the int64 value of op %N (an indirect, checked index).
 // Ops: load, store, const, index, cast, where, reduce <kind>, extract <k>, check_index
-// <size>, and math by name with %operands. A reduce produces one value per pointwise point;
-// ops after it run once per point. Every masked load carries an explicit `other`.
+// <size>, and math by name with %operands. A reduce produces one value per pointwise point
+// (row); ops that use it and vary along the reduced dims run per element again, so a body
+// may nest reductions (softmax: a sum over exp(x - max)) and store per element; see
+// docs/kir.md ("levels"). Every masked load carries an explicit `other`.
 #ifndef KILN_KIR_HPP
 #define KILN_KIR_HPP
 
