@@ -15,13 +15,9 @@
 #include "core/interp/random_tensor.h"
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
+#include "core/support/median.h"
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 struct Timing {
   size_t kernels = 0;  // launches plus library calls
@@ -42,7 +38,7 @@ kiln::Result<Timing> time_workload(const kiln::bench::Workload& w,
   if (!compiled) return std::move(compiled).error().with_context("workload " + w.name);
   auto times = compiled->time_runs(inputs, runs, runs_per_sample);
   if (!times) return std::move(times).error().with_context("workload " + w.name);
-  return Timing{compiled->stats().kernels + compiled->stats().externs, median(*times)};
+  return Timing{compiled->stats().kernels + compiled->stats().externs, kiln::median(*times)};
 }
 
 }  // namespace
@@ -98,7 +94,7 @@ int main(int argc, char** argv) {
       if (!t) return fail(t.error());
       plain = *t;
     }
-    const double copy_ms = median(kiln::bench::time_copy(w.minimal_bytes, runs));
+    const double copy_ms = kiln::median(kiln::bench::time_copy(w.minimal_bytes, runs));
     const auto gbs = [&](double ms) { return static_cast<double>(w.minimal_bytes) / (ms * 1e6); };
     fmt::print("{:<20} {:<18} {:>7} {:>10.3f} {:>9.1f} {:>9.1f} {:>8.2f}", w.name, w.shape,
                fused->kernels, fused->ms, gbs(fused->ms), gbs(copy_ms), copy_ms / fused->ms);

@@ -48,15 +48,42 @@ size_t part_count(std::string_view text) {
   return static_cast<size_t>(std::stoul(std::string(text)));
 }
 
+using KeyParts = std::vector<std::pair<std::string, std::string>>;  // values escaped
+
+// The kind and key parts at the start of `rest` (what follows the checksum line), consumed
+// from it: `rest` is left at the payload. None when a part line is malformed.
+std::optional<KeyParts> parse_key(std::string_view& rest) {
+  auto line = [&] {
+    const size_t nl = rest.find('\n');
+    const std::string_view l = rest.substr(0, nl);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    return l;
+  };
+  line();  // kind
+  const size_t n = part_count(line());
+  KeyParts parts;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view l = line();
+    const size_t tab = l.find('\t');
+    if (tab == std::string_view::npos) return std::nullopt;
+    parts.emplace_back(std::string(l.substr(0, tab)), std::string(l.substr(tab + 1)));
+  }
+  return parts;
+}
+
+bool has_header(std::string_view data) {
+  return data.size() >= kMagic.size() + kChecksumLine && data.substr(0, kMagic.size()) == kMagic &&
+         data[kMagic.size() + kChecksumLine - 1] == '\n';
+}
+
 struct Entry {
-  std::vector<std::pair<std::string, std::string>> parts;  // values escaped
+  KeyParts parts;
   std::string_view payload;
 };
 
 // The key and payload of an entry's bytes, or why they are not a whole entry.
 std::optional<Entry> parse_entry(std::string_view data, std::string& why) {
-  if (data.size() < kMagic.size() + kChecksumLine || data.substr(0, kMagic.size()) != kMagic ||
-      data[kMagic.size() + kChecksumLine - 1] != '\n') {
+  if (!has_header(data)) {
     why = "not a kiln cache entry (or truncated)";
     return std::nullopt;
   }
@@ -65,50 +92,25 @@ std::optional<Entry> parse_entry(std::string_view data, std::string& why) {
     why = "checksum mismatch (corrupt or truncated)";
     return std::nullopt;
   }
-  auto line = [&](std::string_view& s) {
-    const size_t nl = s.find('\n');
-    const std::string_view l = s.substr(0, nl);
-    s.remove_prefix(nl == std::string_view::npos ? s.size() : nl + 1);
-    return l;
-  };
-  Entry e;
-  line(rest);  // kind
-  const std::string count(line(rest));
-  const size_t n = part_count(count);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view l = line(rest);
-    const size_t tab = l.find('\t');
-    if (tab == std::string_view::npos) {
-      why = "malformed key";
-      return std::nullopt;
-    }
-    e.parts.emplace_back(std::string(l.substr(0, tab)), std::string(l.substr(tab + 1)));
+  auto parts = parse_key(rest);
+  if (!parts) {
+    why = "malformed key";
+    return std::nullopt;
   }
-  e.payload = rest;
-  return e;
+  return Entry{std::move(*parts), rest};
 }
 
 // The key parts of an entry, from its first bytes only (no checksum: for explaining a miss,
 // where reading every artifact in full would cost more than the miss).
-std::optional<std::vector<std::pair<std::string, std::string>>> read_key_parts(
-    const fs::path& path) {
+std::optional<KeyParts> read_key_parts(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string head(16384, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
-  if (head.compare(0, kMagic.size(), kMagic) != 0) return std::nullopt;
-  std::istringstream lines(head.substr(kMagic.size()));
-  std::string line, kind, count;
-  if (!std::getline(lines, line) || !std::getline(lines, kind) || !std::getline(lines, count))
-    return std::nullopt;
-  std::vector<std::pair<std::string, std::string>> parts;
-  const size_t n = part_count(count);
-  for (size_t i = 0; i < n && std::getline(lines, line); ++i) {
-    const size_t tab = line.find('\t');
-    if (tab == std::string::npos) return std::nullopt;
-    parts.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  }
-  return parts;
+  if (!has_header(head)) return std::nullopt;
+  std::string_view rest(head);
+  rest.remove_prefix(kMagic.size() + kChecksumLine);
+  return parse_key(rest);
 }
 
 std::optional<std::string> read_file(const fs::path& path) {

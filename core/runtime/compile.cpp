@@ -25,21 +25,10 @@ namespace kiln {
 namespace {
 
 std::vector<std::string> extern_names(const Plugin& plugin) {
-  std::vector<std::string> names;
-  if (!plugin.api().extern_names) return names;
+  if (!plugin.api().extern_names) return {};
   kiln_blob* blob = nullptr;
-  if (!plugin.check(plugin.api().extern_names(plugin.instance(), &blob), "extern_names") || !blob)
-    return names;
-  const std::string text(static_cast<const char*>(plugin.api().blob_data(blob)),
-                         plugin.api().blob_size(blob));
-  plugin.api().blob_destroy(blob);
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t nl = std::min(text.find('\n', start), text.size());
-    if (nl > start) names.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return names;
+  if (!plugin.check(plugin.api().extern_names(plugin.instance(), &blob), "extern_names")) return {};
+  return plugin.take_lines(blob);
 }
 
 // Kernels the plugin generates (batched into one compile), externs it implements, and

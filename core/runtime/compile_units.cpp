@@ -24,16 +24,8 @@ Status compile_unit(const Plugin& plugin, uint32_t device, CompileUnit& unit) {
     return s;
   unit.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (artifact) {
-    unit.artifact.assign(static_cast<const char*>(plugin.api().blob_data(artifact)),
-                         plugin.api().blob_size(artifact));
-    plugin.api().blob_destroy(artifact);
-  }
-  if (metadata) {
-    unit.metadata.assign(static_cast<const char*>(plugin.api().blob_data(metadata)),
-                         plugin.api().blob_size(metadata));
-    plugin.api().blob_destroy(metadata);
-  }
+  unit.artifact = plugin.take_blob(artifact);
+  unit.metadata = plugin.take_blob(metadata);
   return Ok{};
 }
 

@@ -6,6 +6,7 @@
 #include "core/interp/interpreter.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/device_timer.h"
+#include "core/support/median.h"
 
 namespace kiln {
 
@@ -325,14 +326,7 @@ Result<std::vector<double>> CompiledGraph::time_kernels(const std::vector<HostTe
         samples[static_cast<size_t>(plan[i].kernel)].push_back(spans->at(i) * 1000.0);
   }
   std::vector<double> medians;
-  for (auto& v : samples) {
-    if (v.empty()) {
-      medians.push_back(0);
-      continue;
-    }
-    std::sort(v.begin(), v.end());
-    medians.push_back(v[v.size() / 2]);
-  }
+  for (auto& v : samples) medians.push_back(median(std::move(v)));
   return medians;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 namespace kiln {
 namespace {
@@ -90,6 +91,21 @@ Plugin::Plugin(std::shared_ptr<void> library, const kiln_plugin_api& api, kiln_p
 
 Plugin::~Plugin() {
   if (instance_ != nullptr && api_.plugin_destroy != nullptr) api_.plugin_destroy(instance_);
+}
+
+std::string Plugin::take_blob(kiln_blob* blob) const {
+  if (!blob) return {};
+  std::string bytes(static_cast<const char*>(api_.blob_data(blob)), api_.blob_size(blob));
+  api_.blob_destroy(blob);
+  return bytes;
+}
+
+std::vector<std::string> Plugin::take_lines(kiln_blob* blob) const {
+  std::vector<std::string> lines;
+  std::istringstream in(take_blob(blob));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 Status Plugin::check(kiln_error* error, std::string_view what) const {

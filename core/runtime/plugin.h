@@ -78,6 +78,11 @@ class Plugin {
   const kiln_plugin_api& api() const { return api_; }
   kiln_plugin* instance() const { return instance_; }
 
+  // The bytes of a blob the plugin returned, which is then destroyed ("" for NULL).
+  std::string take_blob(kiln_blob* blob) const;
+  // The non-empty lines of such a blob's text (extern names, tuning configs).
+  std::vector<std::string> take_lines(kiln_blob* blob) const;
+
   // Turns a plugin error into an Error (destroying the plugin's object); Ok for NULL.
   Status check(kiln_error* error, std::string_view what) const;
 

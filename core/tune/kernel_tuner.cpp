@@ -12,6 +12,7 @@
 #include "core/runtime/compile_units.h"
 #include "core/runtime/device_buffer.h"
 #include "core/runtime/device_timer.h"
+#include "core/support/median.h"
 
 namespace kiln {
 namespace {
@@ -24,16 +25,9 @@ std::vector<std::string> space_lines(const Plugin& plugin, uint32_t device,
   if (!api.tuning_space) return {};
   kiln_blob* blob = nullptr;
   if (!plugin.check(api.tuning_space(plugin.instance(), device, text.c_str(), text.size(), &blob),
-                    "tuning_space") ||
-      !blob)
+                    "tuning_space"))
     return {};
-  const std::string all(static_cast<const char*>(api.blob_data(blob)), api.blob_size(blob));
-  api.blob_destroy(blob);
-  std::vector<std::string> lines;
-  std::istringstream in(all);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) lines.push_back(line);
-  return lines;
+  return plugin.take_lines(blob);
 }
 
 // Buffers for one launch of `k`, inputs filled with fresh random values.
@@ -80,8 +74,7 @@ Result<double> time_config(const Plugin& plugin, kiln_executable* exe, const kir
     if (!spans) return std::move(spans).error();
     samples.push_back(spans->at(0));
   }
-  std::sort(samples.begin(), samples.end());
-  return samples.empty() ? 0.0 : samples[samples.size() / 2];
+  return median(std::move(samples));
 }
 
 Result<std::string> tune_kernel(std::shared_ptr<const Plugin> plugin, uint32_t device,

@@ -12,6 +12,7 @@
 #include "core/interp/random_tensor.h"
 #include "core/kir/kir_hash.h"
 #include "core/runtime/compile.h"
+#include "core/support/median.h"
 
 namespace kiln {
 namespace {
@@ -28,8 +29,7 @@ Result<double> time_end_to_end(const CompiledGraph& g, const std::vector<HostTen
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (i >= o.warmup) samples.push_back(ms);
   }
-  std::sort(samples.begin(), samples.end());
-  return samples.empty() ? 0.0 : samples[samples.size() / 2];
+  return median(std::move(samples));
 }
 
 CacheKey selection_key(const Graph& graph, const std::vector<SelectionCandidate>& candidates,

@@ -235,16 +235,7 @@ class KernelEmitter {
     };
     Value* tx = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(static_cast<uint32_t>(tile))));
     Value* ty = i64(b_.CreateUDiv(t_.thread_id(b_), b_.getInt32(static_cast<uint32_t>(tile))));
-    // Runs `body` when `cond` holds (uniform or per thread; no barrier inside).
-    auto when = [&](Value* cond, auto body) {
-      auto* in = llvm::BasicBlock::Create(b_.getContext(), "in_tile", fn_);
-      auto* next = llvm::BasicBlock::Create(b_.getContext(), "tile_next", fn_);
-      b_.CreateCondBr(cond, in, next);
-      b_.SetInsertPoint(in);
-      body();
-      b_.CreateBr(next);
-      b_.SetInsertPoint(next);
-    };
+    auto when = [&](Value* cond, auto body) { branch_if(cond, "in_tile", "tile_next", body); };
     // Runs `body` for element (a, b) of a tile when it lies inside the kernel's ranges.
     auto inside = [&](Value* a, Value* bb, const Scope& base, auto body) {
       when(b_.CreateAnd(b_.CreateICmpSLT(a, size(extent_a)), b_.CreateICmpSLT(bb, size(extent_b))),
@@ -318,17 +309,34 @@ class KernelEmitter {
                         [&](const kir::Op* op) { return strided_along(*op, last); });
   }
 
+  bool all_passes_run(const kir_support::RowPlan& plan) const {
+    return std::all_of(plan.passes.begin(), plan.passes.end(),
+                       [&](const kir_support::RowPass& p) { return row_runs(p); });
+  }
+
   // Elements of a row each thread keeps in registers across the passes of a multi-pass
   // reduction (softmax, norms), or 0 to walk the row again in every pass: the row must
-  // split evenly among the row's threads and stay within the config's limit per thread.
-  int64_t persistent_elements(const kir_support::RowPlan& plan, unsigned per_row) const {
+  // split evenly among the row's threads (in runs of kVector when `runs`) and stay within
+  // the config's limit per thread.
+  int64_t persistent_elements(const kir_support::RowPlan& plan, unsigned per_row, bool runs) const {
     const int64_t n = product(k_.reduction_ranges);
     if (plan.passes.size() < 2 || n % per_row != 0) return 0;
     const int64_t each = n / per_row;
-    const bool runs = std::all_of(plan.passes.begin(), plan.passes.end(),
-                                  [&](const kir_support::RowPass& p) { return row_runs(p); });
     if (each > c_.persistent_limit || (runs && each % kVector != 0)) return 0;
     return each;
+  }
+
+  // Runs `body` in a block entered when `cond` holds (a barrier inside only when `cond` is
+  // the same for the whole block, as a tile index is).
+  template <class Body>
+  void branch_if(Value* cond, const char* then_name, const char* after_name, Body body) {
+    auto* then = llvm::BasicBlock::Create(b_.getContext(), then_name, fn_);
+    auto* after = llvm::BasicBlock::Create(b_.getContext(), after_name, fn_);
+    b_.CreateCondBr(cond, then, after);
+    b_.SetInsertPoint(then);
+    body();
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
   }
 
   bool strided_inner_load() const {
@@ -377,13 +385,7 @@ class KernelEmitter {
       e.emit(op, s);
       return;
     }
-    auto* one = llvm::BasicBlock::Create(b_.getContext(), "row_store", fn_);
-    auto* done = llvm::BasicBlock::Create(b_.getContext(), "row_stored", fn_);
-    b_.CreateCondBr(b_.CreateICmpEQ(lane_, size(0)), one, done);
-    b_.SetInsertPoint(one);
-    e.emit(op, s);
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
+    branch_if(b_.CreateICmpEQ(lane_, size(0)), "row_store", "row_stored", [&] { e.emit(op, s); });
   }
 
   void reduction(ValueEmitter& e) {
@@ -405,6 +407,8 @@ class KernelEmitter {
     Value* lane = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(per_row)));
     Value* slot = i64(b_.CreateUDiv(t_.thread_id(b_), b_.getInt32(per_row)));
     lane_ = lane;
+    const bool all_runs = all_passes_run(plan);
+    const int64_t per_thread = persistent_elements(plan, per_row, all_runs);
     Value* first_row = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), size(rows_per_block)), slot);
     Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(rows_per_block));
     counted_loop(e, first_row, size(rows), row_step, "row", [&](Value* row) {
@@ -416,10 +420,6 @@ class KernelEmitter {
       // Persistent rows: this thread's elements of the row, one scope each, kept across
       // passes so that loads and per-element values are computed once (registers, not a
       // second walk through memory).
-      const int64_t per_thread = persistent_elements(plan, per_row);
-      const bool all_runs =
-          std::all_of(plan.passes.begin(), plan.passes.end(),
-                      [&](const kir_support::RowPass& pass) { return row_runs(pass); });
       std::vector<Scope> kept;
       std::vector<Value*> kept_positions;
       if (per_thread > 0) {
