@@ -177,13 +177,14 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   const CompileStats& st = compiled->stats();
   fmt::print("compiled: {} kernels, {} library calls, {} host steps, {} producers inlined{}\n",
              st.kernels, st.externs, st.host_steps, st.inlined,
-             st.cache_hit ? " (kernel cache hit)"
-                          : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
+             st.graph_cache_hit && st.cache_hit ? " (compiled graph cache hit)"
+             : st.cache_hit                     ? " (kernel cache hit)"
+                            : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
   fmt::print(
       "compile: {:.1f} ms in all on {}: plugins loaded in {:.1f} ms, then {:.1f} ms "
-      "(scheduled, {} of {} units from the cache{})\n",
+      "({}, {} of {} units from the cache{})\n",
       compile_wall_ms, st.target, st.plugin_load_ms, compile_wall_ms - st.plugin_load_ms,
-      st.units_cached, st.units,
+      st.graph_cache_hit ? "graph from the cache" : "scheduled", st.units_cached, st.units,
       st.tune_ms > 0 ? fmt::format(", tuning {:.0f} ms", st.tune_ms) : "");
   if (flags.explain) print_explain(*graph, *compiled);
   // With --check, poisoned outputs expose any element a kernel forgets to write.

@@ -12,6 +12,7 @@
 #include "core/lower/matmul_kernel.h"
 #include "core/memory/memory_plan.h"
 #include "core/runtime/compile_units.h"
+#include "core/runtime/compiled_graph_cache.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/debug_dump.h"
 #include "core/runtime/plugin_loader.h"
@@ -180,13 +181,12 @@ Status plan_arena(CompiledGraph::Parts& p, std::string& report) {
   return Ok{};
 }
 
-// Tuning configs (autotuned when asked), compile units through the cache, one executable
-// per unit, and each launch step pointed at its kernel's executable.
-Status compile_kernels(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& batch,
-                       const DiskCache& cache, const AutotuneOptions& autotune,
-                       const Logging& logging, const DebugDump& dump) {
-  auto log = logging.get("runtime");
-  const Plugin& plugin = *p.plugin;
+// The batch's compile units with their tuning configs (autotuned when asked).
+Result<std::vector<CompileUnit>> kernel_units(CompiledGraph::Parts& p,
+                                              const std::vector<kir::Kernel>& batch,
+                                              const DiskCache& cache,
+                                              const AutotuneOptions& autotune,
+                                              const Logging& logging) {
   std::vector<std::string> configs(batch.size());
   if (autotune.kernels == KernelTuning::Exhaustive) {
     const auto start = std::chrono::steady_clock::now();
@@ -196,10 +196,21 @@ Status compile_kernels(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& 
     p.stats.tune_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
-  std::vector<CompileUnit> units = make_compile_units(batch, configs, compiles_per_kernel(plugin));
+  for (size_t i = 0; i < batch.size(); ++i)
+    p.kernel_configs.push_back(batch[i].name + " " + configs[i]);
+  return make_compile_units(batch, configs, compiles_per_kernel(*p.plugin));
+}
+
+// Each unit's artifact from the kernel cache or the plugin, one executable per unit, and each
+// launch step pointed at its kernel's executable.
+Status load_units(CompiledGraph::Parts& p, std::vector<CompileUnit>& units, const DiskCache& cache,
+                  const Logging& logging, const DebugDump& dump) {
+  auto log = logging.get("runtime");
+  const Plugin& plugin = *p.plugin;
   if (auto s = compile_units(plugin, p.device, units, cache); !s) return s;
   std::string metadata, code;
   std::map<std::string, int> unit_of;
+  size_t kernels = 0;
   p.stats.units = units.size();
   for (size_t u = 0; u < units.size(); ++u) {
     const CompileUnit& unit = units[u];
@@ -207,6 +218,7 @@ Status compile_kernels(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& 
     p.stats.compile_ms += unit.compile_ms;
     metadata += unit.metadata.empty() ? "" : unit.metadata + "\n";
     code += generated_code(unit.metadata);
+    kernels += unit.names.size();
     for (const std::string& name : unit.names) unit_of[name] = static_cast<int>(u);
     if (auto s = plugin.require(plugin.api().load, "load"); !s) return s;
     kiln_executable* exe = nullptr;
@@ -220,16 +232,20 @@ Status compile_kernels(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& 
   p.stats.cache_hit = p.stats.units_cached == units.size();
   dump.write("compile.json", metadata);
   if (!code.empty()) dump.write("code.txt", code);
-  for (PlanStep& s : p.plan)
-    if (s.kind == PlanStep::Kind::Launch) s.executable = unit_of.at(s.name);
-  for (size_t i = 0; i < batch.size(); ++i)
-    p.kernel_configs.push_back(batch[i].name + " " + configs[i]);
+  for (PlanStep& s : p.plan) {
+    if (s.kind != PlanStep::Kind::Launch) continue;
+    auto it = unit_of.find(s.name);
+    if (it == unit_of.end())
+      return Error::internal("kernel '" + s.name + "' is in no compile unit of '" + p.graph.name +
+                             "'");
+    s.executable = it->second;
+  }
   if (p.stats.cache_hit) {
-    log->info("kernel cache hit: {} kernels of '{}' in {} units", batch.size(), p.graph.name,
+    log->info("kernel cache hit: {} kernels of '{}' in {} units", kernels, p.graph.name,
               units.size());
   } else {
     log->info(
-        "compiled {} kernels of '{}' ({} of {} units from the cache) in {:.0f} ms{}", batch.size(),
+        "compiled {} kernels of '{}' ({} of {} units from the cache) in {:.0f} ms{}", kernels,
         p.graph.name, p.stats.units_cached, units.size(), p.stats.compile_ms,
         units.size() > 1 && compiles_concurrently(plugin) ? " of compile time, in parallel" : "");
   }
@@ -258,6 +274,102 @@ Status upload_params(CompiledGraph::Parts& p) {
   return Ok{};
 }
 
+// The plugin's externs the plan may call (mm and bmm dropped when the options say so).
+std::vector<std::string> usable_externs(const Plugin& plugin, const ScheduleOptions& schedule) {
+  std::vector<std::string> externs = extern_names(plugin);
+  if (!schedule.library_matmul) {
+    std::erase_if(externs, [](const std::string& line) {
+      const std::string name = line.substr(0, line.find(' '));
+      return name == "mm" || name == "bmm";
+    });
+  }
+  return externs;
+}
+
+// Decomposition to KIR: the graph scheduled and lowered, the plan made and its arena laid
+// out, the kernels to generate in `batch`.
+Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
+                         std::shared_ptr<const OpRegistry> registry,
+                         const ScheduleOptions& schedule, const DebugDump& dump,
+                         const Logging& logging, CompiledGraphRecord& record,
+                         std::vector<kir::Kernel>& batch) {
+  auto log = logging.get("runtime");
+  auto scheduled = schedule_graph(graph, std::move(registry), schedule, p.roofline);
+  if (!scheduled) return std::move(scheduled).error();
+  dump.write("decomposed.txt", dump_graph(scheduled->graph));
+  p.graph = std::move(scheduled->graph);
+  p.program = std::move(scheduled->program);
+  p.stats.fallbacks = std::move(scheduled->fallbacks);
+  for (const auto& f : p.stats.fallbacks)
+    log->info("no kernel for {}: it runs on the host oracle", f);
+  p.stats.inlined = scheduled->inlining.inlined;
+  p.stats.merged = static_cast<size_t>(scheduled->fusion.fused);
+  p.stats.failures = scheduled->failures();
+  for (const FusionFailure& f : p.stats.failures) {
+    log->debug("not fused: {}{}{} ({}): {}", f.producer, f.consumer.empty() ? "" : " + ",
+               f.consumer, category_name(f.category), f.detail);
+  }
+  p.stats.bytes_unfused = program_bytes(scheduled->unfused);
+  p.stats.bytes_fused = program_bytes(p.program);
+  dump.write("unfused.loopir", print_loop_program(scheduled->unfused));
+  dump.write("loopir", print_loop_program(p.program));
+  dump.write("fusion_failures.csv", fusion_failures_csv(p.stats.failures));
+  dump.write("kernels.csv", kernel_metadata_csv(p.program, p.roofline));
+
+  // Asked only when there is an extern to place: a plugin may open its library lazily.
+  record.asked_externs =
+      std::any_of(p.program.kernels.begin(), p.program.kernels.end(),
+                  [](const LoopKernel& k) { return k.kind == LoopKernelKind::Extern; });
+  if (record.asked_externs) record.externs = usable_externs(*p.plugin, schedule);
+  if (const int n = generate_missing_matmuls(p.program, record.externs); n > 0)
+    log->info("{} matmuls of '{}' run as generated kernels (plugin '{}' {})", n, graph.name,
+              p.plugin->name(),
+              schedule.library_matmul ? "has no matmul library" : "told not to use its library");
+  build_plan(p, record.externs, batch);
+  std::string memory_report;
+  if (auto s = plan_arena(p, memory_report); !s) return s;
+  dump.write("memory_plan.txt", memory_report);
+  p.kir_text = kir::print(batch);
+  dump.write("kir", p.kir_text);
+  return Ok{};
+}
+
+// A graph compiled earlier, from its "graphs" entry: units through the kernel cache (an
+// evicted artifact is compiled again), parameters uploaded. An error means the entry cannot
+// be used (damaged, or the plugin's externs changed); the caller then compiles in full.
+Result<CompiledGraph> compiled_from_cache(std::string_view entry, const Graph& graph,
+                                          std::shared_ptr<const OpRegistry> registry,
+                                          std::unique_ptr<CompiledGraph::Parts> parts,
+                                          const DiskCache& cache, const ScheduleOptions& schedule,
+                                          const Logging& logging, const DebugDump& dump) {
+  auto record = decode_compiled_graph(entry, std::move(registry), *parts);
+  if (!record) return std::move(record).error();
+  if (record->asked_externs && usable_externs(*parts->plugin, schedule) != record->externs)
+    return Error::user("plugin '" + parts->plugin->name() +
+                       "' offers other library calls than when the entry was made");
+  if (!record->units.empty()) {
+    if (auto s = load_units(*parts, record->units, cache, logging, dump); !s)
+      return std::move(s).error().with_context("compiling '" + graph.name + "'");
+  }
+  parts->stats.graph_cache_hit = true;
+  parts->graph.param_data = graph.param_data;  // weights are not part of the entry
+  logging.get("runtime")->info("compiled graph cache hit: '{}' ({} kernels in {} units)",
+                               graph.name, parts->stats.kernels, record->units.size());
+  if (auto s = upload_params(*parts); !s) return std::move(s).error();
+  return CompiledGraph(std::move(parts));
+}
+
+std::unique_ptr<CompiledGraph::Parts> fresh_parts(std::shared_ptr<const Plugin> plugin,
+                                                  uint32_t device) {
+  auto parts = std::make_unique<CompiledGraph::Parts>();
+  parts->stats.target = plugin->name() + ":" + std::to_string(device);
+  for (const auto& d : plugin->devices())
+    if (d.index == device) parts->roofline = roofline_of(d);
+  parts->plugin = std::move(plugin);
+  parts->device = device;
+  return parts;
+}
+
 }  // namespace
 
 Result<CompiledGraph> compile_for_device(const Graph& graph,
@@ -268,66 +380,34 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          const ScheduleOptions& schedule,
                                          const AutotuneOptions& autotune) {
   auto log = logging.get("runtime");
-  auto parts = std::make_unique<CompiledGraph::Parts>();
-  parts->stats.target = plugin->name() + ":" + std::to_string(device);
-  parts->plugin = plugin;
-  parts->device = device;
   const DebugDump dump(debug_dir, graph.name);
   dump.write("graph.txt", dump_graph(graph));
-  const DeviceInfo* info = nullptr;
-  for (const auto& d : plugin->devices())
-    if (d.index == device) info = &d;
-  const Roofline roofline = info ? roofline_of(*info) : Roofline{};
-  auto scheduled = schedule_graph(graph, std::move(registry), schedule, roofline);
-  if (!scheduled) return std::move(scheduled).error();
-  dump.write("decomposed.txt", dump_graph(scheduled->graph));
-  parts->graph = std::move(scheduled->graph);
-  parts->program = std::move(scheduled->program);
-  parts->roofline = roofline;
-  parts->stats.fallbacks = std::move(scheduled->fallbacks);
-  for (const auto& f : parts->stats.fallbacks)
-    log->info("no kernel for {}: it runs on the host oracle", f);
-  parts->stats.inlined = scheduled->inlining.inlined;
-  parts->stats.merged = static_cast<size_t>(scheduled->fusion.fused);
-  parts->stats.failures = scheduled->failures();
-  for (const FusionFailure& f : parts->stats.failures) {
-    log->debug("not fused: {}{}{} ({}): {}", f.producer, f.consumer.empty() ? "" : " + ",
-               f.consumer, category_name(f.category), f.detail);
+  // With debug dumps asked for, every stage runs (and is dumped); the entry is still written.
+  const auto key = compiled_graph_key(graph, *plugin, device, schedule, autotune);
+  if (key && debug_dir.empty()) {
+    if (auto entry = cache.get(*key)) {
+      auto cached = compiled_from_cache(*entry, graph, registry, fresh_parts(plugin, device), cache,
+                                        schedule, logging, dump);
+      if (cached) return cached;
+      log->warn("compiled graph entry {} not used ({}); compiling '{}' again", cache.path_of(*key),
+                cached.error().message(), graph.name);
+    }
   }
-  parts->stats.bytes_unfused = program_bytes(scheduled->unfused);
-  parts->stats.bytes_fused = program_bytes(parts->program);
-  dump.write("unfused.loopir", print_loop_program(scheduled->unfused));
-  dump.write("loopir", print_loop_program(parts->program));
-  dump.write("fusion_failures.csv", fusion_failures_csv(parts->stats.failures));
-  dump.write("kernels.csv", kernel_metadata_csv(parts->program, roofline));
-
-  // Asked only when there is an extern to place: a plugin may open its library lazily.
-  const bool calls_externs =
-      std::any_of(parts->program.kernels.begin(), parts->program.kernels.end(),
-                  [](const LoopKernel& k) { return k.kind == LoopKernelKind::Extern; });
-  std::vector<std::string> externs =
-      calls_externs ? extern_names(*plugin) : std::vector<std::string>{};
-  if (!schedule.library_matmul) {
-    std::erase_if(externs, [](const std::string& line) {
-      const std::string name = line.substr(0, line.find(' '));
-      return name == "mm" || name == "bmm";
-    });
-  }
-  if (const int n = generate_missing_matmuls(parts->program, externs); n > 0)
-    log->info("{} matmuls of '{}' run as generated kernels (plugin '{}' {})", n, graph.name,
-              plugin->name(),
-              schedule.library_matmul ? "has no matmul library" : "told not to use its library");
+  auto parts = fresh_parts(plugin, device);
+  CompiledGraphRecord record;
   std::vector<kir::Kernel> batch;
-  build_plan(*parts, externs, batch);
-  std::string memory_report;
-  if (auto s = plan_arena(*parts, memory_report); !s) return std::move(s).error();
-  dump.write("memory_plan.txt", memory_report);
-  parts->kir_text = kir::print(batch);
-  dump.write("kir", parts->kir_text);
+  if (auto s = schedule_and_plan(*parts, graph, std::move(registry), schedule, dump, logging,
+                                 record, batch);
+      !s)
+    return std::move(s).error();
   if (!batch.empty()) {
-    if (auto s = compile_kernels(*parts, batch, cache, autotune, logging, dump); !s)
+    auto units = kernel_units(*parts, batch, cache, autotune, logging);
+    if (!units) return std::move(units).error().with_context("compiling '" + graph.name + "'");
+    record.units = std::move(*units);
+    if (auto s = load_units(*parts, record.units, cache, logging, dump); !s)
       return std::move(s).error().with_context("compiling '" + graph.name + "'");
   }
+  if (key) cache.put(*key, encode_compiled_graph(*parts, record));
   if (auto s = upload_params(*parts); !s) return std::move(s).error();
   return CompiledGraph(std::move(parts));
 }

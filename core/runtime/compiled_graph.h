@@ -41,6 +41,7 @@ struct CompileStats {
   int64_t naive_bytes = 0;              // the same with every temporary its own allocation
   int in_place = 0;                     // temporaries written over a dying input of the same size
   bool cache_hit = false;               // every artifact came from the kernel cache
+  bool graph_cache_hit = false;         // the whole compiled graph came from the cache
   size_t units = 0, units_cached = 0;   // compile units, and those the cache had
   double compile_ms = 0;                // plugin compile time, summed over units (0: all hits)
   double tune_ms = 0;                   // autotuning, kernel configs (0: none or cached)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/config/options_key.h"
 #include "core/graph/graph_dump.h"
 #include "core/interp/random_tensor.h"
 #include "core/kir/kir_hash.h"
@@ -37,14 +38,10 @@ CacheKey selection_key(const Graph& graph, const std::vector<SelectionCandidate>
   std::string labels;
   for (const auto& c : candidates)
     labels += c.label + " @" + c.plugin->attributes().compiler_fingerprint + "\n";
-  const ScheduleOptions& s = o.schedule;
   return {"select",
           {{"graph", kir_hash(dump_graph(graph))},
            {"candidates", labels},
-           {"schedule", fmt::format("fusion={} max_readers={} max_inline_ops={} "
-                                    "min_fused_rows={} max_peak_growth={} library_matmul={}",
-                                    s.fusion, s.max_readers, s.max_inline_ops, s.min_fused_rows,
-                                    s.max_peak_growth_bytes, s.library_matmul)},
+           {"schedule", schedule_key_text(o.schedule)},
            {"protocol", fmt::format("end-to-end warmup={} reps={} kernels={}", o.autotune.warmup,
                                     o.autotune.reps, static_cast<int>(o.autotune.kernels))}}};
 }

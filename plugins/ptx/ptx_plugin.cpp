@@ -4,6 +4,7 @@
 
 #include <kiln/plugin.hpp>
 #include <memory>
+#include <tuple>
 
 #include "plugins/ptx/ptx_compiler.h"
 #include "plugins/ptx/ptx_state.h"
@@ -29,7 +30,11 @@ kiln::ptx::CublasLibrary& kiln_plugin::matmul_library() {
   if (cublas_tried || devices.empty()) return cublas;
   cublas_tried = true;
   std::string why;
-  cublas = kiln::ptx::CublasLibrary::open(cublas_option, why);
+  if (cublas_prefetched.valid()) {
+    std::tie(cublas, why) = cublas_prefetched.get();
+  } else {
+    cublas = kiln::ptx::CublasLibrary::open(cublas_option, why);
+  }
   if (cublas.available())
     log(KILN_LOG_INFO, "ptx: matmuls through " + cublas.path());
   else
@@ -104,6 +109,7 @@ void open_devices(kiln_plugin& p) {
 
 void destroy(kiln_plugin* p) {
   if (!p) return;
+  if (p->cublas_prefetched.valid()) p->cublas_prefetched.wait();
   p->cublas.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
   for (auto& [address, a] : p->allocations) {
     p->cuda.cuCtxSetCurrent(p->devices[a.device].context);
@@ -129,7 +135,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch", "libdevice", "cublas"};
+    std::vector<std::string> known = {"arch", "libdevice", "cublas", "cublas_prefetch"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -152,8 +158,20 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "arch is 'auto' or sm_XY, got '" + plugin->arch + "'");
     plugin->fingerprint += "; arch=" + plugin->arch;
-    open_devices(*plugin);
     plugin->cublas_option = options.get("cublas", "");
+    const std::string prefetch = options.get("cublas_prefetch", "false");
+    if (prefetch != "true" && prefetch != "false")
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "cublas_prefetch is true or false, got '" + prefetch + "'");
+    // Before the devices open: the library loads while the driver starts.
+    if (prefetch == "true" && plugin->cublas_option != "off") {
+      plugin->cublas_prefetched = std::async(std::launch::async, [option = plugin->cublas_option] {
+        std::string why;
+        auto library = kiln::ptx::CublasLibrary::open(option, why);
+        return std::make_pair(std::move(library), why);
+      });
+    }
+    open_devices(*plugin);
     *out = plugin.release();
   });
 }

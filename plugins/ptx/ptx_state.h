@@ -1,6 +1,7 @@
 // The state of one ptx plugin instance, shared by its source files.
 #pragma once
 
+#include <future>
 #include <kiln/plugin.hpp>
 #include <map>
 #include <mutex>
@@ -43,6 +44,10 @@ struct kiln_plugin {
   kiln::ptx::CublasLibrary cublas;
   std::string cublas_option;  // the plugin's `cublas` option ("" searches, "off")
   bool cublas_tried = false;
+  // With the `cublas_prefetch` option, cuBLAS is opened on a thread started at plugin
+  // creation (its loading then overlaps the driver's start-up and the host's compile);
+  // matmul_library() takes the result.
+  std::future<std::pair<kiln::ptx::CublasLibrary, std::string>> cublas_prefetched;
   std::mutex cublas_mutex;  // guards the three above (cuBLAS handles are made on first use)
   kiln::ptx::CublasLibrary& matmul_library();
   std::mutex mutex;  // guards `allocations` and `pending`

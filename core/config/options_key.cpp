@@ -1,0 +1,21 @@
+#include "core/config/options_key.h"
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+std::string schedule_key_text(const ScheduleOptions& s) {
+  return fmt::format(
+      "fusion={} max_readers={} max_inline_ops={} min_fused_rows={} max_peak_growth={} "
+      "library_matmul={}",
+      s.fusion, s.max_readers, s.max_inline_ops, s.min_fused_rows, s.max_peak_growth_bytes,
+      s.library_matmul);
+}
+
+std::string tuning_key_text(const AutotuneOptions& a) {
+  const char* modes[] = {"off", "heuristic", "exhaustive"};
+  return fmt::format("kernels={} deterministic={}", modes[static_cast<int>(a.kernels)],
+                     a.deterministic);
+}
+
+}  // namespace kiln

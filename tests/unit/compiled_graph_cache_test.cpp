@@ -1,0 +1,220 @@
+// Whole compiled graphs in the disk cache: a second compile of the same graph comes from its
+// "graphs" entry (no scheduling) and computes what the oracle computes; damaged entries are
+// refused and recompiled, never trusted; a miss names the key part that differs.
+#include "core/runtime/compiled_graph_cache.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "core/graph/builder.h"
+#include "core/graph/graph_dump.h"
+#include "core/graph/graph_json.h"
+#include "core/graph/safetensors.h"
+#include "core/interp/compare.h"
+#include "core/interp/interpreter.h"
+#include "core/interp/random_tensor.h"
+#include "core/lower/loop_ir_print.h"
+#include "core/ops/op_registry.h"
+#include "core/runtime/compile.h"
+#include "core/runtime/plugin_loader.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class CompiledGraphCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kiln_graph_cache_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    const std::string path = std::string(KILN_PLUGIN_DIR) + "/kiln_cpp_openmp.so";
+    auto plugin = load_plugin(PluginConfig{"cpp_openmp", "", {}}, path, logging_);
+    ASSERT_TRUE(plugin) << plugin.error().to_string();
+    plugin_ = *plugin;
+    seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  DiskCache cache() const { return DiskCache(dir_.string(), 1 << 28, logging_.get("cache")); }
+
+  Result<CompiledGraph> compile(const Graph& g, const ScheduleOptions& s = {}) const {
+    return compile_for_device(g, registry_, plugin_, 0, cache(), logging_, "", s);
+  }
+
+  CacheKey key(const Graph& g, const ScheduleOptions& s = {}) const {
+    auto k = compiled_graph_key(g, *plugin_, 0, s, AutotuneOptions{});
+    EXPECT_TRUE(k.has_value());
+    return k.value_or(CacheKey{});
+  }
+
+  Graph example(const std::string& name) const {
+    const std::string base = std::string(KILN_SOURCE_DIR) + "/examples/" + name;
+    auto g = load_graph(base + ".json", registry_);
+    EXPECT_TRUE(g) << g.error().to_string();
+    if (fs::exists(base + ".safetensors")) {
+      auto w = read_safetensors(base + ".safetensors");
+      EXPECT_TRUE(w && attach_weights(*g, *w, base + ".safetensors"));
+    }
+    return std::move(*g);
+  }
+
+  // A graph with a two-output host step (max pooling has no kernel rule) and an infinite
+  // constant.
+  Graph host_step_graph() const {
+    GraphBuilder b(registry_, "pool_then_max");
+    const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, {1, 2, 6, 7}));
+    const auto pooled = b.ops("aten.max_pool2d_with_indices.default", {x, ints{2, 2}});
+    const ValueRef positive = b.op("aten.gt.Scalar", {pooled.at(0), 0.0});
+    const ValueRef m =
+        b.op("aten.where.self", {positive, pooled.at(0), -std::numeric_limits<double>::infinity()});
+    b.output(b.op("aten.amax.default", {m, ints{1}, true}));
+    b.output(pooled.at(1));
+    auto g = b.finish();
+    EXPECT_TRUE(g) << g.error().to_string();
+    return std::move(*g);
+  }
+
+  // Runs `c` on fresh random inputs with poisoned outputs against the oracle on `g`.
+  void expect_matches_oracle(const CompiledGraph& c, const Graph& g) {
+    std::vector<HostTensor> inputs;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const Value& v = g.value(g.inputs[i]);
+      inputs.push_back(random_tensor(v.type, seed_ + i, v.random_range));
+    }
+    auto expected = interpret(g, inputs);
+    ASSERT_TRUE(expected) << expected.error().to_string();
+    RunOptions poison;
+    poison.poison = true;
+    auto actual = c.run(inputs, poison);
+    ASSERT_TRUE(actual) << actual.error().to_string();
+    ASSERT_EQ(actual->size(), expected->size());
+    for (size_t i = 0; i < actual->size(); ++i) {
+      const Comparison cmp = compare((*actual)[i], (*expected)[i]);
+      EXPECT_TRUE(cmp.ok()) << g.name << " output " << i << ": " << cmp.mismatches
+                            << " mismatches (max abs " << cmp.max_abs << "), seed " << seed_;
+    }
+  }
+
+  std::ostringstream logged_;
+  Logging logging_{LogLevels{}, std::make_shared<spdlog::sinks::ostream_sink_mt>(logged_)};
+  std::shared_ptr<const OpRegistry> registry_ = OpRegistry::create().value();
+  std::shared_ptr<const Plugin> plugin_;
+  fs::path dir_;
+  uint64_t seed_ = 0;
+};
+
+TEST_F(CompiledGraphCacheTest, TheSecondCompileComesFromTheEntryAndComputesTheSame) {
+  std::vector<Graph> graphs;
+  for (const char* name : {"mlp", "transformer_block", "softmax", "cross_entropy"})
+    graphs.push_back(example(name));
+  graphs.push_back(host_step_graph());
+  for (const Graph& g : graphs) {
+    SCOPED_TRACE(g.name);
+    auto cold = compile(g);
+    ASSERT_TRUE(cold) << cold.error().to_string();
+    EXPECT_FALSE(cold->stats().graph_cache_hit);
+    auto warm = compile(g);
+    ASSERT_TRUE(warm) << warm.error().to_string();
+    EXPECT_TRUE(warm->stats().graph_cache_hit);
+    EXPECT_TRUE(warm->stats().cache_hit);
+    // The same graph, program, kernels and plan as the compile that wrote the entry.
+    EXPECT_EQ(dump_graph(warm->graph()), dump_graph(cold->graph()));
+    EXPECT_EQ(print_loop_program(warm->program()), print_loop_program(cold->program()));
+    EXPECT_EQ(warm->kir_text(), cold->kir_text());
+    EXPECT_EQ(warm->plan().size(), cold->plan().size());
+    EXPECT_EQ(warm->stats().arena_bytes, cold->stats().arena_bytes);
+    EXPECT_EQ(warm->stats().host_steps, cold->stats().host_steps);
+    if (g.name == "pool_then_max") EXPECT_EQ(warm->stats().host_steps, 1u);
+    expect_matches_oracle(*warm, g);
+  }
+  EXPECT_THAT(logged_.str(), HasSubstr("compiled graph cache hit: 'mlp'"));
+}
+
+TEST_F(CompiledGraphCacheTest, OtherWeightsForTheSameGraphAreUploadedNotCached) {
+  Graph g = example("mlp");
+  ASSERT_TRUE(compile(g));
+  for (auto& [name, tensor] : g.param_data)
+    tensor = random_tensor(tensor.type(), seed_ + name.size(), std::make_pair(-0.1, 0.1));
+  auto warm = compile(g);
+  ASSERT_TRUE(warm) << warm.error().to_string();
+  EXPECT_TRUE(warm->stats().graph_cache_hit);
+  expect_matches_oracle(*warm, g);
+}
+
+TEST_F(CompiledGraphCacheTest, DamagedEntriesAreRefusedNeverTrusted) {
+  const Graph g = example("softmax");
+  ASSERT_TRUE(compile(g));
+  const DiskCache c = cache();
+  const auto payload = c.get(key(g));
+  ASSERT_TRUE(payload.has_value());
+  // Every shorter payload is refused; flipped bytes are refused or read into a plan whose
+  // every index holds (the sanitizers watch for anything else).
+  for (size_t n = 0; n < payload->size(); n += 1 + n / 64) {
+    CompiledGraph::Parts p;
+    EXPECT_FALSE(decode_compiled_graph(std::string_view(*payload).substr(0, n), registry_, p)) << n;
+  }
+  std::mt19937_64 rng(seed_);
+  for (int i = 0; i < 300; ++i) {
+    std::string bad = *payload;
+    bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+    CompiledGraph::Parts p;
+    (void)decode_compiled_graph(bad, registry_, p);
+  }
+  // A damaged payload under a valid checksum: logged, compiled again, the entry replaced.
+  c.put(key(g), payload->substr(0, payload->size() / 2));
+  auto again = compile(g);
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_FALSE(again->stats().graph_cache_hit);
+  EXPECT_THAT(logged_.str(), HasSubstr("not used (compiled graph entry"));
+  expect_matches_oracle(*again, g);
+  auto replaced = compile(g);
+  ASSERT_TRUE(replaced);
+  EXPECT_TRUE(replaced->stats().graph_cache_hit);
+  // A truncated file fails its checksum: removed, compiled again.
+  fs::resize_file(c.path_of(key(g)), 60);
+  auto repaired = compile(g);
+  ASSERT_TRUE(repaired);
+  EXPECT_FALSE(repaired->stats().graph_cache_hit);
+  expect_matches_oracle(*repaired, g);
+}
+
+TEST_F(CompiledGraphCacheTest, AnEvictedKernelIsCompiledAgainUnderTheGraphEntry) {
+  const Graph g = example("layernorm");
+  ASSERT_TRUE(compile(g));
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "kernels"))
+    if (e.is_regular_file()) fs::remove(e.path());
+  auto warm = compile(g);
+  ASSERT_TRUE(warm) << warm.error().to_string();
+  EXPECT_TRUE(warm->stats().graph_cache_hit);
+  EXPECT_FALSE(warm->stats().cache_hit);
+  expect_matches_oracle(*warm, g);
+}
+
+TEST_F(CompiledGraphCacheTest, AMissNamesTheKeyPartThatDiffers) {
+  const Graph g = example("rmsnorm");
+  ASSERT_TRUE(compile(g));
+  ScheduleOptions other;
+  other.max_inline_ops = 7;
+  const std::string why = cache().explain_miss(key(g, other));
+  EXPECT_THAT(why, HasSubstr("schedule ("));
+  EXPECT_THAT(why, HasSubstr("max_inline_ops=7"));
+  EXPECT_THAT(why, ::testing::Not(HasSubstr("graph (")));
+  auto recompiled = compile(g, other);
+  ASSERT_TRUE(recompiled);
+  EXPECT_FALSE(recompiled->stats().graph_cache_hit);
+  // Another graph of the same plugin: the graph part differs, the rest agrees.
+  EXPECT_THAT(cache().explain_miss(key(host_step_graph())), HasSubstr("graph ("));
+}
+
+}  // namespace
+}  // namespace kiln
