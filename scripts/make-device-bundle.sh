@@ -18,7 +18,7 @@ for tool in kiln kiln_unit_tests kiln-bench; do strip -o "$out/bin/$tool" "$buil
 for plugin in ptx cpp_openmp; do
   strip -o "$out/lib/kiln/kiln_$plugin.so" "$build/lib/kiln/kiln_$plugin.so"
 done
-mkdir -p "$out/include" && cp /usr/include/sleef.h "$out/include/"
+mkdir -p "$out/include" && cp "$(dpkg -L libsleef-dev | grep '/sleef\.h$')" "$out/include/"
 cp -r "$root/examples" "$root/configs" "$out/"
 mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/"
 # Libraries the target has itself (glibc, the C++ runtime, which is newer there) stay behind.
