@@ -62,7 +62,7 @@ for json in "$bundle"/examples/*.json "$work/softmax_large.json"; do
   name=$(basename "$json" .json)
   echo "--- $name"
   KILN_LOG=warn,select=info "$kiln" run "$json" "${args[@]}" --config "$work/select.yaml" \
-    --check 2>&1 | grep -E "end to end|^  [a-z_]+ (cuda|cpu)|chosen|check .*(ok|MISMATCH)|error"
+    --check 2>&1 | grep -E "end to end|^  [a-z_]+ (cuda|cpu)|chosen|check .*(ok|MISMATCH)|error|cannot|undefined|No such"
   KILN_LOG=warn,select=info "$kiln" run "$json" "${args[@]}" --config "$work/select.yaml" \
     2>&1 | grep -E "chosen earlier|error"
 done

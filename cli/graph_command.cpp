@@ -177,8 +177,8 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   const CompileStats& st = compiled->stats();
   fmt::print("compiled: {} kernels, {} library calls, {} host steps, {} producers inlined{}\n",
              st.kernels, st.externs, st.host_steps, st.inlined,
-             st.graph_cache_hit && st.cache_hit ? " (compiled graph cache hit)"
-             : st.cache_hit                     ? " (kernel cache hit)"
+             st.graph_cache_hit && st.units_cached == st.units ? " (compiled graph cache hit)"
+             : st.cache_hit                                    ? " (kernel cache hit)"
                             : fmt::format(" (compiled in {:.0f} ms)", st.compile_ms));
   fmt::print(
       "compile: {:.1f} ms in all on {}: plugins loaded in {:.1f} ms, then {:.1f} ms "

@@ -32,6 +32,7 @@ for f in "$out"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
 for f in "$out"/lib/kiln/*.so; do patchelf --set-rpath '$ORIGIN/..' "$f"; done
 for f in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$f"; done
 # The kernels cpp_openmp compiles there link -lsleef from here.
+cp -L "$(g++ -print-file-name=libsleef.so.3)" "$out/lib/libsleef.so.3"
 ln -sf libsleef.so.3 "$out/lib/libsleef.so"
 tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"
 size=$(stat -c %s "$out.tar.xz")

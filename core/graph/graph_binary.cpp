@@ -169,7 +169,7 @@ Result<Graph> read_graph(ByteReader& in, std::shared_ptr<const OpRegistry> regis
     v.type.dtype = read_dtype(in);
     v.type.sizes = read_ints(in);
     v.type.strides = read_ints(in);
-    if (v.type.sizes.size() != v.type.strides.size()) in.fail();
+    if (v.type.sizes.size() != v.type.strides.size() || !check_shape(v.type.sizes)) in.fail();
     v.node = in.i32();
     v.output = in.i32();
     if (in.boolean()) {

@@ -1,10 +1,15 @@
 #include "core/runtime/compiled_graph_cache.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "core/config/options_key.h"
 #include "core/graph/graph_binary.h"
 #include "core/graph/graph_dump.h"
 #include "core/kir/kir_hash.h"
 #include "core/lower/loop_program_binary.h"
+#include "core/runtime/compile_units.h"
 #include "core/support/build_id.h"
 
 namespace kiln {
@@ -24,38 +29,19 @@ std::vector<std::string> read_strings(ByteReader& in) {
   return v;
 }
 
-void write_ids(ByteWriter& out, const std::vector<int>& v) {
-  out.u64(v.size());
-  for (int x : v) out.i64(x);
-}
-
-std::vector<int> read_ids(ByteReader& in) {
-  std::vector<int> v(in.count(8));
-  for (int& x : v) x = in.i32();
-  return v;
-}
-
-void write_stats(ByteWriter& out, const CompileStats& s) {
-  for (size_t n : {s.kernels, s.externs, s.host_steps, s.inlined, s.merged}) out.u64(n);
-  for (int64_t n : {s.bytes_unfused, s.bytes_fused, s.arena_bytes, s.naive_bytes}) out.i64(n);
-  out.i64(s.in_place);
-  out.u64(s.failures.size());
-  for (const FusionFailure& f : s.failures) {
+void write_failures(ByteWriter& out, const std::vector<FusionFailure>& failures) {
+  out.u64(failures.size());
+  for (const FusionFailure& f : failures) {
     out.string(f.producer);
     out.string(f.consumer);
     out.u8(static_cast<uint8_t>(f.category));
     out.string(f.detail);
   }
-  write_strings(out, s.fallbacks);
 }
 
-void read_stats(ByteReader& in, CompileStats& s) {
-  for (size_t* n : {&s.kernels, &s.externs, &s.host_steps, &s.inlined, &s.merged}) *n = in.u64();
-  for (int64_t* n : {&s.bytes_unfused, &s.bytes_fused, &s.arena_bytes, &s.naive_bytes})
-    *n = in.i64();
-  s.in_place = in.i32();
-  s.failures.resize(in.count(25));
-  for (FusionFailure& f : s.failures) {
+std::vector<FusionFailure> read_failures(ByteReader& in) {
+  std::vector<FusionFailure> failures(in.count(25));
+  for (FusionFailure& f : failures) {
     f.producer = in.string();
     f.consumer = in.string();
     const uint8_t c = in.u8();
@@ -63,81 +49,76 @@ void read_stats(ByteReader& in, CompileStats& s) {
     f.category = static_cast<FusionCategory>(in.ok() ? c : 0);
     f.detail = in.string();
   }
-  s.fallbacks = read_strings(in);
-  if (s.arena_bytes < 0) in.fail();
+  return failures;
 }
 
-void write_step(ByteWriter& out, const PlanStep& s) {
-  out.u8(static_cast<uint8_t>(s.kind));
-  out.string(s.name);
-  write_ids(out, s.buffers);
-  out.u64(s.params.size());
-  for (int64_t v : s.params) out.i64(v);
-  for (int v : {s.node, s.buffer, s.kernel, s.executable}) out.i64(v);
-  out.boolean(s.in_place);
-}
-
-PlanStep read_step(ByteReader& in) {
-  PlanStep s;
-  const uint8_t kind = in.u8();
-  if (kind > static_cast<uint8_t>(PlanStep::Kind::Free)) in.fail();
-  s.kind = static_cast<PlanStep::Kind>(in.ok() ? kind : 0);
-  s.name = in.string();
-  s.buffers = read_ids(in);
-  s.params.resize(in.count(8));
-  for (int64_t& v : s.params) v = in.i64();
-  for (int* v : {&s.node, &s.buffer, &s.kernel, &s.executable}) *v = in.i32();
-  s.in_place = in.boolean();
-  return s;
-}
-
-// Tensors a host step moves: its node's tensor arguments, then its outputs.
-size_t host_step_buffers(const Node& node) {
-  size_t n = node.outputs.size();
-  for (const ArgValue& a : node.args) {
-    if (std::holds_alternative<ValueRef>(a)) ++n;
-    if (const auto* l = std::get_if<TensorList>(&a))
-      for (const auto& item : l->items) n += item.has_value();
+// Elements a value's storage spans (what lowering gives its buffer), or nullopt when the
+// arithmetic would overflow.
+std::optional<int64_t> storage_extent(const TensorType& t) {
+  if (t.numel() == 0) return 0;
+  int64_t extent = 1;
+  for (size_t i = 0; i < t.sizes.size(); ++i) {
+    int64_t step = 0;
+    if (t.strides[i] < 0 || __builtin_mul_overflow(t.sizes[i] - 1, t.strides[i], &step) ||
+        __builtin_add_overflow(extent, step, &extent))
+      return std::nullopt;
   }
-  return n;
+  return extent;
 }
 
-// Every index a step follows at run time exists: buffers, nodes, kernels, executables, and
-// each arena slice lies inside the arena.
-bool plan_holds(const CompiledGraph::Parts& p, size_t executables) {
-  const size_t buffers = p.program.buffers.size();
-  auto in_range = [](int i, size_t n) { return i >= 0 && static_cast<size_t>(i) < n; };
-  for (const PlanStep& s : p.plan) {
-    for (int b : s.buffers)
-      if (!in_range(b, buffers)) return false;
-    switch (s.kind) {
-      case PlanStep::Kind::Allocate:
-      case PlanStep::Kind::Free:
-        if (!in_range(s.buffer, buffers)) return false;
-        break;
-      case PlanStep::Kind::Launch:
-        if (!in_range(s.executable, executables) || !in_range(s.kernel, p.program.kernels.size()))
-          return false;
-        break;
-      case PlanStep::Kind::Extern:
-        if (!in_range(s.kernel, p.program.kernels.size())) return false;
-        break;
-      case PlanStep::Kind::Host:
-        if (!in_range(s.node, p.graph.nodes.size()) ||
-            s.buffers.size() != host_step_buffers(p.graph.nodes[static_cast<size_t>(s.node)]))
-          return false;
-        break;
+bool buffer_holds(const LoopBuffer& b, DType dtype, int64_t elements) {
+  return b.dtype == dtype && b.elements == elements;
+}
+
+// Tensors a host step moves, in order: the node's tensor arguments, then its outputs.
+std::vector<ValueRef> host_step_values(const Node& node) {
+  std::vector<ValueRef> values;
+  for (const ArgValue& a : node.args) {
+    if (const auto* r = std::get_if<ValueRef>(&a)) values.push_back(*r);
+    if (const auto* l = std::get_if<TensorList>(&a))
+      for (const auto& item : l->items)
+        if (item) values.push_back(*item);
+  }
+  values.insert(values.end(), node.outputs.begin(), node.outputs.end());
+  return values;
+}
+
+// What running the program takes for granted about its buffers: an input or parameter
+// buffer holds one of the graph's inputs or parameters, whole; an output buffer, and each
+// tensor a host step moves, is that value contiguous. Empty when all hold.
+std::string program_mismatch(const Graph& g, const LoopProgram& p) {
+  auto listed = [](const std::vector<ValueRef>& refs, ValueRef r) {
+    return std::find(refs.begin(), refs.end(), r) != refs.end();
+  };
+  for (const LoopBuffer& b : p.buffers) {
+    if (b.kind == BufferKind::Temp) continue;
+    const bool input = b.kind == BufferKind::Input;
+    if (!listed(input ? g.inputs : g.params, b.value))
+      return "buffer '" + b.name + "' holds no graph " + (input ? "input" : "parameter");
+    const TensorType& t = g.type(b.value);
+    const auto extent = storage_extent(t);
+    if (!extent || !buffer_holds(b, t.dtype, *extent))
+      return "buffer '" + b.name + "' does not hold " + t.to_string();
+  }
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    const TensorType& t = g.type(g.outputs[i]);
+    if (!buffer_holds(p.buffers[static_cast<size_t>(p.outputs[i])], t.dtype, t.numel()))
+      return "output " + std::to_string(i) + " has no buffer of " + t.to_string();
+  }
+  for (const LoopKernel& k : p.kernels) {
+    if (k.kind != LoopKernelKind::Extern || k.node < 0) continue;
+    std::vector<int> buffers = k.extern_inputs;
+    buffers.insert(buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
+    const std::vector<ValueRef> values = host_step_values(g.nodes[static_cast<size_t>(k.node)]);
+    // A library call runs on the host when the plugin lacks it: its buffers are its node's.
+    if (buffers.size() != values.size()) return "kernel '" + k.name + "' moves other tensors";
+    for (size_t i = 0; i < values.size(); ++i) {
+      const TensorType& t = g.type(values[i]);
+      if (!buffer_holds(p.buffers[static_cast<size_t>(buffers[i])], t.dtype, t.numel()))
+        return "kernel '" + k.name + "' buffer " + std::to_string(i) + " is not " + t.to_string();
     }
   }
-  if (p.arena_offset.size() != buffers) return false;
-  for (size_t b = 0; b < buffers; ++b) {
-    const int64_t at = p.arena_offset[b];
-    if (at < -1) return false;
-    if (at >= 0 &&
-        (at > p.stats.arena_bytes || buffer_bytes(p.program.buffers[b]) > p.stats.arena_bytes - at))
-      return false;
-  }
-  return true;
+  return "";
 }
 
 }  // namespace
@@ -147,13 +128,13 @@ std::optional<CacheKey> compiled_graph_key(const Graph& graph, const Plugin& plu
                                            const AutotuneOptions& autotune) {
   const std::string core = core_build_id();
   if (core.empty()) return std::nullopt;
-  // The dump names every op, argument and type; input ranges steer random test inputs only,
-  // but they travel in the entry, so they are part of its key.
+  // The dump names every op, argument and type; random ranges steer test inputs only, but
+  // they travel in the entry, so they are part of its key.
   std::string text = dump_graph(graph);
-  for (ValueRef r : graph.inputs)
-    if (const auto& range = graph.value(r).random_range)
-      text += "range %" + graph.value(r).name + " " + std::to_string(range->first) + " " +
-              std::to_string(range->second) + "\n";
+  for (const Value& v : graph.values)
+    if (v.random_range)
+      text +=
+          fmt::format("range %{} {} {}\n", v.name, v.random_range->first, v.random_range->second);
   return CacheKey{"graphs",
                   {{"graph", kir_hash(text)},
                    {"device", device_label(plugin, device)},
@@ -164,63 +145,49 @@ std::optional<CacheKey> compiled_graph_key(const Graph& graph, const Plugin& plu
                    {"format", std::string(kFormat)}}};
 }
 
-std::string encode_compiled_graph(const CompiledGraph::Parts& p, const CompiledGraphRecord& r) {
+std::string encode_compiled_graph(const Graph& decomposed, const LoopProgram& program,
+                                  const CompiledGraphRecord& r) {
   ByteWriter out;
   out.string(kFormat);
-  write_graph(out, p.graph);
-  write_loop_program(out, p.program);
-  out.u64(p.plan.size());
-  for (const PlanStep& s : p.plan) write_step(out, s);
-  out.u64(p.arena_offset.size());
-  for (int64_t v : p.arena_offset) out.i64(v);
-  out.string(p.kir_text);
-  write_strings(out, p.kernel_configs);
-  write_stats(out, p.stats);
-  out.u64(r.units.size());
-  for (const CompileUnit& u : r.units) {
-    out.string(u.text);
-    out.string(u.config);
-    write_strings(out, u.names);
-  }
+  write_graph(out, decomposed);
+  write_loop_program(out, program);
+  write_strings(out, r.kernel_configs);
   out.boolean(r.asked_externs);
   write_strings(out, r.externs);
+  write_strings(out, r.fallbacks);
+  out.u64(r.inlined);
+  out.u64(r.merged);
+  write_failures(out, r.failures);
+  out.i64(r.bytes_unfused);
+  out.i64(r.bytes_fused);
   return out.bytes();
 }
 
-Result<CompiledGraphRecord> decode_compiled_graph(std::string_view payload,
-                                                  std::shared_ptr<const OpRegistry> registry,
-                                                  CompiledGraph::Parts& p) {
+Result<DecodedGraph> decode_compiled_graph(std::string_view payload,
+                                           std::shared_ptr<const OpRegistry> registry) {
   ByteReader in(payload);
   if (in.string() != kFormat || !in.ok())
     return Error::internal("compiled graph entry is not in the " + std::string(kFormat) +
                            " format");
   auto graph = read_graph(in, std::move(registry));
   if (!graph) return std::move(graph).error();
-  p.graph = std::move(*graph);
-  auto program = read_loop_program(in, p.graph);
+  auto program = read_loop_program(in, *graph);
   if (!program) return std::move(program).error();
-  p.program = std::move(*program);
-  p.plan.resize(in.count(40));
-  for (PlanStep& s : p.plan) s = read_step(in);
-  p.arena_offset.resize(in.count(8));
-  for (int64_t& v : p.arena_offset) v = in.i64();
-  p.kir_text = in.string();
-  p.kernel_configs = read_strings(in);
-  read_stats(in, p.stats);
+  if (const std::string why = program_mismatch(*graph, *program); !why.empty())
+    return Error::internal("compiled graph entry: " + why);
   CompiledGraphRecord r;
-  r.units.resize(in.count(24));
-  for (CompileUnit& u : r.units) {
-    u.text = in.string();
-    u.config = in.string();
-    u.names = read_strings(in);
-  }
+  r.kernel_configs = read_strings(in);
   r.asked_externs = in.boolean();
   r.externs = read_strings(in);
-  if (!in.ok() || !in.at_end())
-    return Error::internal("compiled graph entry is truncated or has bytes past its end");
-  if (!plan_holds(p, r.units.size()))
-    return Error::internal("compiled graph entry: its plan refers to something that is not there");
-  return r;
+  r.fallbacks = read_strings(in);
+  r.inlined = in.u64();
+  r.merged = in.u64();
+  r.failures = read_failures(in);
+  r.bytes_unfused = in.i64();
+  r.bytes_fused = in.i64();
+  if (!in.ok() || !in.at_end() || r.bytes_unfused < 0 || r.bytes_fused < 0)
+    return Error::internal("compiled graph entry is truncated, damaged or has bytes past its end");
+  return DecodedGraph{std::move(*graph), std::move(*program), std::move(r)};
 }
 
 }  // namespace kiln

@@ -1,20 +1,21 @@
 // Whole compiled graphs in the disk cache ("graphs" entries), so a later process skips
-// decomposition, scheduling, lowering, KIR emission and memory planning: the decomposed
-// graph, the LoopProgram, the plan with its arena offsets, the statistics, and the compile
-// units (their KIR text and tuning configs; the artifacts stay in "kernels" entries, read
-// through the kernel cache). Key: the graph as given (ops, arguments, input and parameter
-// types, input ranges), the plugin, its compiler fingerprint and the device, the options
-// that shape kernels, and the build of the core that scheduled it.
+// decomposition, scheduling, lowering and tuning: an entry holds the decomposed graph, the
+// LoopProgram, each kernel's tuning config, the plugin's extern list the program was made
+// with, and the scheduler's statistics. The plan, its arena and the KIR are built again from
+// the program (cheap, and never out of step with it); the artifacts stay in "kernels"
+// entries. Key: the graph as given (ops, arguments, input and parameter types, random
+// ranges), the plugin, its compiler fingerprint and the device, the options that shape
+// kernels, and the build of the core that scheduled it.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/cache/disk_cache.h"
 #include "core/config/options.h"
-#include "core/runtime/compile_units.h"
 #include "core/runtime/compiled_graph_parts.h"
 
 namespace kiln {
@@ -25,23 +26,34 @@ std::optional<CacheKey> compiled_graph_key(const Graph& graph, const Plugin& plu
                                            uint32_t device, const ScheduleOptions& schedule,
                                            const AutotuneOptions& autotune);
 
+// What an entry holds besides the graph and program.
 struct CompiledGraphRecord {
-  std::vector<CompileUnit> units;  // text, names and config of each unit (no artifact)
-  // The plugin's extern list the plan was made with; asked_externs: whether the graph had
-  // any extern when it was made (the list is then checked again before the entry is used).
+  std::vector<std::string> kernel_configs;  // "kernel-name config", in kernel order
+  // Whether the program had library calls when it was made, and the plugin's extern list
+  // then (checked again before the entry is used).
   bool asked_externs = false;
   std::vector<std::string> externs;
+  std::vector<std::string> fallbacks;  // nodes the scheduler left to the host oracle
+  size_t inlined = 0, merged = 0;
+  std::vector<FusionFailure> failures;
+  int64_t bytes_unfused = 0, bytes_fused = 0;
 };
 
-// Everything of `p` that compiling computed, up to (not including) the loaded executables
-// and resident parameters.
-std::string encode_compiled_graph(const CompiledGraph::Parts& p, const CompiledGraphRecord& r);
+std::string encode_compiled_graph(const Graph& decomposed, const LoopProgram& program,
+                                  const CompiledGraphRecord& record);
 
-// Fills `p` (graph, program, plan, arena offsets, KIR text, kernel configs, statistics) from
-// an entry; an entry from another format or damaged in a way the checksum missed is an
-// error, and `p` must then be discarded.
-Result<CompiledGraphRecord> decode_compiled_graph(std::string_view payload,
-                                                  std::shared_ptr<const OpRegistry> registry,
-                                                  CompiledGraph::Parts& p);
+struct DecodedGraph {
+  Graph graph;
+  LoopProgram program;
+  CompiledGraphRecord record;
+};
+
+// Reads an entry with every field bounds-checked and the program checked against the graph
+// (the values its input, parameter and output buffers hold, the tensors each host step
+// moves): whatever the bytes, the result is an error or a program that is safe to plan and
+// run. An entry is trusted to be what this build wrote (checksum, build ID in the key, a
+// directory only its owner may write); the checks guard memory, not against forgery.
+Result<DecodedGraph> decode_compiled_graph(std::string_view payload,
+                                           std::shared_ptr<const OpRegistry> registry);
 
 }  // namespace kiln

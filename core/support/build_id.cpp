@@ -79,10 +79,14 @@ std::string file_digest() {
 }  // namespace
 
 std::string core_build_id() {
-  Search search;
-  search.address = reinterpret_cast<uintptr_t>(&core_build_id);
-  dl_iterate_phdr(find_build_id, &search);
-  return search.id.empty() ? file_digest() : search.id;
+  // Read once per process (the binary does not change under it); immutable afterwards.
+  static const std::string id = [] {
+    Search search;
+    search.address = reinterpret_cast<uintptr_t>(&core_build_id);
+    dl_iterate_phdr(find_build_id, &search);
+    return search.id.empty() ? file_digest() : search.id;
+  }();
+  return id;
 }
 
 }  // namespace kiln

@@ -52,7 +52,8 @@ CublasLibrary CublasLibrary::open(const std::string& path, std::string& why) {
     return lib;
   }
   for (const std::string& name : candidates(path)) {
-    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Never unmapped: cuBLAS keeps process-wide state (as LLVM does in the plugin itself).
+    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
       why = dlerror();
       continue;

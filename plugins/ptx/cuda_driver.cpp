@@ -13,7 +13,7 @@ bool resolve(void* lib, F& fn, const char* name) {
 
 }  // namespace
 
-std::string open_cuda_driver(CudaDriver& d) {
+std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_init) {
   d.library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!d.library) return std::string("no CUDA driver (libcuda.so.1): ") + dlerror();
   bool ok = true;
@@ -50,6 +50,7 @@ std::string open_cuda_driver(CudaDriver& d) {
     close_cuda_driver(d);
     return "the CUDA driver lacks an entry point the plugin needs (driver too old?)";
   }
+  if (before_init) before_init();
   if (const CUresult r = d.cuInit(0); r != 0) {
     const std::string why = "cuInit failed: " + cuda_error(d, r);
     close_cuda_driver(d);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace kiln::ptx {
@@ -66,8 +67,9 @@ struct CudaDriver {
 };
 
 // Opens the driver and initializes it. Returns "" on success, else why no driver is usable
-// (the plugin then reports no devices).
-std::string open_cuda_driver(CudaDriver& d);
+// (the plugin then reports no devices). `before_init` runs once the driver library is
+// there, before its (slow) initialization.
+std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_init = {});
 void close_cuda_driver(CudaDriver& d);
 
 // "CUDA_ERROR_...: text" for a failed call.

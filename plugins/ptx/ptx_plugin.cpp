@@ -87,8 +87,17 @@ void describe(kiln_plugin& p, kiln::ptx::Device& dev) {
   props.add_float("peak_gflops_f32", sms * lanes * 2 * clock_ghz);
 }
 
-void open_devices(kiln_plugin& p) {
-  p.no_driver = kiln::ptx::open_cuda_driver(p.cuda);
+// With `cublas_prefetch`, cuBLAS starts loading on its own thread once the driver library is
+// there: the load then overlaps the driver's initialization.
+void open_devices(kiln_plugin& p, bool prefetch_cublas) {
+  p.no_driver = kiln::ptx::open_cuda_driver(p.cuda, [&] {
+    if (!prefetch_cublas || p.cublas_option == "off") return;
+    p.cublas_prefetched = std::async(std::launch::async, [option = p.cublas_option] {
+      std::string why;
+      auto library = kiln::ptx::CublasLibrary::open(option, why);
+      return std::make_pair(std::move(library), why);
+    });
+  });
   if (!p.no_driver.empty()) {
     p.log(KILN_LOG_INFO, "ptx: " + p.no_driver + "; no devices");
     return;
@@ -163,15 +172,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     if (prefetch != "true" && prefetch != "false")
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "cublas_prefetch is true or false, got '" + prefetch + "'");
-    // Before the devices open: the library loads while the driver starts.
-    if (prefetch == "true" && plugin->cublas_option != "off") {
-      plugin->cublas_prefetched = std::async(std::launch::async, [option = plugin->cublas_option] {
-        std::string why;
-        auto library = kiln::ptx::CublasLibrary::open(option, why);
-        return std::make_pair(std::move(library), why);
-      });
-    }
-    open_devices(*plugin);
+    open_devices(*plugin, prefetch == "true");
     *out = plugin.release();
   });
 }
