@@ -10,23 +10,6 @@ namespace {
 // Argument tags, fixed: they are part of the entry format.
 enum class ArgTag : uint8_t { None, Ref, Bool, Int, Double, String, DType, Ints, Tensors };
 
-void write_ints(ByteWriter& out, const std::vector<int64_t>& v) {
-  out.u64(v.size());
-  for (int64_t x : v) out.i64(x);
-}
-
-std::vector<int64_t> read_ints(ByteReader& in) {
-  std::vector<int64_t> v(in.count(8));
-  for (int64_t& x : v) x = in.i64();
-  return v;
-}
-
-DType read_dtype(ByteReader& in) {
-  const uint8_t d = in.u8();
-  if (d >= std::size(kAllDTypes)) in.fail();
-  return in.ok() ? kAllDTypes[d] : DType::F32;
-}
-
 void write_arg(ByteWriter& out, const ArgValue& a) {
   struct Visitor {
     ByteWriter& out;
@@ -54,11 +37,11 @@ void write_arg(ByteWriter& out, const ArgValue& a) {
     }
     void operator()(DType d) {
       tag(ArgTag::DType);
-      out.u8(static_cast<uint8_t>(d));
+      write_dtype(out, d);
     }
     void operator()(const IntList& l) {
       tag(ArgTag::Ints);
-      write_ints(out, l);
+      out.i64s(l);
     }
     void operator()(const TensorList& l) {
       tag(ArgTag::Tensors);
@@ -96,7 +79,7 @@ class GraphReader {
       case ArgTag::DType:
         return read_dtype(in_);
       case ArgTag::Ints:
-        return read_ints(in_);
+        return in_.i64s();
       case ArgTag::Tensors: {
         TensorList l;
         l.items.resize(in_.count(8));
@@ -122,15 +105,25 @@ class GraphReader {
 
 }  // namespace
 
+void write_dtype(ByteWriter& out, DType dtype) {
+  out.u8(static_cast<uint8_t>(dtype));
+}
+
+DType read_dtype(ByteReader& in) {
+  const uint8_t d = in.u8();
+  if (d >= std::size(kAllDTypes)) in.fail();
+  return in.ok() ? kAllDTypes[d] : DType::F32;
+}
+
 void write_graph(ByteWriter& out, const Graph& graph) {
   out.string(graph.name);
   out.u64(graph.values.size());
   for (const Value& v : graph.values) {
     out.string(v.name);
     out.u8(static_cast<uint8_t>(v.kind));
-    out.u8(static_cast<uint8_t>(v.type.dtype));
-    write_ints(out, v.type.sizes);
-    write_ints(out, v.type.strides);
+    write_dtype(out, v.type.dtype);
+    out.i64s(v.type.sizes);
+    out.i64s(v.type.strides);
     out.i64(v.node);
     out.i64(v.output);
     out.boolean(v.random_range.has_value());
@@ -167,8 +160,8 @@ Result<Graph> read_graph(ByteReader& in, std::shared_ptr<const OpRegistry> regis
     if (kind > static_cast<uint8_t>(ValueKind::NodeOutput)) in.fail();
     v.kind = static_cast<ValueKind>(in.ok() ? kind : 0);
     v.type.dtype = read_dtype(in);
-    v.type.sizes = read_ints(in);
-    v.type.strides = read_ints(in);
+    v.type.sizes = in.i64s();
+    v.type.strides = in.i64s();
     if (v.type.sizes.size() != v.type.strides.size() || !check_shape(v.type.sizes)) in.fail();
     v.node = in.i32();
     v.output = in.i32();

@@ -12,6 +12,10 @@ namespace kiln {
 
 void write_graph(ByteWriter& out, const Graph& graph);
 
+// A dtype as one byte; an unknown byte fails the reader.
+void write_dtype(ByteWriter& out, DType dtype);
+DType read_dtype(ByteReader& in);
+
 // Ops are looked up in `registry`; an unknown op, a reference out of range or a failing
 // verify_graph is an error (the entry came from another build, or is damaged).
 Result<Graph> read_graph(ByteReader& in, std::shared_ptr<const OpRegistry> registry);

@@ -1,7 +1,8 @@
 #include "core/lower/loop_program_binary.h"
 
-#include <iterator>
 #include <set>
+
+#include "core/graph/graph_binary.h"
 
 namespace kiln {
 namespace {
@@ -43,17 +44,6 @@ Expr read_expr(ByteReader& in, int depth = 0) {
   return in.ok() ? make_expr(static_cast<ExprKind>(kind), std::move(operands)) : Expr::constant(0);
 }
 
-void write_ints(ByteWriter& out, const std::vector<int64_t>& v) {
-  out.u64(v.size());
-  for (int64_t x : v) out.i64(x);
-}
-
-std::vector<int64_t> read_ints(ByteReader& in) {
-  std::vector<int64_t> v(in.count(8));
-  for (int64_t& x : v) x = in.i64();
-  return v;
-}
-
 void write_ids(ByteWriter& out, const std::vector<int>& v) {
   out.u64(v.size());
   for (int x : v) out.i64(x);
@@ -65,16 +55,10 @@ std::vector<int> read_ids(ByteReader& in) {
   return v;
 }
 
-DType read_dtype(ByteReader& in) {
-  const uint8_t d = in.u8();
-  if (d >= std::size(kAllDTypes)) in.fail();
-  return in.ok() ? kAllDTypes[d] : DType::F32;
-}
-
 void write_op(ByteWriter& out, const LoopOp& op) {
   out.u8(static_cast<uint8_t>(op.kind));
   out.i64(op.id);
-  out.u8(static_cast<uint8_t>(op.dtype));
+  write_dtype(out, op.dtype);
   out.string(op.name);
   write_ids(out, op.args);
   out.i64(op.buffer);
@@ -129,7 +113,7 @@ void write_loop_program(ByteWriter& out, const LoopProgram& program) {
   out.u64(program.buffers.size());
   for (const LoopBuffer& b : program.buffers) {
     out.string(b.name);
-    out.u8(static_cast<uint8_t>(b.dtype));
+    write_dtype(out, b.dtype);
     out.i64(b.elements);
     out.u8(static_cast<uint8_t>(b.kind));
     out.i64(b.value.id);
@@ -140,8 +124,8 @@ void write_loop_program(ByteWriter& out, const LoopProgram& program) {
     out.string(k.origin);
     out.u8(static_cast<uint8_t>(k.kind));
     out.string(k.extern_name);
-    write_ints(out, k.ranges);
-    write_ints(out, k.reduction_ranges);
+    out.i64s(k.ranges);
+    out.i64s(k.reduction_ranges);
     out.u64(k.body.size());
     for (const LoopOp& op : k.body) write_op(out, op);
     write_ids(out, k.extern_inputs);
@@ -182,8 +166,8 @@ Result<LoopProgram> read_loop_program(ByteReader& in, const Graph& graph) {
     if (kind > static_cast<uint8_t>(LoopKernelKind::Extern)) in.fail();
     k.kind = static_cast<LoopKernelKind>(in.ok() ? kind : 0);
     k.extern_name = in.string();
-    k.ranges = read_ints(in);
-    k.reduction_ranges = read_ints(in);
+    k.ranges = in.i64s();
+    k.reduction_ranges = in.i64s();
     k.body.resize(in.count(60));
     for (LoopOp& op : k.body) op = read_op(in);
     k.extern_inputs = read_ids(in);

@@ -18,17 +18,6 @@ namespace {
 // First bytes of every entry: a reader of another format stops here.
 constexpr std::string_view kFormat = "kiln.compiled/1";
 
-void write_strings(ByteWriter& out, const std::vector<std::string>& v) {
-  out.u64(v.size());
-  for (const std::string& s : v) out.string(s);
-}
-
-std::vector<std::string> read_strings(ByteReader& in) {
-  std::vector<std::string> v(in.count(8));
-  for (std::string& s : v) s = in.string();
-  return v;
-}
-
 void write_failures(ByteWriter& out, const std::vector<FusionFailure>& failures) {
   out.u64(failures.size());
   for (const FusionFailure& f : failures) {
@@ -151,10 +140,10 @@ std::string encode_compiled_graph(const Graph& decomposed, const LoopProgram& pr
   out.string(kFormat);
   write_graph(out, decomposed);
   write_loop_program(out, program);
-  write_strings(out, r.kernel_configs);
+  out.strings(r.kernel_configs);
   out.boolean(r.asked_externs);
-  write_strings(out, r.externs);
-  write_strings(out, r.fallbacks);
+  out.strings(r.externs);
+  out.strings(r.fallbacks);
   out.u64(r.inlined);
   out.u64(r.merged);
   write_failures(out, r.failures);
@@ -176,10 +165,10 @@ Result<DecodedGraph> decode_compiled_graph(std::string_view payload,
   if (const std::string why = program_mismatch(*graph, *program); !why.empty())
     return Error::internal("compiled graph entry: " + why);
   CompiledGraphRecord r;
-  r.kernel_configs = read_strings(in);
+  r.kernel_configs = in.strings();
   r.asked_externs = in.boolean();
-  r.externs = read_strings(in);
-  r.fallbacks = read_strings(in);
+  r.externs = in.strings();
+  r.fallbacks = in.strings();
   r.inlined = in.u64();
   r.merged = in.u64();
   r.failures = read_failures(in);

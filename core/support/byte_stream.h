@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln {
 
@@ -26,6 +27,14 @@ class ByteWriter {
   void string(std::string_view s) {
     u64(s.size());
     out_.append(s);
+  }
+  void i64s(const std::vector<int64_t>& v) {
+    u64(v.size());
+    for (int64_t x : v) i64(x);
+  }
+  void strings(const std::vector<std::string>& v) {
+    u64(v.size());
+    for (const std::string& s : v) string(s);
   }
   const std::string& bytes() const { return out_; }
 
@@ -76,6 +85,16 @@ class ByteReader {
     std::string s(in_.substr(pos_, n));
     pos_ += n;
     return s;
+  }
+  std::vector<int64_t> i64s() {
+    std::vector<int64_t> v(count(8));
+    for (int64_t& x : v) x = i64();
+    return v;
+  }
+  std::vector<std::string> strings() {
+    std::vector<std::string> v(count(8));
+    for (std::string& s : v) s = string();
+    return v;
   }
   // A count of items that each take at least `min_item_bytes`: no larger than what is left,
   // so a mangled count cannot ask for a huge allocation.

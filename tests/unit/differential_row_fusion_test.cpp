@@ -33,7 +33,9 @@ TEST_F(CompiledRowFusion, SoftmaxAndLayerNormBecomeOneKernelEach) {
 TEST_F(CompiledRowFusion, ReductionsOverOuterDimsAndStridedRows) {
   GraphBuilder b = builder();
   const Shape s{23, 41};
-  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, s));
+  // Positive, so no column sums to nearly zero: x / x.sum(0) would then magnify the sum's
+  // rounding past any f32 tolerance (seen at KILN_TEST_SEED=15387783413741273348).
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, s), Range{0.5, 1.5});
   const ValueRef xt = input(b, "xt", TensorType{DType::F32, s, permuted_strides(s, {1, 0})});
   // Softmax over dim 0: the epilogue walks [23, 41] while the reduction's rows are columns.
   output_of(b, "softmax_dim0", "aten._softmax.default", {x, 0, false});
