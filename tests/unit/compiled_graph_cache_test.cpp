@@ -282,6 +282,27 @@ TEST_F(CompiledGraphCacheTest, AMissNamesTheKeyPartThatDiffers) {
   EXPECT_FALSE(recompiled->stats().graph_cache_hit);
   // Another graph of the same plugin: the graph part differs, the rest agrees.
   EXPECT_THAT(cache().explain_miss(key(host_step_graph())), HasSubstr("graph ("));
+  // The same graph with another input type is another graph.
+  Graph wider = g;
+  wider.values[static_cast<size_t>(wider.inputs[0].id)].type.dtype = DType::F64;
+  EXPECT_THAT(cache().explain_miss(key(wider)), HasSubstr("graph ("));
+}
+
+TEST_F(CompiledGraphCacheTest, DebugDumpsRunEveryStageAndStillWriteTheEntry) {
+  const Graph g = example("softmax");
+  const fs::path dumps = dir_ / "dumps";
+  auto dumped = compile_for_device(g, registry_, plugin_, 0, cache(), logging_, dumps.string());
+  ASSERT_TRUE(dumped) << dumped.error().to_string();
+  EXPECT_FALSE(dumped->stats().graph_cache_hit);
+  EXPECT_TRUE(fs::exists(dumps / "softmax.loopir"));
+  fs::remove_all(dumps);
+  auto again = compile_for_device(g, registry_, plugin_, 0, cache(), logging_, dumps.string());
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->stats().graph_cache_hit);  // the stages ran again, for the dump
+  EXPECT_TRUE(fs::exists(dumps / "softmax.loopir"));
+  auto warm = compile(g);
+  ASSERT_TRUE(warm);
+  EXPECT_TRUE(warm->stats().graph_cache_hit);
 }
 
 }  // namespace
