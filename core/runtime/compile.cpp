@@ -6,8 +6,6 @@
 #include <chrono>
 
 #include "core/graph/graph_dump.h"
-#include "core/kir/kir_emit.h"
-#include "core/kir/kir_hash.h"
 #include "core/lower/loop_ir_print.h"
 #include "core/lower/matmul_kernel.h"
 #include "core/runtime/compile_units.h"
