@@ -18,6 +18,17 @@ const std::string& op_name(const Node& node) {
   return node.op->name;
 }
 
+std::vector<ValueRef> tensor_args(const Node& node) {
+  std::vector<ValueRef> refs;
+  for (const ArgValue& a : node.args) {
+    if (const auto* r = std::get_if<ValueRef>(&a)) refs.push_back(*r);
+    if (const auto* l = std::get_if<TensorList>(&a))
+      for (const auto& item : l->items)
+        if (item) refs.push_back(*item);
+  }
+  return refs;
+}
+
 Status verify_graph(const Graph& graph) {
   std::set<std::string> names;
   for (const auto& v : graph.values) {

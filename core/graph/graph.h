@@ -61,4 +61,8 @@ Status verify_graph(const Graph& graph);
 
 const std::string& op_name(const Node& node);
 
+// The tensors `node` reads, in argument order (a list's items in order, absent ones left out):
+// what a host step of it moves to the host, before its outputs come back.
+std::vector<ValueRef> tensor_args(const Node& node);
+
 }  // namespace kiln

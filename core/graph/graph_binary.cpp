@@ -156,9 +156,7 @@ Result<Graph> read_graph(ByteReader& in, std::shared_ptr<const OpRegistry> regis
   g.values.resize(in.count(32));
   for (Value& v : g.values) {
     v.name = in.string();
-    const uint8_t kind = in.u8();
-    if (kind > static_cast<uint8_t>(ValueKind::NodeOutput)) in.fail();
-    v.kind = static_cast<ValueKind>(in.ok() ? kind : 0);
+    v.kind = in.enumerator(ValueKind::NodeOutput);
     v.type.dtype = read_dtype(in);
     v.type.sizes = in.i64s();
     v.type.strides = in.i64s();

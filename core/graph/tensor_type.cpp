@@ -31,6 +31,16 @@ int64_t shape_numel(const Shape& sizes) {
   return n;
 }
 
+int64_t storage_extent(const TensorType& t) {
+  if (t.numel() == 0) return 0;
+  int64_t extent = 1;
+  for (size_t i = 0; i < t.sizes.size() && i < t.strides.size(); ++i) {
+    if (__builtin_add_overflow(extent, saturating_mul(t.sizes[i] - 1, t.strides[i]), &extent))
+      return INT64_MAX;
+  }
+  return extent;
+}
+
 Status check_shape(const Shape& sizes) {
   for (int64_t s : sizes) {
     if (s < 0) return Error::user("shape " + shape_text(sizes) + " has a negative size");

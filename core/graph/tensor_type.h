@@ -40,6 +40,10 @@ struct TensorType {
 };
 
 // NumPy/PyTorch broadcasting of two shapes; the error names both.
+// Elements the storage of a tensor of type `t` spans: 1 + sum of (size - 1) * stride, 0 when
+// it is empty. Saturates instead of overflowing.
+int64_t storage_extent(const TensorType& t);
+
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 // A dim in [-rank, rank) made non-negative; rank 0 accepts -1 and 0 as PyTorch does.

@@ -24,10 +24,10 @@ void write_expr(ByteWriter& out, const Expr& e) {
 }
 
 Expr read_expr(ByteReader& in, int depth = 0) {
-  const uint8_t kind = in.u8();
-  if (depth > kMaxExprDepth || kind > static_cast<uint8_t>(ExprKind::Max)) in.fail();
+  const ExprKind kind = in.enumerator(ExprKind::Max);
+  if (depth > kMaxExprDepth) in.fail();
   if (!in.ok()) return Expr::constant(0);
-  switch (static_cast<ExprKind>(kind)) {
+  switch (kind) {
     case ExprKind::Const:
       return Expr::constant(in.i64());
     case ExprKind::Var:
@@ -36,12 +36,11 @@ Expr read_expr(ByteReader& in, int depth = 0) {
       break;
   }
   const size_t n = in.count(9);
-  const bool binary =
-      kind != static_cast<uint8_t>(ExprKind::Add) && kind != static_cast<uint8_t>(ExprKind::Mul);
+  const bool binary = kind != ExprKind::Add && kind != ExprKind::Mul;
   if (binary ? n != 2 : n == 0) in.fail();
   std::vector<Expr> operands;
   for (size_t i = 0; i < n && in.ok(); ++i) operands.push_back(read_expr(in, depth + 1));
-  return in.ok() ? make_expr(static_cast<ExprKind>(kind), std::move(operands)) : Expr::constant(0);
+  return in.ok() ? make_expr(kind, std::move(operands)) : Expr::constant(0);
 }
 
 void write_ids(ByteWriter& out, const std::vector<int>& v) {
@@ -71,9 +70,7 @@ void write_op(ByteWriter& out, const LoopOp& op) {
 
 LoopOp read_op(ByteReader& in) {
   LoopOp op;
-  const uint8_t kind = in.u8();
-  if (kind > static_cast<uint8_t>(LoopOpKind::Math)) in.fail();
-  op.kind = static_cast<LoopOpKind>(in.ok() ? kind : 0);
+  op.kind = in.enumerator(LoopOpKind::Math);
   op.id = in.i32();
   op.dtype = read_dtype(in);
   op.name = in.string();
@@ -148,11 +145,8 @@ Result<LoopProgram> read_loop_program(ByteReader& in, const Graph& graph) {
     b.name = in.string();
     b.dtype = read_dtype(in);
     b.elements = in.i64();
-    const uint8_t kind = in.u8();
-    if (kind > static_cast<uint8_t>(BufferKind::Temp) || b.elements < 0 ||
-        b.elements > kMaxElements)
-      in.fail();
-    b.kind = static_cast<BufferKind>(in.ok() ? kind : 0);
+    b.kind = in.enumerator(BufferKind::Temp);
+    if (b.elements < 0 || b.elements > kMaxElements) in.fail();
     b.value.id = in.i32();
     const bool stored = b.kind == BufferKind::Input || b.kind == BufferKind::Param;
     if (stored && (b.value.id < 0 || static_cast<size_t>(b.value.id) >= graph.values.size()))
@@ -162,9 +156,7 @@ Result<LoopProgram> read_loop_program(ByteReader& in, const Graph& graph) {
   for (LoopKernel& k : p.kernels) {
     k.name = in.string();
     k.origin = in.string();
-    const uint8_t kind = in.u8();
-    if (kind > static_cast<uint8_t>(LoopKernelKind::Extern)) in.fail();
-    k.kind = static_cast<LoopKernelKind>(in.ok() ? kind : 0);
+    k.kind = in.enumerator(LoopKernelKind::Extern);
     k.extern_name = in.string();
     k.ranges = in.i64s();
     k.reduction_ranges = in.i64s();

@@ -21,13 +21,10 @@ std::map<std::string, LowerFn> all_lowerings() {
 // Storage of an input or parameter as its type lays it out (strides honoured).
 void bind_external(ProgramBuilder& pb, const Graph& graph, ValueRef ref, BufferKind kind) {
   const Value& v = graph.value(ref);
-  int64_t extent = v.type.numel() == 0 ? 0 : 1;
   Expr index = Expr::constant(0);
-  for (size_t i = 0; i < v.type.sizes.size(); ++i) {
-    if (v.type.numel() != 0) extent += (v.type.sizes[i] - 1) * v.type.strides[i];
+  for (size_t i = 0; i < v.type.sizes.size(); ++i)
     if (v.type.sizes[i] != 1) index = index + dim_var(i) * Expr::constant(v.type.strides[i]);
-  }
-  const int buffer = pb.add_buffer(v.name, v.type.dtype, extent, kind, ref);
+  const int buffer = pb.add_buffer(v.name, v.type.dtype, storage_extent(v.type), kind, ref);
   pb.set_access(ref, {buffer, index, v.type});
 }
 
@@ -40,14 +37,8 @@ void lower_on_host(ProgramBuilder& pb, const Graph& graph, int n) {
   k.kind = LoopKernelKind::Extern;
   k.extern_name = "reference";
   k.node = n;
-  for (size_t i = 0; i < node.args.size(); ++i) {
-    if (const auto* r = std::get_if<ValueRef>(&node.args[i])) {
-      k.extern_inputs.push_back(nl.contiguous(pb.access(*r)).buffer);
-    } else if (const auto* l = std::get_if<TensorList>(&node.args[i])) {
-      for (const auto& item : l->items)
-        if (item) k.extern_inputs.push_back(nl.contiguous(pb.access(*item)).buffer);
-    }
-  }
+  for (ValueRef r : tensor_args(node))
+    k.extern_inputs.push_back(nl.contiguous(pb.access(r)).buffer);
   for (size_t o = 0; o < node.outputs.size(); ++o)
     k.extern_outputs.push_back(nl.realize_output(o).buffer);
   pb.emit(std::move(k));

@@ -152,23 +152,11 @@ class Runner {
     const Node& node = p_.graph.nodes.at(static_cast<size_t>(s.node));
     std::map<int32_t, HostTensor> values;
     size_t next = 0;
-    auto fetch = [&](ValueRef r) -> Status {
+    for (ValueRef r : tensor_args(node)) {
       const TensorType& t = p_.graph.type(r);
-      const int b = s.buffers.at(next++);
-      auto host = download(b, TensorType::contiguous(t.dtype, t.sizes));
+      auto host = download(s.buffers.at(next++), TensorType::contiguous(t.dtype, t.sizes));
       if (!host) return std::move(host).error();
       values[r.id] = std::move(*host);
-      return Ok{};
-    };
-    for (const ArgValue& a : node.args) {
-      if (const auto* r = std::get_if<ValueRef>(&a)) {
-        if (auto st = fetch(*r); !st) return st;
-      } else if (const auto* l = std::get_if<TensorList>(&a)) {
-        for (const auto& item : l->items)
-          if (item) {
-            if (auto st = fetch(*item); !st) return st;
-          }
-      }
     }
     auto outs = run_node(p_.graph, node, [&](ValueRef r) -> const HostTensor* {
       auto it = values.find(r.id);

@@ -33,43 +33,14 @@ std::vector<FusionFailure> read_failures(ByteReader& in) {
   for (FusionFailure& f : failures) {
     f.producer = in.string();
     f.consumer = in.string();
-    const uint8_t c = in.u8();
-    if (c > static_cast<uint8_t>(FusionCategory::Unknown)) in.fail();
-    f.category = static_cast<FusionCategory>(in.ok() ? c : 0);
+    f.category = in.enumerator(FusionCategory::Unknown);
     f.detail = in.string();
   }
   return failures;
 }
 
-// Elements a value's storage spans (what lowering gives its buffer), or nullopt when the
-// arithmetic would overflow.
-std::optional<int64_t> storage_extent(const TensorType& t) {
-  if (t.numel() == 0) return 0;
-  int64_t extent = 1;
-  for (size_t i = 0; i < t.sizes.size(); ++i) {
-    int64_t step = 0;
-    if (t.strides[i] < 0 || __builtin_mul_overflow(t.sizes[i] - 1, t.strides[i], &step) ||
-        __builtin_add_overflow(extent, step, &extent))
-      return std::nullopt;
-  }
-  return extent;
-}
-
 bool buffer_holds(const LoopBuffer& b, DType dtype, int64_t elements) {
   return b.dtype == dtype && b.elements == elements;
-}
-
-// Tensors a host step moves, in order: the node's tensor arguments, then its outputs.
-std::vector<ValueRef> host_step_values(const Node& node) {
-  std::vector<ValueRef> values;
-  for (const ArgValue& a : node.args) {
-    if (const auto* r = std::get_if<ValueRef>(&a)) values.push_back(*r);
-    if (const auto* l = std::get_if<TensorList>(&a))
-      for (const auto& item : l->items)
-        if (item) values.push_back(*item);
-  }
-  values.insert(values.end(), node.outputs.begin(), node.outputs.end());
-  return values;
 }
 
 // What running the program takes for granted about its buffers: an input or parameter
@@ -85,8 +56,7 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p) {
     if (!listed(input ? g.inputs : g.params, b.value))
       return "buffer '" + b.name + "' holds no graph " + (input ? "input" : "parameter");
     const TensorType& t = g.type(b.value);
-    const auto extent = storage_extent(t);
-    if (!extent || !buffer_holds(b, t.dtype, *extent))
+    if (!buffer_holds(b, t.dtype, storage_extent(t)))
       return "buffer '" + b.name + "' does not hold " + t.to_string();
   }
   for (size_t i = 0; i < p.outputs.size(); ++i) {
@@ -98,7 +68,9 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p) {
     if (k.kind != LoopKernelKind::Extern || k.node < 0) continue;
     std::vector<int> buffers = k.extern_inputs;
     buffers.insert(buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
-    const std::vector<ValueRef> values = host_step_values(g.nodes[static_cast<size_t>(k.node)]);
+    const Node& node = g.nodes[static_cast<size_t>(k.node)];
+    std::vector<ValueRef> values = tensor_args(node);
+    values.insert(values.end(), node.outputs.begin(), node.outputs.end());
     // A library call runs on the host when the plugin lacks it: its buffers are its node's.
     if (buffers.size() != values.size()) return "kernel '" + k.name + "' moves other tensors";
     for (size_t i = 0; i < values.size(); ++i) {

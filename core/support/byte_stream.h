@@ -86,6 +86,13 @@ class ByteReader {
     pos_ += n;
     return s;
   }
+  // An enumerator stored as one byte, `last` the highest it may be (the first when it fails).
+  template <class Enum>
+  Enum enumerator(Enum last) {
+    const uint8_t v = u8();
+    if (v > static_cast<uint8_t>(last)) fail();
+    return static_cast<Enum>(ok_ ? v : 0);
+  }
   std::vector<int64_t> i64s() {
     std::vector<int64_t> v(count(8));
     for (int64_t& x : v) x = i64();
