@@ -1,6 +1,7 @@
 #include "core/graph/graph_json.h"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -177,6 +178,15 @@ class GraphReader {
     return ref;
   }
 
+  // JSON has no inf or nan: a Scalar or float argument spells them as strings.
+  double read_special_float(const std::string& text, const std::string& path) {
+    if (text == "inf") return std::numeric_limits<double>::infinity();
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+    fail(path, "a number must be a JSON number or one of \"inf\", \"-inf\", \"nan\" (got \"" +
+                   text + "\")");
+  }
+
   // JSON -> argument value, guided by the schema argument it lands on (when known).
   ArgValue read_arg(const json& value, const ArgSchema* schema, const std::string& path) {
     if (value.is_null()) return None{};
@@ -187,6 +197,10 @@ class GraphReader {
       const std::string text = value.get<std::string>();
       if (!text.empty() && text[0] == '%') return resolve(text, path);
       if (schema != nullptr && schema->kind == ArgKind::ScalarType) return read_dtype(value, path);
+      // inf and nan where a number may stand: a Scalar, a float, or a wrapped-scalar Tensor.
+      if (schema != nullptr && (schema->kind == ArgKind::Scalar || schema->kind == ArgKind::Float ||
+                                (schema->kind == ArgKind::Tensor && !schema->is_list)))
+        return read_special_float(text, path);
       return text;
     }
     if (value.is_array()) {

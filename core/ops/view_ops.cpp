@@ -65,6 +65,24 @@ ViewSpec permute_spec(const Shape& in, const IntList& dims) {
   return spec;
 }
 
+// Reversed dims walk their input backwards: a negative stride from the last element.
+ViewSpec flip_spec(const Shape& in, const IntList& dims) {
+  const auto rank = static_cast<int64_t>(in.size());
+  ViewSpec spec = identity_spec(in);
+  std::vector<bool> seen(in.size(), false);
+  for (int64_t d : dims) {
+    const auto n = static_cast<size_t>(dim_of(d, rank));
+    op_check(!seen[n],
+             "flip: dim " + std::to_string(d) + " appears more than once in " + shape_text(dims));
+    seen[n] = true;
+    if (in[n] > 1) {
+      spec.offset += (in[n] - 1) * spec.strides[n];
+      spec.strides[n] = -spec.strides[n];
+    }
+  }
+  return spec;
+}
+
 IntList transpose_dims(int64_t rank, int64_t a, int64_t b) {
   IntList dims(static_cast<size_t>(rank));
   std::iota(dims.begin(), dims.end(), 0);
@@ -302,6 +320,9 @@ std::vector<OpRow> view_ops() {
   }));
   rows.push_back(view_row("aten.permute.default", [](const ArgView& c, const Shape& in) {
     return permute_spec(in, c.get_ints(1));
+  }));
+  rows.push_back(view_row("aten.flip.default", [](const ArgView& c, const Shape& in) {
+    return flip_spec(in, c.get_ints(1));
   }));
   rows.push_back(view_row("aten.expand.default", [](const ArgView& c, const Shape& in) {
     return expand_spec(in, c.get_ints(1));

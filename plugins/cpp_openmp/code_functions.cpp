@@ -39,6 +39,7 @@ constexpr const char* kCodegenVersion = "cpp-codegen-1";
 CodegenOptions codegen_options(const kiln_plugin& plugin) {
   CodegenOptions o;
   o.threads = static_cast<int>(plugin.threads);
+  o.vector_width = plugin.vector_width;
   return o;
 }
 
@@ -79,7 +80,9 @@ kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_
     const auto start = std::chrono::steady_clock::now();
     std::string bytes;
     try {
-      bytes = compile_shared_object(source, {plugin->compiler, plugin->flags});
+      bytes = compile_shared_object(source, {plugin->compiler, plugin->all_flags()});
+    } catch (const CompilerMissing& e) {
+      throw Failure(KILN_STATUS_NOT_FOUND, e.what());
     } catch (const std::exception& e) {
       throw Failure(KILN_STATUS_INTERNAL, e.what());
     }
@@ -187,9 +190,10 @@ kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_
 std::string compiler_fingerprint(const kiln_plugin& plugin) {
   std::string f = std::string(kCodegenVersion) + "@" + kiln::sdk::plugin_binary_digest() + "; " +
                   compiler_version(plugin.compiler) + ";";
-  for (const auto& flag : plugin.flags) f += " " + flag;
+  for (const auto& flag : plugin.all_flags()) f += " " + flag;
   for (const auto& flag : required_flags()) f += " " + flag;
   f += "; threads=" + std::to_string(plugin.threads);
+  f += "; vector_width=" + std::to_string(plugin.vector_width);
   f += "; runtime=" + std::to_string(std::hash<std::string>{}(kiln_cpu_runtime_text));
   return f;
 }

@@ -94,7 +94,8 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
        ") __attribute__((always_inline)) {\n      using L = decltype(lanes);\n";
   s += body_lines(k, ops, {inner, false}, "      ");
   s += "    };\n";
-  const bool grouped = ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
+  const bool vectorized = o.vector_width > 1;
+  const bool grouped = vectorized && ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
   // The body over kGroup consecutive vectors, op by op across them: independent work sits
   // side by side, so a chain of opaque calls (Sleef) does not serialize one vector at a time.
   if (grouped) {
@@ -108,7 +109,7 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
          ") {\n";
   }
   s += "    int64_t " + inner + " = " + lo + ";\n";
-  s += vector_loops("    ", inner, hi, grouped ? "group" : "", "body", "", true);
+  s += vector_loops("    ", inner, hi, grouped ? "group" : "", "body", "", vectorized);
   if (tiled) s += "    }\n";
   return s + "  }\n";
 }
@@ -120,7 +121,8 @@ std::string kernel_symbol(const std::string& kernel_name) {
 }
 
 std::string generate_source(const std::vector<kir::Kernel>& kernels, const CodegenOptions& o) {
-  std::string s = "#include \"kiln_cpu_runtime.h\"\n";
+  std::string s =
+      "#define KRT_LANES " + std::to_string(o.vector_width) + "\n#include \"kiln_cpu_runtime.h\"\n";
   for (const kir::Kernel& k : kernels) {
     if (k.kind == "extern") continue;
     try {

@@ -1,6 +1,7 @@
 // KIR kernels to one C++ translation unit: each kernel an `extern "C"` function
 // `void kiln_kernel_<name>(void* const* buffers, krt::Status* status)` whose loops run in
-// parallel with OpenMP over the outer dims and in 8-lane vectors over the innermost one.
+// parallel with OpenMP over the outer dims and in vectors of `vector_width` lanes over the
+// innermost one.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@ struct CodegenOptions {
   int64_t split_threshold = int64_t{1} << 14;
   // A pointwise kernel with few rows cuts its inner dim into chunks no shorter than this.
   int64_t min_inner_chunk = 4096;
+  // Lanes of the vector loops (krt::kLanes); 1 generates scalar loops only.
+  int vector_width = 8;
 };
 
 // Throws std::runtime_error naming the kernel and the reason when a kernel cannot be generated.

@@ -1,6 +1,7 @@
 #include "plugins/cpp_openmp/codegen_ops.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
@@ -144,11 +145,22 @@ const char* c_kind(DType d) {
   }
 }
 
+namespace {
+
+// A KIR literal (anything strtod reads) as C++ source text with the same double value.
+std::string double_c(const std::string& text) {
+  const double v = std::strtod(text.c_str(), nullptr);
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return std::string("(") + buf + ")";
+}
+
+}  // namespace
+
 std::string literal_c(const std::string& text, DType d) {
-  std::string value = text;
-  if (text == "inf") value = "__builtin_inf()";
-  if (text == "-inf") value = "(-__builtin_inf())";
-  if (text == "nan") value = "__builtin_nan(\"\")";
+  const std::string value = double_c(text);
   if (d == DType::F16 || d == DType::BF16) {
     return std::string("krt::convert1<uint16_t, ") + c_kind(d) + ", double, krt::kFloat>(" + value +
            ")";

@@ -32,7 +32,7 @@ bool mentions_indirect(const kir::Expr& e);
 // feed their accumulator, which the skeleton declares.
 std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx);
 
-// The accumulator a reduce op declares: AccPair (scalar + 8 lanes) when vectorized.
+// The accumulator a reduce op declares: AccPair (scalar + vector lanes) when vectorized.
 std::string accumulator_type(const kir::Kernel& k, const kir::Op& op, bool vectorized);
 
 // A literal of dtype `d` from KIR text ("0.5", "-inf", "3").

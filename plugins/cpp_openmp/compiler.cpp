@@ -113,27 +113,50 @@ std::string compile_shared_object(const std::string& source, const CompilerConfi
   for (const auto& l : link_libraries()) argv.push_back(l);
   const fs::path log = dir.path() / "compiler.log";
   const int rc = run(argv, log);
+  if (rc < 0) {
+    throw CompilerMissing("compiler '" + config.compiler +
+                          "' not found on PATH; set plugins[].options.compiler");
+  }
   if (rc != 0) {
     std::string messages = read_file(log);
     if (messages.size() > 4000) messages = messages.substr(0, 4000) + "\n...";
-    throw std::runtime_error(
-        "the compiler failed (" +
-        (rc < 0 ? std::string("could not run it") : "exit " + std::to_string(rc)) +
-        "): " + joined(argv) + "\n" + messages);
+    throw std::runtime_error("the compiler failed (exit " + std::to_string(rc) +
+                             "): " + joined(argv) + "\n" + messages);
   }
   return read_file(dir.path() / "kernels.so");
 }
 
-std::string compiler_version(const std::string& compiler) {
-  try {
-    TempDir dir;
-    const fs::path log = dir.path() / "version.txt";
-    if (run({compiler, "--version"}, log) != 0) return "unknown " + compiler;
-    std::string text = read_file(log);
-    return text.substr(0, text.find('\n'));
-  } catch (const std::exception&) {
-    return "unknown " + compiler;
+std::vector<std::string> shipped_library_flags(const std::string& plugin_path) {
+  if (plugin_path.empty()) return {};
+  const fs::path plugin_dir = fs::path(plugin_path).parent_path();
+  const fs::path include = plugin_dir / ".." / ".." / "include";
+  const fs::path lib = plugin_dir / "..";
+  std::error_code ec;
+  std::vector<std::string> flags;
+  if (fs::exists(include / "sleef.h", ec))
+    flags.push_back("-I" + fs::weakly_canonical(include, ec).string());
+  if (fs::exists(lib / "libsleef.so", ec)) {
+    const std::string dir = fs::weakly_canonical(lib, ec).string();
+    flags.push_back("-L" + dir);
+    flags.push_back("-Wl,-rpath," + dir);
   }
+  return flags;
+}
+
+std::string compiler_version(const std::string& compiler) {
+  TempDir dir;
+  const fs::path log = dir.path() / "version.txt";
+  const int rc = run({compiler, "--version"}, log);
+  if (rc < 0) {
+    throw std::runtime_error("compiler '" + compiler +
+                             "' not found on PATH; set plugins[].options.compiler");
+  }
+  if (rc != 0) {
+    throw std::runtime_error("compiler '" + compiler + "' --version exits " + std::to_string(rc) +
+                             "; set plugins[].options.compiler to a working C++ compiler");
+  }
+  std::string text = read_file(log);
+  return text.substr(0, text.find('\n'));
 }
 
 }  // namespace kiln::cpu

@@ -2,6 +2,7 @@
 // bytes. Everything happens in a private temporary directory that is removed afterwards.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,15 +13,26 @@ struct CompilerConfig {
   std::vector<std::string> flags;  // from the config, e.g. -O3 -march=native -fopenmp
 };
 
+// The compiler could not be started at all: a setup error, not a bug in generated code.
+struct CompilerMissing : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The flags kiln always adds: position-independent shared object, wrapping signed
 // arithmetic (integer kernels wrap like the reference), and Sleef when it is available.
 std::vector<std::string> required_flags();
 std::vector<std::string> link_libraries();
 
+// What a plugin unpacked from a bundle ships beside itself: `-I` for <plugin>/../../include
+// and `-L` plus an rpath for <plugin>/.. when those hold Sleef's header and library. Empty
+// in a build tree or an install that relies on the system's copies.
+std::vector<std::string> shipped_library_flags(const std::string& plugin_path);
+
 // Throws std::runtime_error with the command and the compiler's messages on failure.
 std::string compile_shared_object(const std::string& source, const CompilerConfig& config);
 
-// "<first line of `compiler --version`>", or "unknown <compiler>" when it does not run.
+// The first line of `compiler --version`; throws std::runtime_error saying how to fix it
+// when the compiler is not on PATH or does not run.
 std::string compiler_version(const std::string& compiler);
 
 }  // namespace kiln::cpu

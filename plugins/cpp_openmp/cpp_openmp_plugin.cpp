@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "code_functions.h"
+#include "compiler.h"
 #include "plugin_state.h"
 #include "roofline.h"
 
@@ -40,6 +41,16 @@ uint32_t parse_threads(const std::string& text, uint32_t cores) {
   return n;
 }
 
+// `auto` is 8 wherever the CPU has 256-bit vectors or wider (AVX-512 included: the kernels'
+// defaults were measured at 8 lanes), 4 elsewhere. Any width runs on any CPU: GCC splits
+// vectors wider than the hardware's, so the suite can test every width on every machine.
+int parse_vector_width(const std::string& text, const kiln::cpu::CpuInfo& cpu) {
+  if (text == "auto") return cpu.simd_width_f32 >= 8 ? 8 : 4;
+  if (text == "1" || text == "4" || text == "8" || text == "16") return std::stoi(text);
+  throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                "option 'vector_width' must be auto, 1, 4, 8 or 16, got '" + text + "'");
+}
+
 std::string join(const std::vector<std::string>& items, const char* separator) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
@@ -56,6 +67,7 @@ void describe_device(kiln_plugin& plugin) {
   p.add_int("threads", plugin.threads);
   p.add_string("isa", join(cpu.isa_features, ","));
   p.add_int("simd_width_f32", cpu.simd_width_f32);
+  p.add_int("vector_width", plugin.vector_width);
   p.add_int("warp_width", 1);
   p.add_int("memory_bytes", static_cast<int64_t>(cpu.memory_bytes));
   p.add_int("l1d_bytes", static_cast<int64_t>(cpu.l1d_bytes));
@@ -91,14 +103,20 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    options.reject_unknown({"compiler", "flags", "threads"});
+    options.reject_unknown({"compiler", "flags", "threads", "vector_width"});
     auto plugin = std::make_unique<kiln_plugin>();
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
     plugin->compiler = options.get("compiler", "g++");
     plugin->flags = options.get_list("flags", {"-O3", "-march=native", "-fopenmp"});
+    plugin->shipped = kiln::cpu::shipped_library_flags(kiln::sdk::plugin_binary_path());
     plugin->cpu = kiln::cpu::read_cpu_info();
     plugin->threads = parse_threads(options.get("threads", "auto"), plugin->cpu.logical_cores);
-    plugin->fingerprint = kiln::cpu::compiler_fingerprint(*plugin);
+    plugin->vector_width = parse_vector_width(options.get("vector_width", "auto"), plugin->cpu);
+    try {
+      plugin->fingerprint = kiln::cpu::compiler_fingerprint(*plugin);
+    } catch (const std::exception& e) {
+      throw Failure(KILN_STATUS_NOT_FOUND, e.what());
+    }
     describe_device(*plugin);
     plugin->log(KILN_LOG_DEBUG,
                 "cpu: " + plugin->cpu.model + ", " + std::to_string(plugin->threads) + " threads");

@@ -68,7 +68,7 @@ std::string group_lambda(const std::string& indent, const std::string& name,
                          const std::vector<std::string>& lines,
                          const std::set<std::string>& moved) {
   std::string s = indent + "auto " + name + " = [&](" + params +
-                  ") __attribute__((always_inline)) {\n" + indent + "  using L = krt::L8;\n" +
+                  ") __attribute__((always_inline)) {\n" + indent + "  using L = krt::LV;\n" +
                   preamble;
   for (const std::string& line : lines)
     for (int j = 0; j < kGroup; ++j) s += indent + "  " + group_copy(line, j, moved) + "\n";
@@ -86,7 +86,7 @@ std::string vector_loops(const std::string& indent, const std::string& var, cons
   }
   if (vectorized) {
     s += indent + "for (; " + var + " + krt::kLanes <= " + hi + "; " + var + " += krt::kLanes) " +
-         body + "(krt::L8{}, " + lead + var + ");\n";
+         body + "(krt::LV{}, " + lead + var + ");\n";
   }
   return s + indent + "for (; " + var + " < " + hi + "; ++" + var + ") " + body + "(krt::L1{}, " +
          lead + var + ");\n";

@@ -27,7 +27,7 @@ std::string body_lines(const kir::Kernel& k, const std::vector<const kir::Op*>& 
 inline constexpr int kGroup = 4;
 inline constexpr size_t kMaxGroupedOps = 32;
 
-// `auto NAME = [&](PARAMS) { using L = krt::L8; PREAMBLE ... };`: the body `lines` for
+// `auto NAME = [&](PARAMS) { using L = krt::LV; PREAMBLE ... };`: the body `lines` for
 // kGroup consecutive vectors, line by line across them (group_copy with `moved`).
 std::string group_lambda(const std::string& indent, const std::string& name,
                          const std::string& params, const std::string& preamble,

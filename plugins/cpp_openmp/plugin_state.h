@@ -11,10 +11,18 @@
 struct kiln_plugin {
   kiln::sdk::HostLog log;
   std::string compiler;
-  std::vector<std::string> flags;
+  std::vector<std::string> flags;    // from the config
+  std::vector<std::string> shipped;  // headers and libraries found beside the plugin
   uint32_t threads = 0;
+  int vector_width = 8;     // lanes of generated vector loops (krt::kLanes)
   std::string fingerprint;  // changes whenever generated code may change
   kiln::cpu::CpuInfo cpu;
   kiln::sdk::PropertyList properties;
   kiln::cpu::HostMemory memory;
+
+  std::vector<std::string> all_flags() const {
+    std::vector<std::string> all = flags;
+    all.insert(all.end(), shipped.begin(), shipped.end());
+    return all;
+  }
 };

@@ -123,7 +123,10 @@ std::string stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
 }  // namespace
 
 std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
-  const RowPlan plan = kir_support::plan_rows(k, kMaxRowCacheBytes);
+  RowPlan plan = kir_support::plan_rows(k, kMaxRowCacheBytes);
+  if (o.vector_width == 1) {
+    for (RowPass& pass : plan.passes) pass.vectorized = false;
+  }
   const size_t n = k.ranges.size(), m = k.reduction_ranges.size();
   const int64_t rows = product(k.ranges, 0, n);
   const int64_t router = m ? product(k.reduction_ranges, 0, m - 1) : 1;

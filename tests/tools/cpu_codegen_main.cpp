@@ -1,5 +1,6 @@
-// kiln-cpu-codegen KIR_FILE|-: prints the C++ the cpp_openmp plugin generates for a kir/1
-// text, without compiling it. Golden tests of the generated code run through it.
+// kiln-cpu-codegen [--vector-width N] KIR_FILE|-: prints the C++ the cpp_openmp plugin generates
+// for a kir/1 text, without compiling it. Golden tests of the generated code run through it.
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -8,8 +9,16 @@
 #include "plugins/cpp_openmp/codegen.h"
 
 int main(int argc, char** argv) {
+  // Fixed options, so the golden text does not depend on this machine's core count or ISA.
+  kiln::cpu::CodegenOptions options;
+  options.threads = 4;
+  if (argc == 4 && std::string(argv[1]) == "--vector-width") {
+    options.vector_width = std::atoi(argv[2]);
+    argv += 2;
+    argc -= 2;
+  }
   if (argc != 2) {
-    std::cerr << "usage: kiln-cpu-codegen KIR_FILE (or - for standard input)\n";
+    std::cerr << "usage: kiln-cpu-codegen [--vector-width N] KIR_FILE (or - for standard input)\n";
     return 2;
   }
   std::stringstream text;
@@ -28,9 +37,6 @@ int main(int argc, char** argv) {
     std::cerr << "kiln-cpu-codegen: bad KIR: " << parsed.error << "\n";
     return 1;
   }
-  // Fixed options, so the golden text does not depend on this machine's core count.
-  kiln::cpu::CodegenOptions options;
-  options.threads = 4;
   try {
     std::cout << kiln::cpu::generate_source(parsed.kernels, options);
   } catch (const std::exception& e) {

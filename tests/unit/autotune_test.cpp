@@ -12,14 +12,19 @@
 #include "core/runtime/compile.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/tune/kernel_tuner.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln {
 namespace {
 
+using test::data_dir;
+using test::plugin_dir;
+using test::test_plugin_dir;
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-const std::string kTimingPlugin = std::string(KILN_TEST_PLUGIN_DIR) + "/kiln_timing_test.so";
+const std::string kTimingPlugin = test_plugin_dir() + "/kiln_timing_test.so";
 
 PluginConfig timing_plugin(const std::string& name, int64_t delay_us) {
   return {name,
@@ -69,7 +74,7 @@ class AutotuneTest : public ::testing::Test {
     o.autotune.warmup = 1;
     o.autotune.reps = 5;
     o.cache.dir = dir_.string();
-    o.plugin_path = {KILN_PLUGIN_DIR};
+    o.plugin_path = {plugin_dir()};
     return o;
   }
 };

@@ -23,9 +23,14 @@
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
 #include "core/runtime/plugin_loader.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln {
 namespace {
+
+using test::data_dir;
+using test::plugin_dir;
+using test::test_plugin_dir;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -37,7 +42,7 @@ class CompiledGraphCacheTest : public ::testing::Test {
            ("kiln_graph_cache_test_" + std::to_string(getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
-    const std::string path = std::string(KILN_PLUGIN_DIR) + "/kiln_cpp_openmp.so";
+    const std::string path = plugin_dir() + "/kiln_cpp_openmp.so";
     auto plugin = load_plugin(PluginConfig{"cpp_openmp", "", {}}, path, logging_);
     ASSERT_TRUE(plugin) << plugin.error().to_string();
     plugin_ = *plugin;
@@ -64,7 +69,7 @@ class CompiledGraphCacheTest : public ::testing::Test {
   }
 
   Graph example(const std::string& name) const {
-    const std::string base = std::string(KILN_SOURCE_DIR) + "/examples/" + name;
+    const std::string base = data_dir() + "/examples/" + name;
     auto g = load_graph(base + ".json", registry_);
     EXPECT_TRUE(g) << g.error().to_string();
     if (fs::exists(base + ".safetensors")) {

@@ -5,9 +5,14 @@
 #include <sstream>
 
 #include "core/config/config_loader.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln {
 namespace {
+
+using test::data_dir;
+using test::plugin_dir;
+using test::test_plugin_dir;
 
 using ::testing::HasSubstr;
 
@@ -155,11 +160,11 @@ TEST(Config, XdgCacheHomeIsTheDefaultCacheRoot) {
 
 TEST(Config, KilnConfigNamesTheFileAndExplicitFileWins) {
   Environment env = home_env();
-  env.config = std::string(KILN_SOURCE_DIR) + "/configs/nvidia.yaml";
+  env.config = data_dir() + "/configs/nvidia.yaml";
   auto from_env = load_options(std::nullopt, env);
   ASSERT_TRUE(from_env) << from_env.error().to_string();
   EXPECT_EQ(from_env->plugins.front().name, "ptx");
-  auto explicit_file = load_options(std::string(KILN_SOURCE_DIR) + "/configs/amd.yaml", env);
+  auto explicit_file = load_options(data_dir() + "/configs/amd.yaml", env);
   ASSERT_TRUE(explicit_file) << explicit_file.error().to_string();
   EXPECT_EQ(explicit_file->plugins.front().name, "amdgpu");
 }
@@ -173,7 +178,7 @@ TEST(Config, MissingFileIsAUserError) {
 }
 
 TEST(Config, BuiltInDefaultIsConfigsDefaultYaml) {
-  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/configs/default.yaml");
+  std::ifstream in(data_dir() + "/configs/default.yaml");
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(builtin_default_config(), text.str());
@@ -187,8 +192,7 @@ TEST(Config, BuiltInDefaultIsConfigsDefaultYaml) {
 
 TEST(Config, EveryShippedConfigLoads) {
   for (const char* name : {"default", "nvidia", "amd", "multi-device"}) {
-    auto options =
-        load_options(std::string(KILN_SOURCE_DIR) + "/configs/" + name + ".yaml", home_env());
+    auto options = load_options(data_dir() + "/configs/" + name + ".yaml", home_env());
     EXPECT_TRUE(options) << name << ": " << options.error().to_string();
   }
 }

@@ -9,9 +9,14 @@
 #include "core/runtime/plugin_loader.h"
 #include "core/runtime/smoke_test.h"
 #include "core/support/logging.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln {
 namespace {
+
+using test::data_dir;
+using test::plugin_dir;
+using test::test_plugin_dir;
 
 using ::testing::HasSubstr;
 
@@ -21,7 +26,7 @@ class CpuPluginTest : public ::testing::Test {
 
   std::shared_ptr<const Plugin> load(std::vector<PluginOption> options = {}) {
     auto plugin = load_plugin(PluginConfig{"cpp_openmp", "", std::move(options)},
-                              std::string(KILN_PLUGIN_DIR) + "/kiln_cpp_openmp.so", logging);
+                              plugin_dir() + "/kiln_cpp_openmp.so", logging);
     EXPECT_TRUE(plugin) << plugin.error().to_string();
     return plugin ? *plugin : nullptr;
   }
@@ -51,7 +56,7 @@ TEST_F(CpuPluginTest, ThreadsOptionIsParsedAndChecked) {
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(std::get<int64_t>(plugin->devices()[0].find("threads")->value), 3);
   auto bad = load_plugin(PluginConfig{"cpp_openmp", "", {PluginOption{"threads", {"lots"}, false}}},
-                         std::string(KILN_PLUGIN_DIR) + "/kiln_cpp_openmp.so", logging);
+                         plugin_dir() + "/kiln_cpp_openmp.so", logging);
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().to_string(),
               HasSubstr("option 'threads' must be 'auto' or a positive integer, got 'lots'"));

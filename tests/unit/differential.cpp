@@ -13,6 +13,7 @@
 #include "core/runtime/compile.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/support/logging.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln::test {
 namespace {
@@ -34,6 +35,26 @@ uint64_t fresh_seed() {
   if (const char* s = std::getenv("KILN_TEST_SEED")) return std::strtoull(s, nullptr, 10);
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) | rd();
+}
+
+// KILN_TEST_PLUGIN_OPTIONS="vector_width=4,threads=2": options for the plugin under test, so
+// the suite covers every code shape an option selects (ctest runs it once per shape).
+std::vector<PluginOption> test_plugin_options() {
+  std::vector<PluginOption> options;
+  const char* text = std::getenv("KILN_TEST_PLUGIN_OPTIONS");
+  std::string rest = text ? text : "";
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      ADD_FAILURE() << "KILN_TEST_PLUGIN_OPTIONS: '" << item << "' is not key=value";
+      continue;
+    }
+    options.push_back(PluginOption{item.substr(0, eq), {item.substr(eq + 1)}, false});
+  }
+  return options;
 }
 
 }  // namespace
@@ -62,19 +83,19 @@ TensorType sliced_type(DType dtype, const Shape& sizes, int64_t step) {
 void Differential::SetUpTestSuite() {
   auto s = std::make_unique<Suite>();
   s->registry = OpRegistry::create().value();
-  // KILN_TEST_PLUGIN runs the suite through another plugin (`ptx` on a GPU machine), loaded
-  // from KILN_TEST_PLUGIN_DIR; its kernels are then compiled fresh (no kernel cache).
+  // KILN_TEST_PLUGIN runs the suite through another plugin (`ptx` on a GPU machine); its
+  // kernels are then compiled fresh (no kernel cache).
   const char* other = std::getenv("KILN_TEST_PLUGIN");
   const std::string name = other && *other ? other : "cpp_openmp";
-  const char* dir_env = std::getenv("KILN_TEST_PLUGIN_DIR");
-  const std::string dir = dir_env && *dir_env ? dir_env : KILN_PLUGIN_DIR;
-  auto plugin = load_plugin(PluginConfig{name, "", {}}, dir + "/kiln_" + name + ".so", s->logging);
+  const std::string dir = plugin_dir();
+  auto plugin = load_plugin(PluginConfig{name, "", test_plugin_options()},
+                            dir + "/kiln_" + name + ".so", s->logging);
   ASSERT_TRUE(plugin) << plugin.error().to_string();
   ASSERT_FALSE((*plugin)->devices().empty()) << "plugin " << name << " has no devices";
   s->plugin = *plugin;
   // Per build tree, so reruns hit the cache; the suite never depends on it being warm.
-  s->cache = std::make_unique<DiskCache>(other && *other ? "" : KILN_TEST_CACHE_DIR,
-                                         int64_t{1} << 30, s->logging.get("cache"));
+  s->cache = std::make_unique<DiskCache>(other && *other ? "" : cache_dir(), int64_t{1} << 30,
+                                         s->logging.get("cache"));
   suite() = std::move(s);
 }
 

@@ -44,6 +44,34 @@ TEST_P(CompiledDataMovement, ViewsRemapIndicesWithoutCopies) {
   EXPECT_EQ(st.externs, 0u);
 }
 
+// flip reads its input backwards (a negative stride): every dim, some dims, a transposed
+// and a sliced input, size-1 and empty dims, and flips composed with other views.
+TEST_P(CompiledDataMovement, FlipWalksDimsBackwards) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {3, 7, 5}), Range{-2, 2});
+  const ValueRef xt = input(b, "xt", TensorType{d, {3, 7, 5}, {1, 15, 3}}, Range{-2, 2});
+  const ValueRef xs = input(b, "xs", sliced_type(d, {4, 9}, 3), Range{-2, 2});
+  const ValueRef one = input(b, "one", TensorType::contiguous(d, {1, 11}), Range{-2, 2});
+  const ValueRef empty = input(b, "empty", TensorType::contiguous(d, {0, 4}), Range{-2, 2});
+  output_of(b, "flip_last", "aten.flip.default", {x, ints{-1}});
+  output_of(b, "flip_all", "aten.flip.default", {x, ints{0, 1, 2}});
+  output_of(b, "flip_none", "aten.flip.default", {x, ints{}});
+  output_of(b, "flip_transposed", "aten.flip.default", {xt, ints{0, 2}});
+  output_of(b, "flip_sliced", "aten.flip.default", {xs, ints{1}});
+  output_of(b, "flip_size_one", "aten.flip.default", {one, ints{0, 1}});
+  output_of(b, "flip_empty", "aten.flip.default", {empty, ints{0}});
+  output_of(b, "flip_of_views", "aten.add.Tensor",
+            {b.op("aten.flip.default",
+                  {b.op("aten.slice.Tensor",
+                        {b.op("aten.permute.default", {x, ints{2, 0, 1}}), 2, 1, 7, 2}),
+                   ints{0, 2}}),
+             b.op("aten.permute.default",
+                  {b.op("aten.flip.default", {b.op("aten.slice.Tensor", {x, 1, 1, 7, 2}), ints{1}}),
+                   ints{2, 0, 1}})});
+  check(b);
+}
+
 TEST_P(CompiledDataMovement, CatPadRepeatAndCreation) {
   const DType d = GetParam();
   GraphBuilder b = builder();

@@ -8,6 +8,7 @@
 #include "core/graph/safetensors.h"
 #include "core/ops/op_registry.h"
 #include "tests/unit/differential.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln::test {
 namespace {
@@ -15,9 +16,7 @@ namespace {
 class CompiledExamples : public Differential, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(CompiledExamples, MatchTheReference) {
-  // KILN_TEST_SOURCE_DIR: where the examples are when the suite runs from a bundle.
-  const char* source = std::getenv("KILN_TEST_SOURCE_DIR");
-  const std::string dir = std::string(source && *source ? source : KILN_SOURCE_DIR) + "/examples/";
+  const std::string dir = data_dir() + "/examples/";
   auto graph = load_graph(dir + GetParam() + ".json", OpRegistry::create().value());
   ASSERT_TRUE(graph) << graph.error().to_string();
   const std::string weights = dir + GetParam() + ".safetensors";

@@ -10,6 +10,7 @@
 #include "core/ops/op_registry.h"
 #include "core/sched/schedule_graph.h"
 #include "kiln/kir.hpp"
+#include "tests/unit/test_paths.h"
 
 namespace kiln::test {
 namespace {
@@ -77,8 +78,7 @@ TEST(KirText, ExampleKernelsRoundTripCanonically) {
   for (const char* name :
        {"mlp", "transformer_block", "softmax", "layernorm", "rmsnorm", "cross_entropy"}) {
     SCOPED_TRACE(name);
-    auto graph =
-        load_graph(std::string(KILN_SOURCE_DIR) + "/examples/" + name + ".json", *registry);
+    auto graph = load_graph(data_dir() + "/examples/" + name + ".json", *registry);
     ASSERT_TRUE(graph) << graph.error().to_string();
     auto scheduled = schedule_graph(*graph, *registry, {});  // the fused kernels the core emits
     ASSERT_TRUE(scheduled) << scheduled.error().to_string();

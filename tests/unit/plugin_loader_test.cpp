@@ -9,9 +9,14 @@
 #include <fstream>
 
 #include "core/support/logging.h"
+#include "tests/unit/test_paths.h"
 
 namespace kiln {
 namespace {
+
+using test::data_dir;
+using test::plugin_dir;
+using test::test_plugin_dir;
 
 using ::testing::HasSubstr;
 
@@ -20,7 +25,7 @@ class PluginLoaderTest : public ::testing::Test {
   Logging logging{LogLevels{}, std::make_shared<spdlog::sinks::null_sink_mt>()};
 
   static std::string test_plugin(const std::string& name) {
-    return std::string(KILN_TEST_PLUGIN_DIR) + "/kiln_test_" + name + ".so";
+    return test_plugin_dir() + "/kiln_test_" + name + ".so";
   }
 
   Result<std::shared_ptr<const Plugin>> load_test(const std::string& name,
@@ -117,7 +122,7 @@ TEST_F(PluginLoaderTest, OneBadPluginDoesNotStopTheOthers) {
   Options options;
   options.plugins = {PluginConfig{"missing", "", {}}, PluginConfig{"test_init_fails", "", {}},
                      PluginConfig{"null", "", {}}};
-  options.plugin_path = {KILN_TEST_PLUGIN_DIR, KILN_PLUGIN_DIR};
+  options.plugin_path = {test_plugin_dir(), plugin_dir()};
   const LoadedPlugins loaded = load_plugins(options, logging);
   ASSERT_EQ(loaded.plugins.size(), 1u);
   EXPECT_EQ(loaded.plugins[0]->name(), "null");
@@ -129,8 +134,7 @@ TEST_F(PluginLoaderTest, OneBadPluginDoesNotStopTheOthers) {
 }
 
 TEST_F(PluginLoaderTest, NullTemplateLoadsAndAnswersUnimplemented) {
-  auto plugin = load_plugin(PluginConfig{"null", "", {}},
-                            std::string(KILN_PLUGIN_DIR) + "/kiln_null.so", logging);
+  auto plugin = load_plugin(PluginConfig{"null", "", {}}, plugin_dir() + "/kiln_null.so", logging);
   ASSERT_TRUE(plugin) << plugin.error().to_string();
   EXPECT_EQ((*plugin)->attributes().vendor, "kiln SDK template");
   EXPECT_TRUE((*plugin)->devices().empty());
@@ -152,7 +156,7 @@ TEST_F(PluginLoaderTest, NullTemplateLoadsAndAnswersUnimplemented) {
 
 TEST_F(PluginLoaderTest, PluginOptionsReachThePlugin) {
   PluginConfig config{"null", "", {PluginOption{"speed", {"fast"}, false}}};
-  auto plugin = load_plugin(config, std::string(KILN_PLUGIN_DIR) + "/kiln_null.so", logging);
+  auto plugin = load_plugin(config, plugin_dir() + "/kiln_null.so", logging);
   ASSERT_FALSE(plugin);
   EXPECT_THAT(plugin.error().to_string(), HasSubstr("unknown option 'speed'"));
 }

@@ -4,8 +4,11 @@
 
 #include <map>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include "core/graph/schema.h"
+#include "core/ops/schemas/schema_tables.h"
 #include "op_test_util.h"
 
 namespace kiln::test {
@@ -47,27 +50,67 @@ TEST(Registry, EverySchemaInTheTablesParses) {
   EXPECT_GE(registry()->schemas().size(), 193u + 30u);
 }
 
-// Core ATen ops of the covered categories that kiln does not support, and why.
+// Every Core ATen op that kiln does not support yet, by reason. Every other op of the table
+// (all categories) is registered: a regression or a silent addition fails here.
 const std::map<std::string, std::string> kNotSupported = {
     {"aten.nonzero.default", "its output shape depends on the data"},
+    {"aten.cumsum.default", "scans are not lowered yet"},
+    {"aten.sort.default", "sorts are not lowered yet"},
+    {"aten.topk.default", "sorts are not lowered yet"},
+    {"aten.rand.default", "random number generation"},
+    {"aten.randn.default", "random number generation"},
+    {"aten.randperm.default", "random number generation"},
+    {"aten.native_dropout.default", "random number generation"},
+    {"aten.upsample_bilinear2d.vec", "not implemented yet"},
+    {"aten.upsample_nearest2d.vec", "not implemented yet"},
+    {"aten.grid_sampler_2d.default", "not implemented yet"},
+    {"aten.col2im.default", "not implemented yet"},
+    {"aten.convolution_backward.default", "training graphs: not implemented yet"},
+    {"aten.avg_pool2d_backward.default", "training graphs: not implemented yet"},
+    {"aten.max_pool2d_with_indices_backward.default", "training graphs: not implemented yet"},
+    {"aten._adaptive_avg_pool2d_backward.default", "training graphs: not implemented yet"},
+    {"aten._cdist_forward.default", "not implemented yet"},
+    {"aten._pdist_forward.default", "not implemented yet"},
+    {"aten._fft_r2c.default", "complex dtypes"},
+    {"aten._fft_c2r.default", "complex dtypes"},
+    {"aten._local_scalar_dense.default", "a host value: data-dependent control flow"},
+    {"aten.resize_.default", "mutates a tensor's shape"},
+    {"aten.sym_size.int", "symbolic shapes"},
+    {"aten.sym_stride.int", "symbolic shapes"},
+    {"aten.sym_numel.default", "symbolic shapes"},
+    {"aten.sym_storage_offset.default", "symbolic shapes"},
+    {"aten.sym_is_contiguous.default", "symbolic shapes"},
 };
 
-TEST(Registry, CoversTheCoreAtenCategories) {
-  const std::set<std::string> categories = {"pointwise", "reduction", "view",    "creation", "norm",
-                                            "cat_pad",   "indexing",  "scatter", "matmul"};
-  int supported = 0;
-  for (const auto& [name, entry] : registry()->schemas()) {
-    if (categories.count(entry.second) == 0) continue;
-    if (kNotSupported.count(name) != 0) {
-      EXPECT_EQ(registry()->find(name), nullptr)
-          << name << " is listed as unsupported but is registered";
-      continue;
-    }
-    EXPECT_NE(registry()->find(name), nullptr)
-        << name << " (" << entry.second << ") is not supported";
-    ++supported;
+// The op names of the Core ATen table (the first column; the first line is a header).
+std::vector<std::string> core_aten_ops() {
+  std::vector<std::string> names;
+  std::string_view table = kCoreAtenSchemas;
+  table.remove_prefix(table.find('\n') + 1);
+  while (!table.empty()) {
+    const std::string_view line = table.substr(0, table.find('\n'));
+    table.remove_prefix(std::min(table.size(), line.size() + 1));
+    if (!line.empty()) names.emplace_back(line.substr(0, line.find('\t')));
   }
-  EXPECT_GT(supported, 150);
+  return names;
+}
+
+TEST(Registry, SupportsEveryCoreAtenOpButTheListedOnes) {
+  const std::vector<std::string> core = core_aten_ops();
+  int supported = 0, unsupported = 0;
+  for (const std::string& name : core) {
+    if (registry()->find(name) != nullptr) {
+      ++supported;
+      EXPECT_EQ(kNotSupported.count(name), 0u)
+          << name << " is listed as unsupported but is registered";
+    } else {
+      ++unsupported;
+      EXPECT_EQ(kNotSupported.count(name), 1u) << name << " is not supported and not listed";
+    }
+  }
+  EXPECT_EQ(core.size(), 193u);
+  EXPECT_EQ(unsupported, static_cast<int>(kNotSupported.size()));
+  EXPECT_EQ(supported, 193 - static_cast<int>(kNotSupported.size()));
 }
 
 TEST(Registry, ConvAndPoolHaveInferenceAndReference) {

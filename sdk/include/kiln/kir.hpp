@@ -282,6 +282,14 @@ class Cursor {
     out = std::string(s_.substr(b, p_ - b));
     return !out.empty();
   }
+  // A number as printed: unlike a word it keeps the '+' of an exponent ("1e+300").
+  bool number_word(std::string& out) {
+    skip();
+    const size_t b = p_;
+    while (p_ < s_.size() && s_[p_] != ' ' && s_[p_] != ']' && s_[p_] != ',' && s_[p_] != ')') ++p_;
+    out = std::string(s_.substr(b, p_ - b));
+    return !out.empty();
+  }
   bool integer(int64_t& out) {
     skip();
     const size_t b = p_;
@@ -404,7 +412,7 @@ inline bool parse_access(Cursor& c, Op& op) {
 
 // Literal numbers: what strtod accepts (inf, nan, decimals, exponents), as one word.
 inline bool parse_literal(Cursor& c, std::string& out) {
-  if (!c.word(out)) return false;
+  if (!c.number_word(out)) return false;
   char* end = nullptr;
   std::strtod(out.c_str(), &end);
   return end == out.c_str() + out.size();

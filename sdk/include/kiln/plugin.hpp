@@ -265,15 +265,23 @@ inline std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
+// The file this plugin was loaded from ("" when the loader cannot say): a plugin finds what
+// it ships beside it (headers, libraries) from here, so a bundle works wherever it is unpacked.
+inline std::string plugin_binary_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&plugin_binary_path), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return "";
+  return info.dli_fname;
+}
+
 // A digest (FNV-1a) of the shared object this function is compiled into: put it in the
 // compiler fingerprint, so artifacts made by an older build of a code generator are never
 // reused. ("unknown" when the file cannot be read.)
 inline std::string plugin_binary_digest() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&plugin_binary_digest), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return "unknown";
-  std::ifstream in(info.dli_fname, std::ios::binary);
+  const std::string path = plugin_binary_path();
+  if (path.empty()) return "unknown";
+  std::ifstream in(path, std::ios::binary);
   if (!in) return "unknown";
   // Eight bytes per step (a plugin with LLVM inside is tens of MB, read at every start).
   uint64_t h = 1469598103934665603ull;
