@@ -32,7 +32,9 @@ int run(const CommonFlags& flags, const std::string& action, bool keep) {
     const auto problems = cache.verify(!keep);
     for (const CacheProblem& p : problems)
       fmt::print("bad entry {}: {}{}\n", p.path, p.why, keep ? "" : " (removed)");
-    fmt::print("{} bad entries of {}\n", problems.size(), cache.stats().entries + problems.size());
+    // Kept bad entries are still on disk, so the cache's own count already holds them.
+    const int64_t removed = keep ? 0 : static_cast<int64_t>(problems.size());
+    fmt::print("{} bad entries of {}\n", problems.size(), cache.stats().entries + removed);
     return problems.empty() ? kExitOk : kExitUserError;
   }
   fmt::print("removed {} entries\n", cache.clear());

@@ -88,7 +88,14 @@ Result<std::vector<HostTensor>> gather_inputs(const Graph& graph, const GraphFla
   fmt::print("inputs: random, seed {}\n", flags.seed);
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const Value& v = graph.value(graph.inputs[i]);
-    inputs.push_back(random_tensor(v.type, flags.seed + i, v.random_range));
+    try {
+      inputs.push_back(random_tensor(v.type, flags.seed + i, v.random_range));
+    } catch (const std::bad_alloc&) {
+      return Error::user("input '" + v.name + "' (" + v.type.to_string() +
+                         "): out of memory making random values for its " +
+                         std::to_string(storage_extent(v.type) * dtype_size(v.type.dtype)) +
+                         " bytes");
+    }
   }
   return inputs;
 }
@@ -220,8 +227,9 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
     const std::string csv = compiled->kernel_metadata(*kernel_us);
     fmt::print("profile: median of {} runs per kernel\n{}", flags.profile, csv);
     if (!options.debug_dir.empty()) {
-      DebugDump(options.debug_dir, graph->name).write("kernels.csv", csv);
-      fmt::print("profile: written to {}/{}.kernels.csv\n", options.debug_dir, graph->name);
+      const DebugDump dump(options.debug_dir, graph->name);
+      dump.write("kernels.csv", csv);
+      fmt::print("profile: written to {}\n", dump.path("kernels.csv"));
     }
   }
   return code;

@@ -216,7 +216,7 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "schedule",
-               {"fusion", "max_readers", "max_inline_ops", "min_fused_rows",
+               {"fusion", "max_readers", "max_inline_ops", "max_kernel_ops", "min_fused_rows",
                 "max_peak_growth_bytes", "library_matmul"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
@@ -224,6 +224,8 @@ ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
     schedule.max_readers = r.integer(node["max_readers"], "schedule.max_readers", 1);
   if (node["max_inline_ops"])
     schedule.max_inline_ops = r.integer(node["max_inline_ops"], "schedule.max_inline_ops", 1);
+  if (node["max_kernel_ops"])
+    schedule.max_kernel_ops = r.integer(node["max_kernel_ops"], "schedule.max_kernel_ops", 1);
   if (node["min_fused_rows"])
     schedule.min_fused_rows = r.integer(node["min_fused_rows"], "schedule.min_fused_rows", 1);
   if (node["library_matmul"])
@@ -355,6 +357,9 @@ Result<Options> load_options(const std::optional<std::string>& config_file,
                              const Environment& env) {
   const std::optional<std::string> file = config_file ? config_file : env.config;
   if (!file) return parse_options(builtin_default_config(), "<built-in default>", "", env);
+  std::error_code ec;
+  if (std::filesystem::is_directory(*file, ec))
+    return Error::user("cannot read config file '" + *file + "': is a directory");
   std::ifstream in(*file, std::ios::binary);
   if (!in) return Error::user("cannot read config file '" + *file + "'");
   std::stringstream text;

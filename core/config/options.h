@@ -66,6 +66,9 @@ struct ScheduleOptions {
   bool fusion = true;       // false: one kernel per realized node, for comparisons
   int64_t max_readers = 4;  // a pointwise producer read by more kernels stays a buffer
   int64_t max_inline_ops = 64;
+  // No merge makes a kernel longer than this: compile time then grows with the graph's
+  // size, not with the longest chain of fusible nodes.
+  int64_t max_kernel_ops = 256;
   int64_t min_fused_rows = 32;        // an epilogue merges into a reduction with this many rows
   int64_t max_peak_growth_bytes = 0;  // how far a merge may raise the peak of live buffers
   bool library_matmul = true;  // false: mm/bmm as generated kernels even with a plugin library

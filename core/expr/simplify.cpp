@@ -190,10 +190,23 @@ Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
   return rebuild(quotient);
 }
 
-// (d*A + R) mod d = R mod d; R mod d = R when R lies in [0, d).
+// (d*A + R) mod d = R mod d; R mod d = R when R lies in [0, d). Coefficients are reduced
+// keeping their sign first (a reversed dim, 32 - x, stays 32 - x and needs no mod); only
+// when that remainder spans several periods are they made positive.
 Expr simplify_mod(const Expr& a, int64_t d, const VarRanges& ranges) {
   if (d == 1) return Expr::constant(0);
   const Linear form = linear_of(a);
+  Linear signed_rest;
+  signed_rest.constant = floor_mod(form.constant, d);
+  for (const auto& [key, entry] : form.terms) {
+    const int64_t c = entry.second % d;
+    if (c != 0) signed_rest.add(entry.first, c);
+  }
+  const Interval si = interval_of(rebuild(signed_rest), ranges);
+  if (si.low != kMin && si.high != kMax && floor_div(si.low, d) == floor_div(si.high, d)) {
+    signed_rest.constant -= floor_div(si.low, d) * d;
+    return rebuild(signed_rest);
+  }
   Linear rest;
   rest.constant = floor_mod(form.constant, d);
   for (const auto& [key, entry] : form.terms) {

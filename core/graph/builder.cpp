@@ -157,8 +157,19 @@ ValueRef GraphBuilder::add_value(Value value) {
     fail(Error::user("the name '" + value.name + "' is used twice"));
     return {};
   }
+  return push_value(std::move(value));
+}
+
+ValueRef GraphBuilder::push_value(Value value) {
+  const ValueRef ref{static_cast<int32_t>(graph_.values.size())};
+  by_name_.emplace(value.name, ref);
   graph_.values.push_back(std::move(value));
-  return ValueRef{static_cast<int32_t>(graph_.values.size() - 1)};
+  return ref;
+}
+
+ValueRef GraphBuilder::find(const std::string& name) const {
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? ValueRef{} : it->second;
 }
 
 ValueRef GraphBuilder::input(const std::string& name, TensorType type) {
@@ -232,11 +243,11 @@ Result<std::vector<ValueRef>> GraphBuilder::try_ops(const std::string& op_name,
                                  ? node_name
                                  : node_name + "." + std::to_string(k);
     if (types.size() == 1 && !def->schema.returns_list) {
-      graph_.values.push_back(Value{value_name, ValueKind::NodeOutput, types[k], node_index, 0});
+      push_value(Value{value_name, ValueKind::NodeOutput, types[k], node_index, 0});
     } else {
       if (!names_.insert(value_name).second)
         return Error::user("the name '" + value_name + "' is used twice");
-      graph_.values.push_back(
+      push_value(
           Value{value_name, ValueKind::NodeOutput, types[k], node_index, static_cast<int32_t>(k)});
     }
     node.outputs.push_back(ValueRef{static_cast<int32_t>(graph_.values.size() - 1)});

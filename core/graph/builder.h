@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,8 @@ class GraphBuilder {
 
   const TensorType& type(ValueRef value) const { return graph_.type(value); }
   const Graph& graph() const { return graph_; }
+  // The value named `name` so far, in constant time (Graph::find scans), invalid if none.
+  ValueRef find(const std::string& name) const;
   const OpRegistry& registry() const { return *registry_; }
   bool ok() const { return !error_.has_value(); }
   Result<Graph> finish();
@@ -77,11 +80,13 @@ class GraphBuilder {
  private:
   std::string fresh_name(const std::string& op);
   ValueRef add_value(Value value);
+  ValueRef push_value(Value value);  // appends and indexes by name
 
   std::shared_ptr<const OpRegistry> registry_;
   Graph graph_;
   std::optional<Error> error_;
   std::set<std::string> names_;
+  std::unordered_map<std::string, ValueRef> by_name_;
   std::string prefix_;
 };
 

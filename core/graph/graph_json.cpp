@@ -1,5 +1,6 @@
 #include "core/graph/graph_json.h"
 
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,21 @@ const json& field(const json& object, const std::string& key, const std::string&
   if (!object.contains(key)) fail(path, "missing field '" + key + "'");
   return object.at(key);
 }
+
+// Names end up in logs, errors and file names: no control characters.
+void check_printable(const std::string& name, const std::string& path) {
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\x%02x", u);
+      fail(path, std::string("a name may not hold control characters (found ") + code + ")");
+    }
+  }
+}
+
+// Inputs whose strides span more than this many bytes of storage are refused at load.
+constexpr int64_t kMaxInputBytes = int64_t{1} << 40;
 
 std::string string_field(const json& object, const std::string& key, const std::string& path) {
   const json& value = field(object, key, path);
@@ -103,6 +119,7 @@ class GraphReader {
       fail("$.format", "unsupported format '" + format + "' (expected kiln.graph/1)");
     if (doc.contains("name")) {
       if (!doc["name"].is_string()) fail("name", "must be a string");
+      check_printable(doc["name"].get<std::string>(), "name");
     }
     read_values(doc, "inputs", true);
     read_values(doc, "params", false);
@@ -137,6 +154,7 @@ class GraphReader {
       const std::string name = string_field(list[i], "name", path);
       if (name.empty() || name.find('%') != std::string::npos)
         fail(path + ".name", "must be a non-empty name without '%'");
+      check_printable(name, path + ".name");
       if (names_.count(name) != 0) fail(path + ".name", "the name '" + name + "' is used twice");
       names_.insert(name);
       TensorType type =
@@ -149,6 +167,13 @@ class GraphReader {
         for (int64_t stride : type.strides) {
           if (stride > kMaxDimSize)
             fail(path + ".strides", "a stride above 2^40 is beyond kiln's limit");
+        }
+        // The caller hands over storage of this extent: refuse what no memory could hold.
+        const int64_t extent = storage_extent(type);
+        if (extent > kMaxInputBytes / dtype_size(type.dtype)) {
+          fail(path + ".strides", "strides " + shape_text(type.strides) + " over shape " +
+                                      shape_text(type.sizes) + " span " + std::to_string(extent) +
+                                      " elements; an input may span at most 2^40 bytes");
         }
       }
       ValueRef ref = inputs ? builder_.input(name, type) : builder_.param(name, type);
@@ -168,10 +193,10 @@ class GraphReader {
     if (text.size() < 2 || text[0] != '%')
       fail(path, "a value reference looks like \"%name\", got \"" + text + "\"");
     const std::string name = text.substr(1);
-    ValueRef ref = builder_.graph().find(name);
+    ValueRef ref = builder_.find(name);
     // "%y.0" may name the only output of node "y".
     if (!ref.valid() && name.size() > 2 && name.compare(name.size() - 2, 2, ".0") == 0) {
-      ref = builder_.graph().find(name.substr(0, name.size() - 2));
+      ref = builder_.find(name.substr(0, name.size() - 2));
     }
     if (!ref.valid())
       fail(path, "refers to '" + text + "', which is not defined before this point");
@@ -240,6 +265,7 @@ class GraphReader {
         name.find('/') != std::string::npos) {
       fail(path + ".name", "must be a non-empty name without '%' or '/'");
     }
+    check_printable(name, path + ".name");
     if (names_.count(name) != 0) fail(path + ".name", "the name '" + name + "' is used twice");
     names_.insert(name);
     const std::string op = string_field(node, "op", path);

@@ -1,5 +1,6 @@
 #include "core/interp/interpreter.h"
 
+#include <algorithm>
 #include <exception>
 #include <new>
 
@@ -59,7 +60,15 @@ Result<std::vector<HostTensor>> run_node(
     const std::string text = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
     return e.internal ? Error::internal(text) : Error::user(text);
   } catch (const std::bad_alloc&) {
-    return Error::user("node '" + node.name + "' (" + node.op->name + "): out of memory");
+    std::string outputs;
+    int64_t bytes = 0;
+    for (const TensorType& t : out_types) {
+      outputs += (outputs.empty() ? "" : ", ") + t.to_string();
+      bytes = std::min<int64_t>(bytes + storage_extent(t) * dtype_size(t.dtype), INT64_MAX / 2);
+    }
+    return Error::user("node '" + node.name + "' (" + node.op->name +
+                       "): out of memory computing " + outputs + " (" + std::to_string(bytes) +
+                       " bytes)");
   } catch (const std::exception& e) {
     return Error::internal("node '" + node.name + "' (" + node.op->name + "): " + e.what());
   }

@@ -371,8 +371,11 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
     if (compiled) compiled->set_plugin_load_ms(load_ms);
     return compiled;
   }
-  return Error::user("no loaded plugin serves any configured device (" + looked_at +
-                     "); see `kiln plugins`");
+  // A plugin that failed to load usually says why nothing serves: say it here too.
+  std::string failures;
+  for (const PluginLoadFailure& f : loaded.failures) failures += "; " + f.error.message();
+  return Error::user("no loaded plugin serves any configured device (" + looked_at + ")" +
+                     failures + "; see `kiln plugins`");
 }
 
 }  // namespace kiln

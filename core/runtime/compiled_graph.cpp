@@ -10,6 +10,12 @@
 
 namespace kiln {
 
+// Poison for unwritten outputs: 0x7F in every byte reads as 127 (i8), 32639 (i16), about 2^31
+// (i32) and 2^63 (i64), 3.4e38 (f32, bf16), 1.4e306 (f64) and NaN (f16): outside every range
+// tests draw from, so a skipped write cannot pass as a right answer. (0xFF was -1 for signed
+// ints, which random inputs do produce.)
+constexpr unsigned char kPoisonByte = 0x7F;
+
 std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& declared,
                                      int64_t extent) {
   const size_t bytes = static_cast<size_t>(extent * dtype_size(declared.dtype));
@@ -46,14 +52,14 @@ class Runner {
     return open_arena(poison);
   }
 
-  // The arena of temporaries; with `poison`, every byte 0xFF before the first step.
+  // The arena of temporaries; with `poison`, every byte kPoisonByte before the first step.
   Status open_arena(bool poison) {
     auto arena = DeviceBuffer::allocate(
         p_.plugin, p_.device, static_cast<uint64_t>(std::max<int64_t>(p_.stats.arena_bytes, 1)));
     if (!arena) return std::move(arena).error().with_context("allocating the arena");
     arena_ = std::move(*arena);
     if (!poison) return Ok{};
-    const std::vector<std::byte> junk(static_cast<size_t>(arena_->size()), std::byte{0xFF});
+    const std::vector<std::byte> junk(static_cast<size_t>(arena_->size()), std::byte{kPoisonByte});
     return arena_->upload(junk);
   }
 
@@ -93,7 +99,8 @@ class Runner {
     if (arena_offset(b) >= 0) {
       // A slice of the arena: poisoned again, since a dead buffer left its bytes there.
       if (!poison || buffer_bytes(lb) == 0) return Ok{};
-      const std::vector<std::byte> junk(static_cast<size_t>(buffer_bytes(lb)), std::byte{0xFF});
+      const std::vector<std::byte> junk(static_cast<size_t>(buffer_bytes(lb)),
+                                        std::byte{kPoisonByte});
       return arena_->upload_at(static_cast<uint64_t>(arena_offset(b)), junk);
     }
     const auto bytes = static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1));
@@ -101,7 +108,7 @@ class Runner {
     if (!buf) return std::move(buf).error().with_context("allocating '" + lb.name + "'");
     buffers_[static_cast<size_t>(b)] = std::move(*buf);
     if (poison && buffer_bytes(lb) > 0) {
-      const std::vector<std::byte> junk(static_cast<size_t>(bytes), std::byte{0xFF});
+      const std::vector<std::byte> junk(static_cast<size_t>(bytes), std::byte{kPoisonByte});
       return buffers_[static_cast<size_t>(b)]->upload(junk);
     }
     return Ok{};

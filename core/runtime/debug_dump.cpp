@@ -6,11 +6,25 @@
 
 namespace kiln {
 
+std::string DebugDump::file_stem(const std::string& graph_name) {
+  std::string stem;
+  for (const char c : graph_name.substr(0, 200)) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_';
+    stem += safe ? c : '_';
+  }
+  return stem.empty() ? "graph" : stem;
+}
+
+std::string DebugDump::path(const std::string& stage) const {
+  return (std::filesystem::path(dir_) / (graph_ + "." + stage)).string();
+}
+
 bool DebugDump::write(const std::string& stage, const std::string& text) const {
   if (dir_.empty()) return true;
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
-  std::ofstream out(std::filesystem::path(dir_) / (graph_ + "." + stage), std::ios::binary);
+  std::ofstream out(path(stage), std::ios::binary);
   out << text;
   return static_cast<bool>(out);
 }

@@ -17,12 +17,18 @@ namespace kiln {
 
 class DebugDump {
  public:
-  DebugDump(std::string dir, std::string graph_name)
-      : dir_(std::move(dir)), graph_(std::move(graph_name)) {}
+  DebugDump(std::string dir, const std::string& graph_name)
+      : dir_(std::move(dir)), graph_(file_stem(graph_name)) {}
   bool enabled() const { return !dir_.empty(); }
   // Writes `<dir>/<graph>.<stage>`; a failure to write is logged by the caller's return value,
   // never fatal: a debug dump must not break a compile.
   bool write(const std::string& stage, const std::string& text) const;
+  // Where write(stage) puts its file: always inside the dump directory.
+  std::string path(const std::string& stage) const;
+
+  // A graph name made safe as a file name: anything but letters, digits, '-' and '_' (path
+  // separators, dots, control characters) becomes '_', so "../../x" stays in the directory.
+  static std::string file_stem(const std::string& graph_name);
 
  private:
   std::string dir_;

@@ -20,6 +20,8 @@ const char* category_name(FusionCategory c) {
       return "few rows";
     case FusionCategory::Realized:
       return "realized";
+    case FusionCategory::TooLarge:
+      return "too large";
     case FusionCategory::Unknown:
       break;
   }

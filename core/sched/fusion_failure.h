@@ -19,6 +19,7 @@ enum class FusionCategory {
   Dependency,        // a kernel in between needs one result and feeds the other
   FewRows,           // an epilogue over a reduction with too few rows to keep threads busy
   Realized,          // the producer is kept as a buffer (see the detail)
+  TooLarge,          // the merged kernel would pass schedule.max_kernel_ops
   Unknown,
 };
 

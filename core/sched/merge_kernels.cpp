@@ -131,6 +131,11 @@ MergeOutcome merge_kernels(const LoopKernel& first, const LoopKernel& second,
                            const std::set<int>& dropped, const MergeOptions& options) {
   if (first.kind == LoopKernelKind::Extern || second.kind == LoopKernelKind::Extern)
     return failure(FusionCategory::Realized, "a library call");
+  const auto ops = static_cast<int64_t>(first.body.size() + second.body.size());
+  if (ops > options.max_ops) {
+    return failure(FusionCategory::TooLarge,
+                   std::to_string(ops) + " ops, more than " + std::to_string(options.max_ops));
+  }
   // The loops of the reduction (or of `first` when both are pointwise) carry the other body.
   const bool second_is_base =
       first.kind == LoopKernelKind::Pointwise && second.kind == LoopKernelKind::Reduction;

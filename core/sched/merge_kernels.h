@@ -16,6 +16,8 @@ struct MergeOptions {
   // fewer rows than this the rows cannot keep a many-core CPU or a GPU busy, and two
   // kernels (each parallel over all elements) are faster than one.
   int64_t min_rows = 32;
+  // Kernels whose bodies together hold more ops stay apart (ScheduleOptions::max_kernel_ops).
+  int64_t max_ops = 256;
 };
 
 struct MergeOutcome {

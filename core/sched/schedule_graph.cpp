@@ -21,6 +21,7 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
     s.inlining = inline_pointwise(s.program, inline_options(schedule));
     FuseOptions fuse;
     fuse.merge.min_rows = schedule.min_fused_rows;
+    fuse.merge.max_ops = schedule.max_kernel_ops;
     fuse.max_peak_growth_bytes = schedule.max_peak_growth_bytes;
     fuse.roofline = roofline;
     s.fusion = fuse_kernels(s.program, fuse);
