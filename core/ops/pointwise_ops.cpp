@@ -271,10 +271,14 @@ OpRow clamp_row(const std::string& overload) {
 
 // relu-like activations with float parameters: same dtype, computed in double.
 template <class F>
-OpRow activation(const std::string& name, F f) {
+OpRow activation(const std::string& name, F f, bool floating_only = false) {
   return {"aten." + name + ".default",
-          [](const InferContext& c) {
+          [floating_only](const InferContext& c) {
             require_not_bool(c, c.type(0).dtype);
+            // As in PyTorch: a fractional slope has no integer meaning.
+            op_check(!floating_only || is_floating(c.type(0).dtype),
+                     c.schema().op + " is defined for float tensors only, got " +
+                         std::string(dtype_name(c.type(0).dtype)));
             return one(c.type(0).dtype, c.type(0).sizes);
           },
           [f](const RefContext& c) {
@@ -480,11 +484,15 @@ std::vector<OpRow> pointwise_ops() {
     return std::min(std::max(v, c.get_float(1)), c.get_float(2));
   }));
   rows.push_back(activation(
-      "leaky_relu", [](const RefContext& c, double v) { return v > 0 ? v : v * c.get_float(1); }));
-  rows.push_back(activation("elu", [](const RefContext& c, double v) {
-    const double alpha = c.get_float(1), scale = c.get_float(2), input_scale = c.get_float(3);
-    return v > 0 ? scale * v : scale * alpha * std::expm1(v * input_scale);
-  }));
+      "leaky_relu", [](const RefContext& c, double v) { return v > 0 ? v : v * c.get_float(1); },
+      true));
+  rows.push_back(activation(
+      "elu",
+      [](const RefContext& c, double v) {
+        const double alpha = c.get_float(1), scale = c.get_float(2), input_scale = c.get_float(3);
+        return v > 0 ? scale * v : scale * alpha * std::expm1(v * input_scale);
+      },
+      true));
 
   // Copies and casts.
   rows.push_back(
@@ -507,8 +515,12 @@ std::vector<OpRow> pointwise_ops() {
                     return one(self.dtype, self.sizes);
                   },
                   [](const RefContext& c) {
+                    // A float source converts by value (0.5 into bool is true), so it is read
+                    // as a float whatever the target; integers stay exact.
+                    const DType src = c.tensor(1).dtype();
+                    const DType compute = is_floating(src) ? DType::F64 : c.out_types[0].dtype;
                     return std::vector{map_unary(
-                        c, 1, c.out_types[0].dtype, [](double v) { return v; }, identity)};
+                        c, 1, compute, [](double v) { return v; }, identity)};
                   }});
   return rows;
 }

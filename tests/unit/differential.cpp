@@ -3,6 +3,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include <cstdlib>
+#include <functional>
 #include <random>
 
 #include "core/cache/disk_cache.h"
@@ -122,11 +123,11 @@ Graph Differential::finish(GraphBuilder& b) {
 
 std::vector<HostTensor> Differential::random_inputs(const Graph& graph) const {
   std::vector<HostTensor> inputs;
-  uint64_t k = 0;
   for (ValueRef r : graph.inputs) {
     const Value& v = graph.value(r);
     const auto range = ranges_.find(v.name);
-    inputs.push_back(random_tensor(v.type, seed_ + 7919 * ++k,
+    // Seeded by name, so an input draws the same values in any graph that holds it.
+    inputs.push_back(random_tensor(v.type, seed_ + 7919 * std::hash<std::string>{}(v.name),
                                    range == ranges_.end() ? v.random_range : range->second));
   }
   return inputs;
@@ -136,8 +137,8 @@ CompileStats Differential::check(GraphBuilder& b) {
   return check(finish(b));
 }
 
-CompileStats Differential::check(const Graph& graph) {
-  seed_ = fresh_seed();
+CompileStats Differential::check(const Graph& graph, std::optional<uint64_t> seed) {
+  seed_ = seed ? *seed : fresh_seed();
   SCOPED_TRACE("KILN_TEST_SEED=" + std::to_string(seed_));
   if (graph.outputs.empty()) {
     ADD_FAILURE() << "the graph has no outputs";

@@ -42,8 +42,11 @@ class Differential : public ::testing::Test {
   // Compiles the graph, runs it on fresh random inputs with poisoned outputs and compares
   // each output with the oracle (tolerance by dtype). Returns the compiled graph's stats.
   CompileStats check(GraphBuilder& b);
-  // The same for a graph built elsewhere (inputs drawn from their declared ranges).
-  CompileStats check(const Graph& graph);
+  // The same for a graph built elsewhere (inputs drawn from their declared ranges); `seed`
+  // replays the inputs of an earlier check.
+  CompileStats check(const Graph& graph, std::optional<uint64_t> seed = std::nullopt);
+  // The range random values of input `name` are drawn from.
+  void set_input_range(const std::string& name, Range range) { ranges_[name] = range; }
   // Compiles and runs; returns the run's error text ("" when it succeeded).
   std::string run_error(GraphBuilder& b);
 

@@ -178,3 +178,40 @@ TEST_F(CompiledPointwiseMixed, EmptyAndSizeOneDims) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// Lowering rules no other test reached: copy into another dtype (a float into bool converts
+// by value; found by the graph fuzzer) and into a broadcast, empty tensors filled by copy,
+// and the Scalar overloads.
+class CompiledScalarOverloads : public Differential {};
+
+TEST_F(CompiledScalarOverloads, CopyEmptyAndScalarOverloadsMatch) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {6, 7}), Range{-2, 2});
+  const ValueRef row = input(b, "row", TensorType::contiguous(DType::F32, {7}), Range{-2, 2});
+  const ValueRef i = input(b, "i", TensorType::contiguous(DType::I32, {6, 7}), Range{-40, 40});
+  const ValueRef mask = b.op("aten.gt.Scalar", {x, 0.0});
+  output_of(b, "copy_into_bool", "aten.copy.default", {mask, x});
+  output_of(b, "copy_into_int", "aten.copy.default", {i, b.mul(x, 7.0)});
+  output_of(b, "copy_broadcast", "aten.copy.default", {x, row});
+  const ValueRef e = b.op("aten.empty.memory_format", {ints{6, 7}}, {{"dtype", DType::F32}});
+  output_of(b, "empty_filled", "aten.copy.default", {e, x});
+  const ValueRef es =
+      b.op("aten.empty_strided.default", {ints{6, 7}, ints{1, 6}}, {{"dtype", DType::F32}});
+  output_of(b, "empty_strided_filled", "aten.copy.default", {es, x});
+  output_of(b, "div_scalar_floor", "aten.div.Scalar_mode", {x, 0.7},
+            {{"rounding_mode", std::string("floor")}});
+  output_of(b, "fmod_scalar", "aten.fmod.Scalar", {x, 0.7});
+  output_of(b, "mul_scalar", "aten.mul.Scalar", {x, 2.5});
+  output_of(b, "sub_scalar", "aten.sub.Scalar", {x, 1.5});
+  output_of(b, "and_scalar", "aten.bitwise_and.Scalar", {i, int64_t{5}});
+  output_of(b, "or_scalar", "aten.bitwise_or.Scalar", {i, int64_t{-6}});
+  output_of(b, "xor_scalar", "aten.bitwise_xor.Scalar", {i, int64_t{9}});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+}  // namespace
+}  // namespace kiln::test

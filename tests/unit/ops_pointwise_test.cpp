@@ -173,6 +173,9 @@ TEST(Pointwise, WhereClampAndMaximum) {
   expect_near(lr.out(), {-1, 3});
   auto elu = run_op("aten.elu.default", {f32({2}, {-1, 2})});
   expect_near(elu.out(), {std::expm1(-1.0), 2});
+  // Found by the graph fuzzer: a fractional slope has no integer meaning (PyTorch refuses).
+  auto int_lr = run_op("aten.leaky_relu.default", {i64({2}, {-4, 3}), 0.5});
+  EXPECT_NE(int_lr.error.find("float tensors only"), std::string::npos) << int_lr.error;
 }
 
 TEST(Pointwise, CastsRoundToTheTargetType) {
