@@ -30,7 +30,6 @@ namespace {
 
 using test::data_dir;
 using test::plugin_dir;
-using test::test_plugin_dir;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;

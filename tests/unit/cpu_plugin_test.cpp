@@ -14,9 +14,7 @@
 namespace kiln {
 namespace {
 
-using test::data_dir;
 using test::plugin_dir;
-using test::test_plugin_dir;
 
 using ::testing::HasSubstr;
 

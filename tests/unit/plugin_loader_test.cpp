@@ -14,7 +14,6 @@
 namespace kiln {
 namespace {
 
-using test::data_dir;
 using test::plugin_dir;
 using test::test_plugin_dir;
 

@@ -273,23 +273,9 @@ class Cursor {
     p_ += t.size();
     return true;
   }
-  bool word(std::string& out) {
-    skip();
-    const size_t b = p_;
-    while (p_ < s_.size() && s_[p_] != ' ' && s_[p_] != '[' && s_[p_] != ']' && s_[p_] != ',' &&
-           s_[p_] != '(' && s_[p_] != ')' && s_[p_] != '*' && s_[p_] != '+')
-      ++p_;
-    out = std::string(s_.substr(b, p_ - b));
-    return !out.empty();
-  }
+  bool word(std::string& out) { return take_until(" [],()*+", out); }
   // A number as printed: unlike a word it keeps the '+' of an exponent ("1e+300").
-  bool number_word(std::string& out) {
-    skip();
-    const size_t b = p_;
-    while (p_ < s_.size() && s_[p_] != ' ' && s_[p_] != ']' && s_[p_] != ',' && s_[p_] != ')') ++p_;
-    out = std::string(s_.substr(b, p_ - b));
-    return !out.empty();
-  }
+  bool number_word(std::string& out) { return take_until(" ],)", out); }
   bool integer(int64_t& out) {
     skip();
     const size_t b = p_;
@@ -326,6 +312,15 @@ class Cursor {
   }
 
  private:
+  // The text up to the next character of `stops` (or the end); false when that is empty.
+  bool take_until(std::string_view stops, std::string& out) {
+    skip();
+    const size_t b = p_;
+    while (p_ < s_.size() && stops.find(s_[p_]) == std::string_view::npos) ++p_;
+    out = std::string(s_.substr(b, p_ - b));
+    return !out.empty();
+  }
+
   std::string_view s_;
   size_t p_ = 0;
 };
