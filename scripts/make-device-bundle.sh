@@ -21,6 +21,7 @@ done
 mkdir -p "$out/include" && cp "$(dpkg -L libsleef-dev | grep '/sleef\.h$')" "$out/include/"
 cp -r "$root/examples" "$root/configs" "$out/"
 mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/"
+mkdir -p "$out/scripts" && cp "$root/scripts/ptx-suite.sh" "$out/scripts/"
 # Libraries the target has itself (glibc, the C++ runtime, which is newer there) stay behind.
 keep_out='^(linux-vdso|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libstdc\+\+\.so|libgcc_s\.so)'
 for f in "$out"/bin/* "$out"/lib/kiln/*.so; do

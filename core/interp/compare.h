@@ -7,13 +7,26 @@
 
 namespace kiln {
 
-// |actual - expected| <= atol + rtol * |expected|. Kernels compute f16/bf16 in f32 and
-// f32 in f32 where the oracle uses f64, so the tolerances cover a few roundings.
+// |actual - expected| <= atol + rtol * |expected| + the reduction term below. Kernels compute
+// f16/bf16 in f32 and f32 in f32 where the oracle uses f64 and rounds once per node, so rtol is
+// a few roundings of the output dtype (torch.testing's defaults).
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
 };
 Tolerance tolerance_for(DType dtype);
+
+// What a sum may lose to rounding that the per-element rule cannot see: a sum of n terms
+// accumulated in precision u (f32 for every dtype but f64) is off by about sqrt(n) * u times
+// the sum of the terms' magnitudes, which for signed terms can dwarf the result itself.
+// `magnitude` holds, per output element, the sum of |terms| (the oracle run on |inputs|);
+// `terms` is the longest reduction in the graph. The bound adds 2 * sqrt(terms) * u * magnitude.
+struct ReductionBound {
+  const HostTensor* magnitude = nullptr;
+  int64_t terms = 1;
+};
+// The unit roundoff of the precision sums of `dtype` accumulate in.
+double accumulation_roundoff(DType dtype);
 
 struct Comparison {
   double max_abs = 0;      // largest |actual - expected|
@@ -23,8 +36,10 @@ struct Comparison {
   bool ok() const { return mismatches == 0; }
 };
 
-// NaN matches NaN, infinities match themselves. Shapes and dtypes must agree.
-Comparison compare(const HostTensor& actual, const HostTensor& expected, Tolerance tol);
+// NaN matches NaN, infinities match themselves. Shapes and dtypes must agree. A bool must be
+// stored as exactly 0 or 1 (any other byte is an unwritten or corrupt element).
+Comparison compare(const HostTensor& actual, const HostTensor& expected, Tolerance tol,
+                   ReductionBound reduction = {});
 inline Comparison compare(const HostTensor& actual, const HostTensor& expected) {
   return compare(actual, expected, tolerance_for(expected.dtype()));
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/config/options_key.h"
+#include "core/expr/simplify.h"
 #include "core/graph/graph_binary.h"
 #include "core/graph/graph_dump.h"
 #include "core/kir/kir_hash.h"
@@ -43,6 +44,35 @@ bool buffer_holds(const LoopBuffer& b, DType dtype, int64_t elements) {
   return b.dtype == dtype && b.elements == elements;
 }
 
+// A generated kernel's loops and unmasked accesses, proven inside its buffers by interval
+// bounds over the loop ranges (and the checked ranges of indirect indices): a forged range or
+// index cannot make a kernel read or write outside its buffers. A masked access may point
+// outside where its mask is off (padding), so its index is not bounded here. Empty when all
+// hold.
+std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuffer>& buffers) {
+  if (k.kind == LoopKernelKind::Extern) return "";
+  constexpr int64_t kMaxIterations = int64_t{1} << 40;
+  int64_t iterations = 1;
+  for (const Shape* dims : {&k.ranges, &k.reduction_ranges})
+    for (int64_t size : *dims) {
+      if (size < 0 || (size > 0 && iterations > kMaxIterations / size))
+        return "kernel '" + k.name + "' has a loop range out of bounds";
+      iterations *= size;
+    }
+  if (iterations == 0) return "";
+  const VarRanges ranges = loop_var_ranges(k);
+  for (const LoopOp& op : k.body) {
+    if ((op.kind != LoopOpKind::Load && op.kind != LoopOpKind::Store) || op.mask >= 0) continue;
+    if (op.buffer < 0 || static_cast<size_t>(op.buffer) >= buffers.size())
+      return "kernel '" + k.name + "' names no buffer";
+    const Interval at = bounds(op.index, ranges);
+    if (at.low < 0 || at.high >= buffers[static_cast<size_t>(op.buffer)].elements)
+      return "kernel '" + k.name + "' reaches outside buffer '" +
+             buffers[static_cast<size_t>(op.buffer)].name + "'";
+  }
+  return "";
+}
+
 // What running the program takes for granted about its buffers: an input or parameter
 // buffer holds one of the graph's inputs or parameters, whole; an output buffer, and each
 // tensor a host step moves, is that value contiguous. Empty when all hold.
@@ -64,6 +94,8 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p) {
     if (!buffer_holds(p.buffers[static_cast<size_t>(p.outputs[i])], t.dtype, t.numel()))
       return "output " + std::to_string(i) + " has no buffer of " + t.to_string();
   }
+  for (const LoopKernel& k : p.kernels)
+    if (std::string why = access_outside_buffer(k, p.buffers); !why.empty()) return why;
   for (const LoopKernel& k : p.kernels) {
     if (k.kind != LoopKernelKind::Extern || k.node < 0) continue;
     std::vector<int> buffers = k.extern_inputs;

@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <random>
@@ -9,6 +10,7 @@
 #include "core/cache/disk_cache.h"
 #include "core/interp/compare.h"
 #include "core/interp/interpreter.h"
+#include "core/interp/oracle.h"
 #include "core/interp/random_tensor.h"
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
@@ -53,8 +55,28 @@ std::vector<PluginOption> test_plugin_options() {
       ADD_FAILURE() << "KILN_TEST_PLUGIN_OPTIONS: '" << item << "' is not key=value";
       continue;
     }
-    options.push_back(PluginOption{item.substr(0, eq), {item.substr(eq + 1)}, false});
+    // "flags=-O3 -march=x86-64-v3": a list, its items split at spaces.
+    std::string value = item.substr(eq + 1);
+    PluginOption option{item.substr(0, eq), {}, value.find(' ') != std::string::npos};
+    for (size_t space; (space = value.find(' ')) != std::string::npos; value.erase(0, space + 1))
+      option.values.push_back(value.substr(0, space));
+    option.values.push_back(value);
+    options.push_back(std::move(option));
   }
+#ifdef KILN_TEST_SANITIZED_KERNELS
+  // The sanitizer build compiles the generated kernels under the same sanitizers, so a kernel
+  // that reads or writes out of bounds fails the suite instead of passing silently.
+  const char* plugin = std::getenv("KILN_TEST_PLUGIN");
+  const bool cpu = !plugin || !*plugin || std::string(plugin) == "cpp_openmp";
+  const bool has_flags = std::any_of(options.begin(), options.end(),
+                                     [](const PluginOption& o) { return o.key == "flags"; });
+  if (cpu && !has_flags)
+    options.push_back(
+        PluginOption{"flags",
+                     {"-O1", "-march=native", "-fopenmp", "-fsanitize=address,undefined",
+                      "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"},
+                     true});
+#endif
   return options;
 }
 
@@ -145,7 +167,7 @@ CompileStats Differential::check(const Graph& graph, std::optional<uint64_t> see
     return {};
   }
   const std::vector<HostTensor> inputs = random_inputs(graph);
-  auto expected = interpret(graph, inputs);
+  auto expected = run_oracle(graph, inputs);
   if (!expected) {
     ADD_FAILURE() << "oracle: " << expected.error().to_string();
     return {};
@@ -164,8 +186,9 @@ CompileStats Differential::check(const Graph& graph, std::optional<uint64_t> see
 
 CompileStats Differential::run_and_compare(const Graph& graph,
                                            const std::vector<HostTensor>& inputs,
-                                           const std::vector<HostTensor>& expected,
+                                           const OracleResults& oracle,
                                            const ScheduleOptions& schedule) {
+  const std::vector<HostTensor>& expected = oracle.expected;
   Suite& s = *suite();
   auto compiled =
       compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule);
@@ -190,7 +213,7 @@ CompileStats Differential::run_and_compare(const Graph& graph,
                     << e.type().to_string();
       continue;
     }
-    const Comparison c = compare(a, e);
+    const Comparison c = compare(a, e, tolerance_for(e.dtype()), oracle.bound(i));
     EXPECT_TRUE(c.ok()) << name << " (" << e.type().to_string() << "): " << c.mismatches
                         << " mismatches, first at element " << c.first_mismatch << ": got "
                         << a.get(c.first_mismatch) << ", expected " << e.get(c.first_mismatch)

@@ -16,6 +16,7 @@
 
 #include "core/config/options.h"
 #include "core/graph/builder.h"
+#include "core/interp/oracle.h"
 #include "core/runtime/compiled_graph.h"
 #include "core/runtime/plugin.h"
 
@@ -57,8 +58,7 @@ class Differential : public ::testing::Test {
  private:
   Graph finish(GraphBuilder& b);
   CompileStats run_and_compare(const Graph& graph, const std::vector<HostTensor>& inputs,
-                               const std::vector<HostTensor>& expected,
-                               const ScheduleOptions& schedule);
+                               const OracleResults& oracle, const ScheduleOptions& schedule);
   std::vector<HostTensor> random_inputs(const Graph& graph) const;
 
   std::map<std::string, Range> ranges_;

@@ -84,6 +84,27 @@ TEST_F(CompiledReductionShapes, SplitReductionsOverFewLongRows) {
   check(b);
 }
 
+// Signed terms that cancel: the sums land near zero while the sum of |terms| is large, so
+// only the reduction-aware bound (sqrt(n) * u * sum|terms|) can judge them fairly, and a
+// kernel that drops or repeats a term still fails it. Odd lengths leave vector tails.
+TEST_F(CompiledReductionShapes, LongSignedSumsThatCancel) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {3, 50021}), Range{-1, 1});
+  const ValueRef c = input(b, "c", TensorType::contiguous(DType::F32, {4099, 5}), Range{-1, 1});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::F16, {4, 4099}), Range{-1, 1});
+  const ValueRef bf = input(b, "bf", TensorType::contiguous(DType::BF16, {4, 4099}), Range{-1, 1});
+  output_of(b, "sum_rows", "aten.sum.dim_IntList", {x, ints{-1}, false});
+  output_of(b, "sum_all", "aten.sum.dim_IntList", {x, ints{0, 1}, false});
+  output_of(b, "mean_rows", "aten.mean.dim", {x, ints{-1}, false});
+  output_of(b, "sum_columns", "aten.sum.dim_IntList", {c, ints{0}, false});
+  output_of(b, "var_columns", "aten.var.correction", {c, ints{0}}, {{"correction", int64_t{1}}});
+  output_of(b, "sum_f16", "aten.sum.dim_IntList", {h, ints{-1}, false});
+  output_of(b, "sum_bf16", "aten.sum.dim_IntList", {bf, ints{-1}, false});
+  output_of(b, "dot_rows", "aten.sum.dim_IntList",
+            {b.op("aten.mul.Tensor", {x, x}), ints{-1}, false});
+  check(b);
+}
+
 TEST_F(CompiledReductionShapes, EmptyAndSizeOneDims) {
   GraphBuilder b = builder();
   const ValueRef e = input(b, "e", TensorType::contiguous(DType::F32, {4, 0}));

@@ -118,10 +118,26 @@ KRT_INLINE inline int64_t imax(int64_t a, int64_t b) {
 
 // ---- per-lane helpers ----------------------------------------------------------------
 
+// Bool lanes from a per-lane predicate, as 0/1 bytes. Built as a -1/0 mask and then masked
+// with 1: g++ 12 at -O3 vectorizes `r[i] = bool(...)` into a compare whose -1 lanes it
+// stores unchanged (0xFF "true" bytes) at 4 and 8 lanes; a mask that is -1/0 by construction
+// leaves it nothing to fold.
+template <class Lanes, class F>
+KRT_INLINE inline val<Lanes, bool> make_bool(F pred) {
+  if constexpr (Lanes::n == 1) {
+    return pred(0);
+  } else {
+    V<int8_t> m;
+    for (int i = 0; i < Lanes::n; ++i) m[i] = pred(i) ? int8_t(-1) : int8_t(0);
+    return m & 1;
+  }
+}
 template <class Lanes, class T, class F>
 KRT_INLINE inline val<Lanes, T> make(F f) {
   if constexpr (Lanes::n == 1) {
     return f(0);
+  } else if constexpr (__is_same(T, bool)) {
+    return make_bool<Lanes>([&](int i) { return bool(f(i)); });
   } else {
     val<Lanes, T> r;
     for (int i = 0; i < Lanes::n; ++i) r[i] = f(i);
@@ -155,7 +171,7 @@ KRT_INLINE inline val<Lanes, bool> load(const bool* p, int64_t base, int64_t str
   if constexpr (Lanes::n == 1) {
     return q[base] != 0;
   } else {
-    return make<Lanes, int8_t>([&](int i) { return int8_t(q[base + i * stride] != 0); });
+    return make_bool<Lanes>([&](int i) { return q[base + i * stride] != 0; });
   }
 }
 // Each lane's own address; `mask` lanes that are off read `other` and touch no memory.
@@ -169,7 +185,7 @@ KRT_INLINE inline val<Lanes, bool> gather(const bool* p, F address) {
   if constexpr (Lanes::n == 1) {
     return q[address(0)] != 0;
   } else {
-    return make<Lanes, int8_t>([&](int i) { return int8_t(q[address(i)] != 0); });
+    return make_bool<Lanes>([&](int i) { return q[address(i)] != 0; });
   }
 }
 template <class Lanes, class T, class M, class F>
@@ -186,7 +202,7 @@ KRT_INLINE inline val<Lanes, bool> gather_masked(const bool* p, M mask, bool oth
   if constexpr (Lanes::n == 1) {
     return mask ? q[address(0)] != 0 : other;
   } else {
-    return make<Lanes, int8_t>([&](int i) { return int8_t(mask[i] ? q[address(i)] != 0 : other); });
+    return make_bool<Lanes>([&](int i) { return mask[i] ? q[address(i)] != 0 : other; });
   }
 }
 
@@ -326,7 +342,7 @@ KRT_INLINE inline auto convert(VF v) {
   } else if constexpr (TK == kFloat && FK == kFloat) {
     return __builtin_convertvector(v, V<T>);
   } else if constexpr (TK == kBool) {
-    return make<Lanes, int8_t>([&](int i) { return int8_t(v[i] != 0); });
+    return make_bool<Lanes>([&](int i) { return v[i] != 0; });
   } else {
     return make<Lanes, T>([&](int i) { return convert1<T, TK, F, FK>(static_cast<F>(v[i])); });
   }

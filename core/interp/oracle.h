@@ -1,0 +1,33 @@
+// The oracle's answer for a comparison: the interpreter's outputs, plus what compare needs to
+// bound the rounding of sums (the same graph run on the magnitudes of its float inputs and
+// parameters, and the longest reduction the graph can hold).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/interp/compare.h"
+#include "core/support/result.h"
+
+namespace kiln {
+
+struct OracleResults {
+  std::vector<HostTensor> expected;   // graph.outputs in order
+  std::vector<HostTensor> magnitude;  // per output, sums of |terms|; empty when unavailable
+  int64_t terms = 1;                  // an upper bound on any reduction's length
+  ReductionBound bound(size_t output) const {
+    return {output < magnitude.size() ? &magnitude[output] : nullptr, terms};
+  }
+};
+
+// Runs the interpreter on `inputs` (see interpret), and again on |inputs| and |parameters|
+// (floats only: integer inputs may be indices) for the magnitudes. When the magnitude run
+// fails, the comparison falls back to the per-element rule alone.
+Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTensor>& inputs);
+
+// The longest reduction `graph` can hold: the largest dim of any value, or the largest ratio of
+// a node's biggest tensor operand to its first output (a reduction over several dims).
+int64_t longest_reduction(const Graph& graph);
+
+}  // namespace kiln
