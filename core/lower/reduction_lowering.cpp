@@ -49,7 +49,11 @@ LowerFn simple_reduce(const std::string& kind, int dims_arg) {
     KernelBuilder kb = n.kernel(rs.kept, rs.reduced);
     DType acc = compute_dtype(arg ? n.in_type(0).dtype : out.dtype);
     if (kind == "any") acc = DType::Bool;
-    const int v = kb.cast(load_for_reduce(n, kb, n.operand(0), rs), acc);
+    int v = load_for_reduce(n, kb, n.operand(0), rs);
+    // `dtype=` casts the input before reducing, as PyTorch does: sum(x, dtype=bool) sums
+    // x != 0 (not a truncated x), sum(x, dtype=f16) sums f16-rounded terms.
+    if (!arg && out.dtype != n.in_type(0).dtype) v = kb.cast(v, out.dtype);
+    v = kb.cast(v, acc);
     const int r = kb.reduce(kind, arg ? DType::I64 : acc, v);
     const Access o = n.realize_output(0);
     kb.store(o.buffer, kept_index(kb, rs), kb.cast(r, out.dtype));

@@ -102,6 +102,11 @@ TEST_F(CompiledReductionShapes, LongSignedSumsThatCancel) {
   output_of(b, "sum_bf16", "aten.sum.dim_IntList", {bf, ints{-1}, false});
   output_of(b, "dot_rows", "aten.sum.dim_IntList",
             {b.op("aten.mul.Tensor", {x, x}), ints{-1}, false});
+  // dtype= casts the input first: terms in (-1, 1) are all true as bools (found by GraphFuzz,
+  // seed 20261180: they were truncated to 0 and summed to false).
+  output_of(b, "sum_as_bool", "aten.sum.dim_IntList", {x, ints{-1}, false},
+            {{"dtype", DType::Bool}});
+  output_of(b, "sum_as_f16", "aten.sum.dim_IntList", {c, ints{0}, false}, {{"dtype", DType::F16}});
   check(b);
 }
 
