@@ -78,7 +78,7 @@ for target in "${targets[@]}"; do
   case $target in
     graph) sources="tests/fuzz/graph_fuzzer.cpp $graph_sources" ;;
     kir) sources="tests/fuzz/kir_fuzzer.cpp" ;;
-    config) sources="tests/fuzz/config_fuzzer.cpp $(ls core/config/*.cpp) core/support/error.cpp" ;;
+    config) sources="tests/fuzz/config_fuzzer.cpp $(ls core/config/*.cpp) core/support/error.cpp core/support/log_levels.cpp" ;;
     cache_entry) sources="tests/fuzz/cache_entry_fuzzer.cpp $graph_sources $(ls core/lower/*.cpp core/runtime/compiled_graph_cache.cpp)" ;;
     *) echo "fuzz.sh: unknown target '$target' (graph, kir, config, cache_entry)" >&2; exit 1 ;;
   esac
