@@ -11,7 +11,7 @@ namespace {
 // |t| for float tensors (contiguous copy); integer and bool tensors unchanged.
 HostTensor magnitude_of(const HostTensor& t) {
   if (!is_floating(t.dtype())) return t;
-  HostTensor out = t.contiguous().to(t.dtype());
+  HostTensor out = t.to(t.dtype());  // a contiguous copy
   for (int64_t i = 0; i < out.numel(); ++i) {
     const double m = std::fabs(out.get(i));
     out.set(i, std::isfinite(m) ? m : 0.0);  // an infinite term bounds nothing

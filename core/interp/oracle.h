@@ -19,6 +19,11 @@ struct OracleResults {
   ReductionBound bound(size_t output) const {
     return {output < magnitude.size() ? &magnitude[output] : nullptr, terms};
   }
+  // `actual` against output `output`, with its dtype's tolerance and the reduction bound.
+  Comparison compare(size_t output, const HostTensor& actual) const {
+    const HostTensor& want = expected[output];
+    return kiln::compare(actual, want, tolerance_for(want.dtype()), bound(output));
+  }
 };
 
 // Runs the interpreter on `inputs` (see interpret), and again on |inputs| and |parameters|

@@ -67,8 +67,7 @@ TEST(Compare, ReductionTermScalesWithMagnitudeAndLength) {
   const ReductionBound bound{&magnitude, 10000};
   const double allowed = 2 * 100 * accumulation_roundoff(DType::F32) * 5000;  // ~6e-2
   const Tolerance tol = tolerance_for(DType::F32);
-  HostTensor got = want;
-  got = HostTensor::zeros(DType::F32, {1});
+  HostTensor got = HostTensor::zeros(DType::F32, {1});
   got.set(0, 0.5 + 0.9 * allowed);
   EXPECT_FALSE(compare(got, want, tol).ok()) << "without the reduction term";
   EXPECT_TRUE(compare(got, want, tol, bound).ok()) << "within sqrt(n) * u * sum|terms|";

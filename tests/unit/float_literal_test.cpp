@@ -112,7 +112,9 @@ TEST(FloatLiterals, RoundTripThroughGraphJson) {
         }
       }
       // Integral values may be read as ints; they are exact either way.
-      if (!found) EXPECT_EQ(v, std::trunc(v));
+      if (!found) {
+        EXPECT_EQ(v, std::trunc(v));
+      }
     }
   }
 }
