@@ -1,23 +1,13 @@
 #include "core/runtime/compiled_graph_cache.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
-#include "core/config/options_key.h"
 #include "core/expr/simplify.h"
 #include "core/graph/graph_binary.h"
-#include "core/graph/graph_dump.h"
-#include "core/kir/kir_hash.h"
 #include "core/lower/loop_program_binary.h"
-#include "core/runtime/compile_units.h"
-#include "core/support/build_id.h"
 
 namespace kiln {
 namespace {
-
-// First bytes of every entry: a reader of another format stops here.
-constexpr std::string_view kFormat = "kiln.compiled/1";
 
 void write_failures(ByteWriter& out, const std::vector<FusionFailure>& failures) {
   out.u64(failures.size());
@@ -44,11 +34,55 @@ bool buffer_holds(const LoopBuffer& b, DType dtype, int64_t elements) {
   return b.dtype == dtype && b.elements == elements;
 }
 
-// A generated kernel's loops and unmasked accesses, proven inside its buffers by interval
-// bounds over the loop ranges (and the checked ranges of indirect indices): a forged range or
-// index cannot make a kernel read or write outside its buffers. A masked access may point
-// outside where its mask is off (padding), so its index is not bounded here. Empty when all
-// hold.
+// Narrows `ranges` by what mask `id` says where it is on: each `x + c CMP constant` in its
+// tree of ands (how padding and cat guard their loads). Other conditions are left out, which
+// only widens the ranges, so the bounds drawn from them stay sound.
+void narrow_by_mask(const LoopKernel& k, int id, VarRanges& ranges, int depth = 0) {
+  if (id < 0 || static_cast<size_t>(id) >= k.body.size() || depth > 64) return;
+  const LoopOp* op = nullptr;
+  for (const LoopOp& o : k.body)
+    if (o.id == id) op = &o;
+  if (!op || op->kind != LoopOpKind::Math || op->args.size() != 2) return;
+  if (op->name == "and") {
+    for (int a : op->args) narrow_by_mask(k, a, ranges, depth + 1);
+    return;
+  }
+  const LoopOp* lhs = nullptr;
+  const LoopOp* rhs = nullptr;
+  for (const LoopOp& o : k.body) {
+    if (o.id == op->args[0]) lhs = &o;
+    if (o.id == op->args[1]) rhs = &o;
+  }
+  if (!lhs || !rhs || lhs->kind != LoopOpKind::Index || rhs->kind != LoopOpKind::Const) return;
+  // x + c, or x alone.
+  const Expr& e = lhs->index;
+  std::string var;
+  int64_t shift = 0;
+  if (e.kind() == ExprKind::Var) {
+    var = e.name();
+  } else if (e.kind() == ExprKind::Add && e.operands().size() == 2) {
+    for (const Expr& t : e.operands()) {
+      if (t.kind() == ExprKind::Var) var = t.name();
+      if (t.is_const()) shift = t.value();
+    }
+  }
+  const auto it = ranges.find(var);
+  const double c = rhs->value;
+  if (it == ranges.end() || !(c > -1e15 && c < 1e15) || c != static_cast<double>(int64_t(c)) ||
+      shift < -(int64_t{1} << 50) || shift > (int64_t{1} << 50))
+    return;
+  const int64_t bound = static_cast<int64_t>(c) - shift;
+  Interval& r = it->second;
+  if (op->name == "ge") r.low = std::max(r.low, bound);
+  if (op->name == "gt") r.low = std::max(r.low, bound + 1);
+  if (op->name == "lt") r.high = std::min(r.high, bound - 1);
+  if (op->name == "le") r.high = std::min(r.high, bound);
+}
+
+// A generated kernel's loops and accesses, proven inside its buffers by interval bounds over
+// the loop ranges (and the checked ranges of indirect indices), narrowed for a masked access
+// by what its mask guards: a forged range or index cannot make a kernel read or write outside
+// its buffers. Empty when all hold.
 std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuffer>& buffers) {
   if (k.kind == LoopKernelKind::Extern) return "";
   constexpr int64_t kMaxIterations = int64_t{1} << 40;
@@ -62,10 +96,15 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
   if (iterations == 0) return "";
   const VarRanges ranges = loop_var_ranges(k);
   for (const LoopOp& op : k.body) {
-    if ((op.kind != LoopOpKind::Load && op.kind != LoopOpKind::Store) || op.mask >= 0) continue;
+    if (op.kind != LoopOpKind::Load && op.kind != LoopOpKind::Store) continue;
     if (op.buffer < 0 || static_cast<size_t>(op.buffer) >= buffers.size())
       return "kernel '" + k.name + "' names no buffer";
-    const Interval at = bounds(op.index, ranges);
+    VarRanges where = ranges;
+    narrow_by_mask(k, op.mask, where);
+    bool never = false;
+    for (const auto& [name, r] : where) never = never || r.low > r.high;
+    if (never) continue;
+    const Interval at = bounds(op.index, where);
     if (at.low < 0 || at.high >= buffers[static_cast<size_t>(op.buffer)].elements)
       return "kernel '" + k.name + "' reaches outside buffer '" +
              buffers[static_cast<size_t>(op.buffer)].name + "'";
@@ -116,32 +155,10 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p) {
 
 }  // namespace
 
-std::optional<CacheKey> compiled_graph_key(const Graph& graph, const Plugin& plugin,
-                                           uint32_t device, const ScheduleOptions& schedule,
-                                           const AutotuneOptions& autotune) {
-  const std::string core = core_build_id();
-  if (core.empty()) return std::nullopt;
-  // The dump names every op, argument and type; random ranges steer test inputs only, but
-  // they travel in the entry, so they are part of its key.
-  std::string text = dump_graph(graph);
-  for (const Value& v : graph.values)
-    if (v.random_range)
-      text +=
-          fmt::format("range %{} {} {}\n", v.name, v.random_range->first, v.random_range->second);
-  return CacheKey{"graphs",
-                  {{"graph", kir_hash(text)},
-                   {"device", device_label(plugin, device)},
-                   {"compiler", plugin.attributes().compiler_fingerprint},
-                   {"schedule", schedule_key_text(schedule)},
-                   {"tuning", tuning_key_text(autotune)},
-                   {"core", core},
-                   {"format", std::string(kFormat)}}};
-}
-
 std::string encode_compiled_graph(const Graph& decomposed, const LoopProgram& program,
                                   const CompiledGraphRecord& r) {
   ByteWriter out;
-  out.string(kFormat);
+  out.string(kCompiledGraphFormat);
   write_graph(out, decomposed);
   write_loop_program(out, program);
   out.strings(r.kernel_configs);
@@ -159,9 +176,9 @@ std::string encode_compiled_graph(const Graph& decomposed, const LoopProgram& pr
 Result<DecodedGraph> decode_compiled_graph(std::string_view payload,
                                            std::shared_ptr<const OpRegistry> registry) {
   ByteReader in(payload);
-  if (in.string() != kFormat || !in.ok())
-    return Error::internal("compiled graph entry is not in the " + std::string(kFormat) +
-                           " format");
+  if (in.string() != kCompiledGraphFormat || !in.ok())
+    return Error::internal("compiled graph entry is not in the " +
+                           std::string(kCompiledGraphFormat) + " format");
   auto graph = read_graph(in, std::move(registry));
   if (!graph) return std::move(graph).error();
   auto program = read_loop_program(in, *graph);

@@ -20,6 +20,9 @@
 
 namespace kiln {
 
+// First bytes of every entry: a reader of another format stops here.
+inline constexpr std::string_view kCompiledGraphFormat = "kiln.compiled/1";
+
 // std::nullopt when the core's build cannot be identified: such entries could outlive the
 // scheduler that made them, so none are read or written.
 std::optional<CacheKey> compiled_graph_key(const Graph& graph, const Plugin& plugin,

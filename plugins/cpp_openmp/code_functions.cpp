@@ -83,6 +83,8 @@ kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_
       bytes = compile_shared_object(source, {plugin->compiler, plugin->all_flags()});
     } catch (const CompilerMissing& e) {
       throw Failure(KILN_STATUS_NOT_FOUND, e.what());
+    } catch (const CompilerUnusable& e) {
+      throw Failure(KILN_STATUS_COMPILE_ERROR, e.what());
     } catch (const std::exception& e) {
       throw Failure(KILN_STATUS_INTERNAL, e.what());
     }

@@ -99,18 +99,37 @@ std::vector<std::string> link_libraries() {
 #endif
 }
 
+namespace {
+
+std::vector<std::string> compile_command(const CompilerConfig& config, const fs::path& dir) {
+  std::vector<std::string> argv{config.compiler};
+  argv.insert(argv.end(), config.flags.begin(), config.flags.end());
+  for (const auto& f : required_flags()) argv.push_back(f);
+  argv.push_back("-I" + dir.string());
+  argv.push_back((dir / "kernels.cpp").string());
+  argv.push_back("-o");
+  argv.push_back((dir / "kernels.so").string());
+  for (const auto& l : link_libraries()) argv.push_back(l);
+  return argv;
+}
+
+// Whether the configured command builds a trivial shared object with the runtime header:
+// when it does not, a failure on generated code is the setup's, not kiln's.
+bool builds_trivial_kernel(const CompilerConfig& config) {
+  TempDir dir;
+  write_file(dir.path() / "kiln_cpu_runtime.h", kiln_cpu_runtime_text);
+  write_file(dir.path() / "kernels.cpp",
+             "#include \"kiln_cpu_runtime.h\"\nextern \"C\" int kiln_probe() { return 0; }\n");
+  return run(compile_command(config, dir.path()), dir.path() / "compiler.log") == 0;
+}
+
+}  // namespace
+
 std::string compile_shared_object(const std::string& source, const CompilerConfig& config) {
   TempDir dir;
   write_file(dir.path() / "kiln_cpu_runtime.h", kiln_cpu_runtime_text);
   write_file(dir.path() / "kernels.cpp", source);
-  std::vector<std::string> argv{config.compiler};
-  argv.insert(argv.end(), config.flags.begin(), config.flags.end());
-  for (const auto& f : required_flags()) argv.push_back(f);
-  argv.push_back("-I" + dir.path().string());
-  argv.push_back((dir.path() / "kernels.cpp").string());
-  argv.push_back("-o");
-  argv.push_back((dir.path() / "kernels.so").string());
-  for (const auto& l : link_libraries()) argv.push_back(l);
+  const std::vector<std::string> argv = compile_command(config, dir.path());
   const fs::path log = dir.path() / "compiler.log";
   const int rc = run(argv, log);
   if (rc < 0) {
@@ -120,8 +139,13 @@ std::string compile_shared_object(const std::string& source, const CompilerConfi
   if (rc != 0) {
     std::string messages = read_file(log);
     if (messages.size() > 4000) messages = messages.substr(0, 4000) + "\n...";
-    throw std::runtime_error("the compiler failed (exit " + std::to_string(rc) +
-                             "): " + joined(argv) + "\n" + messages);
+    const std::string what = "(exit " + std::to_string(rc) + "): " + joined(argv) + "\n" + messages;
+    if (!builds_trivial_kernel(config))
+      throw CompilerUnusable("compiler '" + config.compiler +
+                             "' cannot build even an empty kernel with these flags; check "
+                             "plugins[].options.compiler and flags " +
+                             what);
+    throw std::runtime_error("the compiler refused generated code " + what);
   }
   return read_file(dir.path() / "kernels.so");
 }

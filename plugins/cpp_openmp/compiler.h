@@ -18,6 +18,12 @@ struct CompilerMissing : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The compiler runs but cannot build even a trivial kernel with the configured flags (a
+// broken toolchain, a flag it does not know, a missing library): a setup error too.
+struct CompilerUnusable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The flags kiln always adds: position-independent shared object, wrapping signed
 // arithmetic (integer kernels wrap like the reference), and Sleef when it is available.
 std::vector<std::string> required_flags();
@@ -28,7 +34,9 @@ std::vector<std::string> link_libraries();
 // in a build tree or an install that relies on the system's copies.
 std::vector<std::string> shipped_library_flags(const std::string& plugin_path);
 
-// Throws std::runtime_error with the command and the compiler's messages on failure.
+// Throws CompilerMissing or CompilerUnusable for setup errors, std::runtime_error (kiln's
+// generated code refused by a working compiler) otherwise; each with the command and the
+// compiler's messages.
 std::string compile_shared_object(const std::string& source, const CompilerConfig& config);
 
 // The first line of `compiler --version`; throws std::runtime_error saying how to fix it

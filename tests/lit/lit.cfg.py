@@ -1,5 +1,6 @@
 # lit configuration for kiln's golden text tests.
 import os
+import sys
 
 import lit.formats
 
@@ -11,6 +12,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_binary_dir, "tests", "lit")
 
 config.substitutions.append(("%kiln", config.kiln_bin))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%examples", os.path.join(config.kiln_source_dir, "examples")))
 config.substitutions.append(("%configs", os.path.join(config.kiln_source_dir, "configs")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

@@ -318,6 +318,54 @@ TEST_F(CompiledGraphCacheTest, EntriesThatDoNotFitAreRefusedWithTheReason) {
   }
 }
 
+TEST_F(CompiledGraphCacheTest, MaskedAccessesAreBoundedByTheirMasks) {
+  // Padding reads its input through a masked load whose index leaves the input where the
+  // mask is off: the check accepts it, and refuses it once the index moves past what the
+  // mask guards or the mask's bound is forged wider.
+  auto g = parse_graph(R"({"format": "kiln.graph/1", "name": "pad",
+      "inputs": [{"name": "x", "dtype": "f32", "shape": [5, 7]}],
+      "nodes": [{"name": "y", "op": "aten.constant_pad_nd.default",
+                 "args": ["%x", [2, 3, 1, 0], 0.5]}],
+      "outputs": ["%y"]})",
+                       "pad", registry_);
+  ASSERT_TRUE(g) << g.error().to_string();
+  const std::string payload = written_entry(*g);
+  auto good = decode_compiled_graph(payload, registry_);
+  ASSERT_TRUE(good) << good.error().to_string();
+  auto masked_load = [](LoopProgram& p) -> std::pair<LoopKernel*, LoopOp*> {
+    for (LoopKernel& k : p.kernels)
+      for (LoopOp& op : k.body)
+        if (op.kind == LoopOpKind::Load && op.mask >= 0) return {&k, &op};
+    return {nullptr, nullptr};
+  };
+  {
+    LoopProgram p = good->program;
+    auto [k, load] = masked_load(p);
+    ASSERT_NE(load, nullptr);
+    load->index = load->index + Expr::constant(1);
+    auto d = decode_compiled_graph(encode_compiled_graph(good->graph, p, good->record), registry_);
+    ASSERT_FALSE(d);
+    EXPECT_THAT(d.error().message(), HasSubstr("reaches outside buffer"));
+  }
+  {
+    LoopProgram p = good->program;  // every "x < hi" guard of the mask widened by one
+    auto [k, load] = masked_load(p);
+    ASSERT_NE(k, nullptr);
+    int widened = 0;
+    for (LoopOp& op : k->body)
+      if (op.kind == LoopOpKind::Math && op.name == "lt")
+        for (LoopOp& c : k->body)
+          if (c.id == op.args[1] && c.kind == LoopOpKind::Const) {
+            c.value += 1;
+            ++widened;
+          }
+    ASSERT_GT(widened, 0);
+    auto d = decode_compiled_graph(encode_compiled_graph(good->graph, p, good->record), registry_);
+    ASSERT_FALSE(d);
+    EXPECT_THAT(d.error().message(), HasSubstr("reaches outside buffer"));
+  }
+}
+
 TEST_F(CompiledGraphCacheTest, AnEvictedKernelIsCompiledAgainUnderTheGraphEntry) {
   const Graph g = example("layernorm");
   ASSERT_TRUE(compile(g));

@@ -14,6 +14,7 @@
 #include "core/interp/random_tensor.h"
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
+#include "core/runtime/compiled_graph_cache.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/support/logging.h"
 #include "tests/unit/test_paths.h"
@@ -196,6 +197,12 @@ CompileStats Differential::run_and_compare(const Graph& graph,
     ADD_FAILURE() << compiled.error().to_string();
     return {};
   }
+  // The cache's checks must accept every program kiln makes, or its entries would never be
+  // used again.
+  auto decoded = decode_compiled_graph(
+      encode_compiled_graph(compiled->graph(), compiled->program(), {}), s.registry);
+  EXPECT_TRUE(decoded) << "the compiled-graph cache refuses this program: "
+                       << (decoded ? "" : decoded.error().to_string());
   RunOptions options;
   options.poison = true;
   auto actual = compiled->run(inputs, options);
