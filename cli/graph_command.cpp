@@ -21,6 +21,7 @@
 #include "core/passes/decompose.h"
 #include "core/runtime/compile.h"
 #include "core/runtime/debug_dump.h"
+#include "core/runtime/session.h"
 #include "core/sched/schedule_graph.h"
 
 namespace kiln::cli {
@@ -178,7 +179,10 @@ int run(const GraphFlags& flags, const CommonFlags& common) {
   Options options = session->options;
   if (flags.backend != "config") options.selection = {SelectionMode::Plugin, flags.backend};
   const auto compile_start = std::chrono::steady_clock::now();
-  auto compiled = compile(*graph, *registry, options, *session->logging);
+  // The runtime API's path: a Session loads the plugins, then compiles.
+  auto runtime = kiln::Session::open(options);
+  if (!runtime) return report(runtime.error());
+  auto compiled = (*runtime)->compile(*graph);
   if (!compiled) return report(compiled.error());
   const double compile_wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start)

@@ -9,7 +9,7 @@ packages=(
   libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libboost1.81-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libsleef-dev
+  libopenblas-dev libsleef-dev libdlpack-dev
   python3-numpy patchelf
 )
 

@@ -334,6 +334,15 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
           .count();
   for (const auto& f : loaded.failures)
     logging.get("runtime")->warn("plugin '{}' did not load: {}", f.name, f.error.message());
+  auto compiled =
+      compile_with(graph, registry, loaded, options, open_cache(options, logging), logging);
+  if (compiled) compiled->set_plugin_load_ms(load_ms);
+  return compiled;
+}
+
+Result<CompiledGraph> compile_with(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+                                   const LoadedPlugins& loaded, const Options& options,
+                                   const DiskCache& cache, const Logging& logging) {
   if (options.selection.mode == SelectionMode::Plugin) {
     bool found = false;
     std::string names;
@@ -361,15 +370,12 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
     }
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();
   }
-  const DiskCache cache = open_cache(options, logging);
   if (!candidates.empty()) {
     const SelectionCandidate& c = candidates.front();
-    auto compiled = candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune
-                        ? select_and_compile(graph, registry, candidates, options, cache, logging)
-                        : compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
-                                             options.debug_dir, options.schedule, options.autotune);
-    if (compiled) compiled->set_plugin_load_ms(load_ms);
-    return compiled;
+    return candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune
+               ? select_and_compile(graph, registry, candidates, options, cache, logging)
+               : compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
+                                    options.debug_dir, options.schedule, options.autotune);
   }
   // A plugin that failed to load usually says why nothing serves: say it here too.
   std::string failures;

@@ -7,6 +7,7 @@
 #include "core/cache/disk_cache.h"
 #include "core/config/options.h"
 #include "core/runtime/compiled_graph.h"
+#include "core/runtime/plugin_loader.h"
 #include "core/support/logging.h"
 
 namespace kiln {
@@ -26,8 +27,14 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
 DiskCache open_cache(const Options& options, const Logging& logging);
 
 // With the plugins and devices `options` names: the first device of options.devices that a
-// loaded plugin serves (restricted to one plugin when selection names it).
+// loaded plugin serves (restricted to one plugin when selection names it), or the one the
+// autotuner picks. Loads the plugins first (a Session keeps them loaded instead).
 Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
                               const Options& options, const Logging& logging);
+
+// The same with plugins already loaded.
+Result<CompiledGraph> compile_with(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+                                   const LoadedPlugins& loaded, const Options& options,
+                                   const DiskCache& cache, const Logging& logging);
 
 }  // namespace kiln

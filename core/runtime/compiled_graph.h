@@ -10,9 +10,12 @@
 #include "core/graph/graph.h"
 #include "core/lower/loop_ir.h"
 #include "core/runtime/device_buffer.h"
+#include "core/runtime/tensor_ref.h"
 #include "core/sched/fusion_failure.h"
 
 namespace kiln {
+
+class PlanRunner;
 
 struct PlanStep {
   enum class Kind { Allocate, Launch, Extern, Host, Free };
@@ -66,6 +69,18 @@ class CompiledGraph {
   // Inputs in graph.inputs order, each of the input's dtype and sizes (any strides).
   Result<std::vector<HostTensor>> run(const std::vector<HostTensor>& inputs,
                                       const RunOptions& options = {}) const;
+  // A run on the caller's memory: inputs and outputs in graph order, each of its value's
+  // dtype and sizes (any strides). Tensors on the device (or on the host, when the device's
+  // memory is the host's) in the layout the program uses are read and written in place; the
+  // rest are copied through the host. Runs of one compiled graph take turns (one arena).
+  Status run_into(const std::vector<TensorRef>& inputs,
+                  const std::vector<TensorRef>& outputs) const;
+  // Bytes the last run_into copied to stage tensors that were not read or written in place
+  // (0 when every tensor was).
+  int64_t last_run_copied_bytes() const;
+  // Whether the device's memory is the host's (a "cpu" device): host pointers are on it.
+  bool host_memory() const;
+
   // Runs the plan once to warm up, then `reps` samples on inputs uploaded once, buffers kept
   // between runs (no allocation is timed). A sample is `runs_per_sample` runs back to back,
   // timed by the plugin's events (device time: launches may return before their kernels
@@ -88,6 +103,10 @@ class CompiledGraph {
   const LoopProgram& program() const;
 
  private:
+  PlanRunner& warm_runner() const;  // with Parts::warm_mutex held
+  Result<std::vector<std::byte>> read_ref(const TensorRef& r) const;
+  Status write_ref(const TensorRef& r, std::span<const std::byte> dense) const;
+
   std::unique_ptr<Parts> parts_;
 };
 

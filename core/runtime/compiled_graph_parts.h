@@ -2,6 +2,8 @@
 // code that runs it (compiled_graph.cpp).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "core/runtime/compiled_graph.h"
@@ -9,6 +11,14 @@
 #include "core/sched/program_bytes.h"
 
 namespace kiln {
+
+class PlanRunner;
+
+// Poison for unwritten outputs: 0x7F in every byte reads as 127 (i8), 32639 (i16), about 2^31
+// (i32) and 2^63 (i64), 3.4e38 (f32, bf16), 1.4e306 (f64) and NaN (f16): outside every range
+// tests draw from, so a skipped write cannot pass as a right answer. (0xFF was -1 for signed
+// ints, which random inputs do produce.)
+inline constexpr unsigned char kPoisonByte = 0x7F;
 
 struct CompiledGraph::Parts {
   Graph graph;  // decomposed: Host steps run its nodes
@@ -25,15 +35,16 @@ struct CompiledGraph::Parts {
   // buffer (-1: not in it).
   std::vector<int64_t> arena_offset;
   Roofline roofline;  // the device's, for kernel estimates
+  // The runner calls reuse (its arena, input and temporary buffers), made on the first run;
+  // runs of one compiled graph take turns on it.
+  mutable std::mutex warm_mutex;
+  mutable std::unique_ptr<PlanRunner> warm;
+  mutable int64_t last_copied_bytes = 0;  // run_into's staging, for callers to verify
 
-  Parts() = default;
+  Parts();
   Parts(const Parts&) = delete;
   Parts& operator=(const Parts&) = delete;
-  ~Parts() {
-    resident.clear();
-    for (kiln_executable* e : executables)
-      if (e && plugin->api().executable_destroy) plugin->api().executable_destroy(e);
-  }
+  ~Parts();
 };
 
 // A host tensor laid out as `declared` says (strides honoured) in `extent` elements.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -96,6 +97,14 @@ class Plugin {
   // Reads attributes and devices through the table. Called once by the loader.
   Status query();
 
+  // Held around launches and memory calls from the host's threads: locked unless the plugin
+  // says such calls may run concurrently (KILN_THREAD_SAFE_LAUNCH), so the ABI's one-thread
+  // rule holds whoever calls.
+  std::unique_lock<std::mutex> exclusive() const {
+    if (attributes_.thread_safety & KILN_THREAD_SAFE_LAUNCH) return {};
+    return std::unique_lock<std::mutex>(calls_);
+  }
+
  private:
   std::shared_ptr<void> library_;  // declared first: destroyed last
   kiln_plugin_api api_;
@@ -106,6 +115,7 @@ class Plugin {
   std::shared_ptr<spdlog::logger> logger_;  // the plugin's log callback writes here
   PluginAttributes attributes_;
   std::vector<DeviceInfo> devices_;
+  mutable std::mutex calls_;
 };
 
 }  // namespace kiln

@@ -115,6 +115,11 @@ Result<std::shared_ptr<const Plugin>> open_and_create(const PluginConfig& config
   api.struct_size = sizeof(api);
   if (auto s = check_required(api); !s) return std::move(s).error();
   const AbiVersion negotiated{host.major, std::min(host.minor, plugin_abi.minor)};
+  // Functions of minors above the negotiated one are not called, whatever the table holds.
+  if (negotiated.minor < 1) {
+    api.mem_register = nullptr;
+    api.mem_unregister = nullptr;
+  }
 
   auto logger = logging.get("plugin." + config.name);
   const AbiOptions options(config.options);
@@ -153,9 +158,11 @@ Result<std::shared_ptr<const Plugin>> open_and_create(const PluginConfig& config
 
 std::string default_plugin_dir() {
   std::error_code ec;
-  const fs::path exe = dll::program_location(ec);
+  // The binary this code is linked into: bin/kiln, or lib/libkiln.so inside a host process
+  // (Python) whose executable is elsewhere. Both sit one level below the prefix.
+  const fs::path self = dll::this_line_location(ec);
   if (ec) return {};
-  return (exe.parent_path().parent_path() / "lib" / "kiln").lexically_normal().string();
+  return (self.parent_path().parent_path() / "lib" / "kiln").lexically_normal().string();
 }
 
 Result<std::string> find_plugin_file(const PluginConfig& config,

@@ -26,8 +26,8 @@ struct LoadedPlugins {
   std::vector<PluginLoadFailure> failures;
 };
 
-// The directory kiln looks in after the configured ones: ../lib/kiln next to the running
-// executable (the same in the build tree and an install).
+// The directory kiln looks in after the configured ones: ../lib/kiln next to the binary the
+// core is linked into (bin/kiln, lib/libkiln.so; the same in the build tree and an install).
 std::string default_plugin_dir();
 
 // Where plugin `config` lives: its explicit path, else the first kiln_<name>.so found in

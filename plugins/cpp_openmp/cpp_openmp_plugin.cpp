@@ -175,6 +175,24 @@ kiln_error* mem_free(kiln_plugin* plugin, uint32_t device, uint64_t address) {
   });
 }
 
+kiln_error* mem_register(kiln_plugin* plugin, uint32_t device, uint64_t address, uint64_t bytes) {
+  return guard([&] {
+    check_device(device);
+    if (address == 0 || address + bytes < address)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "mem_register of an empty or wrapping range");
+    plugin->memory.register_external(address, bytes);
+  });
+}
+
+kiln_error* mem_unregister(kiln_plugin* plugin, uint32_t device, uint64_t address, uint64_t bytes) {
+  return guard([&] {
+    check_device(device);
+    if (!plugin->memory.unregister_external(address, bytes))
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "mem_unregister of a range that is not registered");
+  });
+}
+
 kiln_error* copy_h2d(kiln_plugin* plugin, uint32_t device, kiln_stream*, uint64_t dst,
                      const void* src, uint64_t bytes) {
   return guard([&] {
@@ -239,6 +257,8 @@ kiln_plugin_api make_api() {
   api.device_info = device_info;
   api.mem_alloc = mem_alloc;
   api.mem_free = mem_free;
+  api.mem_register = mem_register;
+  api.mem_unregister = mem_unregister;
   api.copy_host_to_device = copy_h2d;
   api.copy_device_to_host = copy_d2h;
   api.copy_device_to_device = copy_d2d;

@@ -39,12 +39,16 @@ bool HostMemory::free(uint64_t address) {
 }
 
 bool HostMemory::contains(uint64_t address, uint64_t bytes) const {
-  std::lock_guard lock(mutex_);
-  auto it = live_.upper_bound(address);
-  if (it == live_.begin()) return false;
-  --it;
-  const uint64_t offset = address - it->first;
-  return offset <= it->second && bytes <= it->second - offset;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = live_.upper_bound(address);
+    if (it != live_.begin()) {
+      --it;
+      const uint64_t offset = address - it->first;
+      if (offset <= it->second && bytes <= it->second - offset) return true;
+    }
+  }
+  return external_.contains(0, address, bytes);
 }
 
 HostMemoryStats HostMemory::stats() const {

@@ -45,9 +45,11 @@ kiln::ptx::CublasLibrary& kiln_plugin::matmul_library() {
 bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
   std::lock_guard lock(mutex);
   auto it = allocations.upper_bound(address);
-  if (it == allocations.begin()) return false;
-  --it;
-  return it->second.device == device && address - it->first + bytes <= it->second.bytes;
+  if (it != allocations.begin()) {
+    --it;
+    if (it->second.device == device && address - it->first + bytes <= it->second.bytes) return true;
+  }
+  return registered.contains(device, address, bytes);
 }
 
 namespace {
@@ -224,6 +226,23 @@ kiln_error* mem_alloc(kiln_plugin* p, uint32_t device, uint64_t bytes, uint64_t 
   });
 }
 
+kiln_error* mem_register(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes) {
+  return guard([&] {
+    p->use(device);
+    if (address == 0 || address + bytes < address)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "mem_register of an empty or wrapping range");
+    p->registered.add(device, address, bytes);
+  });
+}
+
+kiln_error* mem_unregister(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes) {
+  return guard([&] {
+    if (!p->registered.remove(device, address, bytes))
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "mem_unregister of a range that is not registered");
+  });
+}
+
 kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
   return guard([&] {
     p->use(device);
@@ -322,6 +341,8 @@ kiln_plugin_api make_api() {
   api.device_info = device_info;
   api.mem_alloc = mem_alloc;
   api.mem_free = mem_free;
+  api.mem_register = mem_register;
+  api.mem_unregister = mem_unregister;
   api.copy_host_to_device = copy_h2d;
   api.copy_device_to_host = copy_d2h;
   api.copy_device_to_device = copy_d2d;

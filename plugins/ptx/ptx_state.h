@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugins/gpu/launch_shape.h"
+#include "plugins/kir_support/registered_memory.h"
 #include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
 
@@ -55,13 +56,15 @@ struct kiln_plugin {
   // before their kernels finish, and the next call that waits for the device reports them.
   std::set<kiln_executable*> pending;
   std::map<uint64_t, kiln::ptx::Allocation> allocations;
+  kiln::kir_support::RegisteredMemory registered;  // the host's caller's (ABI 1.1)
   uint64_t bytes_in_use = 0, peak_bytes_in_use = 0;
 
   // Makes `device`'s context current on this thread; throws when it does not exist.
   kiln::ptx::Device& use(uint32_t device);
   // Throws with the driver's message when `r` is an error.
   void check(kiln::ptx::CUresult r, const std::string& what) const;
-  // True when [address, address + bytes) lies inside one allocation on `device`.
+  // True when [address, address + bytes) lies inside one allocation or registration on
+  // `device`.
   bool contains(uint32_t device, uint64_t address, uint64_t bytes);
 };
 

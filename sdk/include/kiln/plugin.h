@@ -27,6 +27,8 @@
  *    instance from one thread at a time.
  *  - Devices are numbered 0..device_count-1 within a plugin instance. Device memory is
  *    named by a 64-bit address (a host pointer for a CPU, a device pointer for a GPU).
+ *
+ * Minor versions: 1.1 appended mem_register and mem_unregister to the table.
  */
 #ifndef KILN_PLUGIN_H
 #define KILN_PLUGIN_H
@@ -39,7 +41,7 @@ extern "C" {
 #endif
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 0
+#define KILN_ABI_MINOR 1
 
 #if defined(_WIN32)
 #define KILN_PLUGIN_EXPORT __declspec(dllexport)
@@ -262,6 +264,17 @@ typedef struct kiln_plugin_api {
    * args->kernel naming the extern. */
   kiln_error* (*extern_names)(kiln_plugin* plugin, kiln_blob** names);
   kiln_error* (*extern_call)(kiln_plugin* plugin, uint32_t device, const kiln_launch_args* args);
+
+  /* ---- ABI 1.1 ---- */
+  /* Memory the host's caller owns on the device (a framework's tensor: a host pointer on a
+   * CPU device; a device pointer in the device's primary context on a GPU), usable as launch
+   * and copy addresses from mem_register until mem_unregister with the same address and size.
+   * The plugin never frees it. Registrations may overlap and repeat; each is undone once.
+   * Optional: without them the host copies such tensors to and from memory it allocated. */
+  kiln_error* (*mem_register)(kiln_plugin* plugin, uint32_t device, uint64_t address,
+                              uint64_t bytes);
+  kiln_error* (*mem_unregister)(kiln_plugin* plugin, uint32_t device, uint64_t address,
+                                uint64_t bytes);
 } kiln_plugin_api;
 
 /* The one exported symbol. Returns the plugin's table (static storage), or NULL when the

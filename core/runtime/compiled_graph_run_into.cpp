@@ -1,0 +1,211 @@
+// CompiledGraph::run_into: a run on the caller's memory. Program buffers are bound to the
+// caller's tensors where those sit on the device in the layout the program uses (no copies);
+// the rest go through the host.
+#include <cstring>
+
+#include "core/runtime/compiled_graph.h"
+#include "core/runtime/compiled_graph_parts.h"
+#include "core/runtime/plan_runner.h"
+
+namespace kiln {
+namespace {
+
+bool same_layout(const TensorType& a, const TensorType& b) {
+  if (a.sizes != b.sizes) return false;
+  for (size_t d = 0; d < a.sizes.size(); ++d)
+    if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
+  return true;
+}
+
+bool aligned(const TensorRef& r) {
+  return reinterpret_cast<uintptr_t>(r.data) % dtype_size(r.type.dtype) == 0;
+}
+
+Status check_ref(const TensorRef& r, const TensorType& want, const std::string& what) {
+  if (r.type.dtype != want.dtype || r.type.sizes != want.sizes)
+    return Error::user(what + " is " + std::string(dtype_name(r.type.dtype)) +
+                       shape_text(r.type.sizes) + " but the graph says " +
+                       std::string(dtype_name(want.dtype)) + shape_text(want.sizes));
+  if (r.type.strides.size() != r.type.sizes.size())
+    return Error::user(what + " has " + std::to_string(r.type.strides.size()) +
+                       " strides for rank " + std::to_string(r.type.sizes.size()));
+  if (r.data == nullptr && r.type.numel() > 0) return Error::user(what + " has no data");
+  return Ok{};
+}
+
+}  // namespace
+
+int64_t CompiledGraph::last_run_copied_bytes() const {
+  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
+  return parts_->last_copied_bytes;
+}
+
+bool CompiledGraph::host_memory() const {
+  for (const DeviceInfo& d : parts_->plugin->devices())
+    if (d.index == parts_->device) return d.kind == "cpu";
+  return false;
+}
+
+// The dense bytes of `r`, read from the host or from the device.
+Result<std::vector<std::byte>> CompiledGraph::read_ref(const TensorRef& r) const {
+  const size_t size = dtype_size(r.type.dtype);
+  std::vector<std::byte> dense(static_cast<size_t>(r.type.numel()) * size);
+  if (dense.empty()) return dense;
+  const ElementSpan span = element_span(r.type);
+  const auto* base = static_cast<const std::byte*>(r.data);
+  if (!r.on_device || host_memory()) {
+    gather_elements(r.type, base, dense);
+    return dense;
+  }
+  std::vector<std::byte> staged(static_cast<size_t>(span.high - span.low + 1) * size);
+  const kiln_plugin_api& api = parts_->plugin->api();
+  const auto from = reinterpret_cast<uintptr_t>(base) + span.low * static_cast<int64_t>(size);
+  if (auto s = parts_->plugin->check(
+          api.copy_device_to_host(parts_->plugin->instance(), parts_->device, nullptr,
+                                  staged.data(), from, staged.size()),
+          "copy_device_to_host");
+      !s)
+    return std::move(s).error();
+  gather_elements(r.type, staged.data() - span.low * static_cast<int64_t>(size), dense);
+  return dense;
+}
+
+// Dense bytes into `r` on the host or the device; elements its layout skips keep their bytes.
+Status CompiledGraph::write_ref(const TensorRef& r, std::span<const std::byte> dense) const {
+  if (dense.empty()) return Ok{};
+  auto* base = static_cast<std::byte*>(r.data);
+  if (!r.on_device || host_memory()) {
+    scatter_elements(r.type, dense, base);
+    return Ok{};
+  }
+  const size_t size = dtype_size(r.type.dtype);
+  const ElementSpan span = element_span(r.type);
+  std::vector<std::byte> staged(static_cast<size_t>(span.high - span.low + 1) * size);
+  const kiln_plugin_api& api = parts_->plugin->api();
+  const auto at = reinterpret_cast<uintptr_t>(base) + span.low * static_cast<int64_t>(size);
+  const bool dense_layout = r.type.is_contiguous();
+  if (!dense_layout) {
+    if (auto s = parts_->plugin->check(
+            api.copy_device_to_host(parts_->plugin->instance(), parts_->device, nullptr,
+                                    staged.data(), at, staged.size()),
+            "copy_device_to_host");
+        !s)
+      return s;
+  }
+  scatter_elements(r.type, dense, staged.data() - span.low * static_cast<int64_t>(size));
+  return parts_->plugin->check(api.copy_host_to_device(parts_->plugin->instance(), parts_->device,
+                                                       nullptr, at, staged.data(), staged.size()),
+                               "copy_host_to_device");
+}
+
+Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
+                               const std::vector<TensorRef>& outputs) const {
+  const Graph& g = parts_->graph;
+  const LoopProgram& prog = parts_->program;
+  if (inputs.size() != g.inputs.size() || outputs.size() != g.outputs.size())
+    return Error::user("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
+                       " inputs and " + std::to_string(g.outputs.size()) + " outputs, got " +
+                       std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (auto s = check_ref(inputs[i], g.type(g.inputs[i]),
+                           "input " + std::to_string(i) + " ('" + g.value(g.inputs[i]).name + "')");
+        !s)
+      return s;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (auto s = check_ref(outputs[i], g.type(g.outputs[i]), "output " + std::to_string(i)); !s)
+      return s;
+  // Caller memory becomes usable by kernels once the plugin registers it (ABI 1.1); a plugin
+  // without mem_register gets copies.
+  const kiln_plugin_api& api = parts_->plugin->api();
+  const bool can_register = api.mem_register && api.mem_unregister;
+  auto reachable = [&](const TensorRef& r) {
+    return can_register && (r.on_device || host_memory());
+  };
+
+  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
+  auto calls = parts_->plugin->exclusive();
+  PlanRunner& runner = warm_runner();
+  runner.unbind_all();
+  // Inputs: bound where the layout is the program's, else gathered to the host.
+  std::vector<HostTensor> staged(inputs.size());
+  int64_t copied = 0;
+  for (size_t b = 0; b < prog.buffers.size(); ++b) {
+    const LoopBuffer& lb = prog.buffers[b];
+    if (lb.kind != BufferKind::Input) continue;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!(g.inputs[i] == lb.value)) continue;
+      const TensorRef& r = inputs[i];
+      if (reachable(r) && aligned(r) && r.type.numel() > 0 && same_layout(r.type, g.type(lb.value)))
+        runner.bind(static_cast<int>(b), reinterpret_cast<uintptr_t>(r.data));
+    }
+  }
+  std::vector<bool> needed(inputs.size(), false);  // some buffer of it is not bound
+  for (size_t b = 0; b < prog.buffers.size(); ++b)
+    if (prog.buffers[b].kind == BufferKind::Input && !runner.bound(static_cast<int>(b)))
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (g.inputs[i] == prog.buffers[b].value) needed[i] = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!needed[i]) continue;
+    auto dense = read_ref(inputs[i]);
+    if (!dense) return std::move(dense).error();
+    copied += static_cast<int64_t>(dense->size());
+    auto t = HostTensor::from_bytes(inputs[i].type.dtype, inputs[i].type.sizes, std::move(*dense));
+    if (!t) return std::move(t).error();
+    staged[i] = std::move(*t);
+  }
+  // Outputs: a temporary written straight into the caller's dense tensor, once.
+  std::vector<bool> direct(outputs.size(), false);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int b = prog.outputs[i];
+    const TensorRef& r = outputs[i];
+    if (prog.buffers[static_cast<size_t>(b)].kind == BufferKind::Temp && !runner.bound(b) &&
+        reachable(r) && aligned(r) && r.type.numel() > 0 && r.type.is_contiguous()) {
+      runner.bind(b, reinterpret_cast<uintptr_t>(r.data));
+      direct[i] = true;
+    }
+  }
+  // Registered for this run, unregistered after it whatever happens.
+  std::vector<std::pair<uint64_t, uint64_t>> registered;
+  for (size_t b = 0; b < prog.buffers.size(); ++b) {
+    if (!runner.bound(static_cast<int>(b))) continue;
+    const auto bytes = static_cast<uint64_t>(buffer_bytes(prog.buffers[b]));
+    const uint64_t at = runner.bound_address(static_cast<int>(b));
+    if (auto s = parts_->plugin->check(
+            api.mem_register(parts_->plugin->instance(), parts_->device, at, bytes),
+            "mem_register");
+        !s) {
+      for (const auto& [a, n] : registered)
+        (void)parts_->plugin->check(
+            api.mem_unregister(parts_->plugin->instance(), parts_->device, a, n), "mem_unregister");
+      runner.unbind_all();
+      return s;
+    }
+    registered.push_back({at, bytes});
+  }
+  Status status = runner.prepare(staged, false);
+  for (size_t k = 0; status && k < parts_->plan.size(); ++k)
+    status = runner.step(parts_->plan[k], true, false);
+  if (status) status = runner.finish();
+  for (size_t i = 0; status && i < outputs.size(); ++i) {
+    if (direct[i]) continue;
+    const TensorType& t = g.type(g.outputs[i]);
+    auto host = runner.download(prog.outputs[i], TensorType::contiguous(t.dtype, t.sizes));
+    if (!host) {
+      status = std::move(host).error();
+      break;
+    }
+    status = write_ref(outputs[i], host->bytes());
+    copied += static_cast<int64_t>(host->bytes().size());
+  }
+  runner.unbind_all();
+  for (const auto& [at, bytes] : registered) {
+    Status undone = parts_->plugin->check(
+        api.mem_unregister(parts_->plugin->instance(), parts_->device, at, bytes),
+        "mem_unregister");
+    if (status && !undone) status = undone;
+  }
+  parts_->last_copied_bytes = copied;
+  return status;
+}
+
+}  // namespace kiln

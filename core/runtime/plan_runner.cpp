@@ -1,0 +1,220 @@
+#include "core/runtime/plan_runner.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/interp/interpreter.h"
+
+namespace kiln {
+
+PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
+    : p_(p), buffers_(p.program.buffers.size()), bound_(p.program.buffers.size(), 0) {}
+
+void PlanRunner::bind(int b, uint64_t address) {
+  bound_.at(static_cast<size_t>(b)) = address;
+}
+
+void PlanRunner::unbind_all() {
+  std::fill(bound_.begin(), bound_.end(), 0);
+}
+
+Status PlanRunner::prepare(const std::vector<HostTensor>& inputs, bool poison) {
+  if (auto s = upload_inputs(inputs); !s) return s;
+  return open_arena(poison);
+}
+
+Status PlanRunner::open_arena(bool poison) {
+  if (!arena_) {
+    auto arena = DeviceBuffer::allocate(
+        p_.plugin, p_.device, static_cast<uint64_t>(std::max<int64_t>(p_.stats.arena_bytes, 1)));
+    if (!arena) return std::move(arena).error().with_context("allocating the arena");
+    arena_ = std::move(*arena);
+  }
+  if (!poison) return Ok{};
+  const std::vector<std::byte> junk(static_cast<size_t>(arena_->size()), std::byte{kPoisonByte});
+  return arena_->upload(junk);
+}
+
+Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
+  const Graph& g = p_.graph;
+  if (inputs.size() != g.inputs.size()) {
+    return Error::user("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
+                       " inputs, got " + std::to_string(inputs.size()));
+  }
+  for (size_t b = 0; b < p_.program.buffers.size(); ++b) {
+    const LoopBuffer& lb = p_.program.buffers[b];
+    if (lb.kind != BufferKind::Input || bound_[b] != 0) continue;
+    size_t i = 0;
+    while (i < g.inputs.size() && !(g.inputs[i] == lb.value)) ++i;
+    const Value& v = g.value(lb.value);
+    const HostTensor& t = inputs.at(i);
+    if (t.dtype() != v.type.dtype || t.sizes() != v.type.sizes) {
+      return Error::user("input '" + v.name + "' is " + std::string(dtype_name(t.dtype())) +
+                         shape_text(t.sizes()) + " but the graph says " +
+                         std::string(dtype_name(v.type.dtype)) + shape_text(v.type.sizes));
+    }
+    if (!buffers_[b]) {
+      if (auto s = allocate(static_cast<int>(b), false); !s) return s;
+    }
+    const auto bytes = storage_bytes(t, v.type, lb.elements);
+    // An empty tensor still gets a one-byte allocation, and nothing to copy.
+    if (bytes.empty()) continue;
+    if (auto s = buffers_[b]->upload(bytes); !s) return s;
+  }
+  return Ok{};
+}
+
+int64_t PlanRunner::arena_offset(int b) const {
+  return p_.arena_offset.empty() ? -1 : p_.arena_offset.at(static_cast<size_t>(b));
+}
+
+Status PlanRunner::allocate(int b, bool poison) {
+  const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+  if (bound(b)) return Ok{};  // the caller's memory: never poisoned or replaced
+  if (arena_offset(b) >= 0) {
+    // A slice of the arena: poisoned again, since a dead buffer left its bytes there.
+    if (!poison || buffer_bytes(lb) == 0) return Ok{};
+    const std::vector<std::byte> junk(static_cast<size_t>(buffer_bytes(lb)),
+                                      std::byte{kPoisonByte});
+    return arena_->upload_at(static_cast<uint64_t>(arena_offset(b)), junk);
+  }
+  const auto bytes = static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1));
+  auto buf = DeviceBuffer::allocate(p_.plugin, p_.device, bytes);
+  if (!buf) return std::move(buf).error().with_context("allocating '" + lb.name + "'");
+  buffers_[static_cast<size_t>(b)] = std::move(*buf);
+  if (poison && buffer_bytes(lb) > 0) {
+    const std::vector<std::byte> junk(static_cast<size_t>(bytes), std::byte{kPoisonByte});
+    return buffers_[static_cast<size_t>(b)]->upload(junk);
+  }
+  return Ok{};
+}
+
+uint64_t PlanRunner::address(int b) const {
+  if (bound(b)) return bound_[static_cast<size_t>(b)];
+  if (arena_offset(b) >= 0) return arena_->address() + static_cast<uint64_t>(arena_offset(b));
+  const auto& buf = buffers_.at(static_cast<size_t>(b));
+  if (buf) return buf->address();
+  const auto& r = p_.resident.at(static_cast<size_t>(b));
+  return r ? r->address() : 0;
+}
+
+Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
+  const kiln_plugin_api& api = p_.plugin->api();
+  switch (s.kind) {
+    case PlanStep::Kind::Allocate:
+      if (keep_buffers && (buffers_[static_cast<size_t>(s.buffer)] || arena_offset(s.buffer) >= 0))
+        return Ok{};
+      return allocate(s.buffer, poison && !s.in_place);
+    case PlanStep::Kind::Free:
+      if (!keep_buffers) buffers_[static_cast<size_t>(s.buffer)].reset();
+      return Ok{};
+    case PlanStep::Kind::Launch:
+    case PlanStep::Kind::Extern: {
+      std::vector<uint64_t> addresses;
+      for (int b : s.buffers) addresses.push_back(address(b));
+      std::vector<kiln_scalar> scalars;
+      for (int64_t v : s.params) scalars.push_back({sizeof(kiln_scalar), KILN_SCALAR_INT, v, 0});
+      kiln_launch_args args{sizeof(args),   s.name.c_str(), addresses.data(), addresses.size(),
+                            scalars.data(), scalars.size(), nullptr};
+      if (s.kind == PlanStep::Kind::Launch)
+        return p_.plugin->check(
+            api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args),
+            "launch of " + s.name);
+      return p_.plugin->check(api.extern_call(p_.plugin->instance(), p_.device, &args),
+                              "extern " + s.name);
+    }
+    case PlanStep::Kind::Host:
+      return host_step(s);
+  }
+  return Ok{};
+}
+
+// A node without a kernel: its inputs come to the host, the oracle runs it, its outputs go back.
+Status PlanRunner::host_step(const PlanStep& s) {
+  const Node& node = p_.graph.nodes.at(static_cast<size_t>(s.node));
+  std::map<int32_t, HostTensor> values;
+  size_t next = 0;
+  for (ValueRef r : tensor_args(node)) {
+    const TensorType& t = p_.graph.type(r);
+    auto host = download(s.buffers.at(next++), TensorType::contiguous(t.dtype, t.sizes));
+    if (!host) return std::move(host).error();
+    values[r.id] = std::move(*host);
+  }
+  auto outs = run_node(p_.graph, node, [&](ValueRef r) -> const HostTensor* {
+    auto it = values.find(r.id);
+    return it == values.end() ? nullptr : &it->second;
+  });
+  if (!outs) return std::move(outs).error();
+  for (size_t k = 0; k < outs->size(); ++k) {
+    const int b = s.buffers.at(next + k);
+    const HostTensor c = (*outs)[k].contiguous();
+    if (c.numel() == 0) continue;
+    if (auto st = write(b, c.bytes()); !st) return st;
+  }
+  return Ok{};
+}
+
+Result<HostTensor> PlanRunner::download(int b, const TensorType& type) const {
+  const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+  std::vector<std::byte> bytes(static_cast<size_t>(buffer_bytes(lb)));
+  if (!bytes.empty()) {
+    if (bound(b)) {
+      const kiln_plugin_api& api = p_.plugin->api();
+      if (auto s =
+              p_.plugin->check(api.copy_device_to_host(p_.plugin->instance(), p_.device, nullptr,
+                                                       bytes.data(), address(b), bytes.size()),
+                               "copy_device_to_host");
+          !s)
+        return std::move(s).error();
+    } else if (arena_offset(b) >= 0) {
+      if (auto s = arena_->download_at(static_cast<uint64_t>(arena_offset(b)), bytes); !s)
+        return std::move(s).error();
+    } else {
+      const auto& buf = buffers_.at(static_cast<size_t>(b));
+      const auto& res = p_.resident.at(static_cast<size_t>(b));
+      const DeviceBuffer* d = buf ? &*buf : res ? &*res : nullptr;
+      if (!d) return Error::internal("buffer '" + lb.name + "' is read before it exists");
+      if (auto s = d->download_at(0, bytes); !s) return std::move(s).error();
+    }
+  }
+  return HostTensor::from_bytes(type.dtype, type.sizes, std::move(bytes));
+}
+
+Status PlanRunner::write(int b, std::span<const std::byte> bytes) const {
+  if (bound(b)) {
+    const kiln_plugin_api& api = p_.plugin->api();
+    return p_.plugin->check(api.copy_host_to_device(p_.plugin->instance(), p_.device, nullptr,
+                                                    address(b), bytes.data(), bytes.size()),
+                            "copy_host_to_device");
+  }
+  if (arena_offset(b) >= 0) return arena_->upload_at(static_cast<uint64_t>(arena_offset(b)), bytes);
+  const auto& buf = buffers_.at(static_cast<size_t>(b));
+  if (!buf) return Error::internal("buffer " + std::to_string(b) + " is written before it exists");
+  return buf->upload_at(0, bytes);
+}
+
+Status PlanRunner::finish() const {
+  const kiln_plugin_api& api = p_.plugin->api();
+  if (!api.stream_create || !api.stream_synchronize || !api.stream_destroy) return Ok{};
+  kiln_stream* stream = nullptr;
+  if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream),
+                                "stream_create");
+      !s)
+    return s;
+  auto s = p_.plugin->check(api.stream_synchronize(stream), "waiting for the device");
+  api.stream_destroy(stream);
+  return s;
+}
+
+Result<std::vector<HostTensor>> PlanRunner::outputs() const {
+  std::vector<HostTensor> outs;
+  for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
+    const TensorType& t = p_.graph.type(p_.graph.outputs[i]);
+    auto h = download(p_.program.outputs[i], TensorType::contiguous(t.dtype, t.sizes));
+    if (!h) return std::move(h).error();
+    outs.push_back(std::move(*h));
+  }
+  return outs;
+}
+
+}  // namespace kiln

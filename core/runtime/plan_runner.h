@@ -1,0 +1,55 @@
+// Walks a compiled graph's plan on its device: uploads inputs, opens the arena of
+// temporaries, runs each step (launch, library call, host step), and reads outputs back. A
+// runner kept between runs reuses its buffers and arena; a program buffer may be bound to
+// memory the caller owns on the device (zero-copy inputs and outputs) for one run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/runtime/compiled_graph_parts.h"
+
+namespace kiln {
+
+class PlanRunner {
+ public:
+  explicit PlanRunner(const CompiledGraph::Parts& p);
+
+  // Inputs uploaded and the arena of temporaries open: ready for the plan's first step.
+  Status prepare(const std::vector<HostTensor>& inputs, bool poison);
+  // The arena of temporaries (kept when already open); with `poison`, every byte
+  // kPoisonByte before the first step.
+  Status open_arena(bool poison);
+  // Inputs into their program buffers; an input whose buffer is bound is left alone.
+  Status upload_inputs(const std::vector<HostTensor>& inputs);
+  Status step(const PlanStep& s, bool keep_buffers, bool poison);
+  // Waits for the device's work: a plugin whose launches return early reports a kernel's
+  // error here even when no output is read back.
+  Status finish() const;
+  Result<std::vector<HostTensor>> outputs() const;
+  Result<HostTensor> download(int b, const TensorType& type) const;
+  // Host bytes into program buffer `b` (its own allocation, arena slice or bound memory).
+  Status write(int b, std::span<const std::byte> bytes) const;
+
+  // Program buffer `b` lives at device address `address` (memory the caller owns) until
+  // unbind_all().
+  void bind(int b, uint64_t address);
+  void unbind_all();
+  bool bound(int b) const { return bound_.at(static_cast<size_t>(b)) != 0; }
+  uint64_t bound_address(int b) const { return bound_.at(static_cast<size_t>(b)); }
+
+ private:
+  int64_t arena_offset(int b) const;
+  Status allocate(int b, bool poison);
+  uint64_t address(int b) const;
+  Status host_step(const PlanStep& s);
+
+  const CompiledGraph::Parts& p_;
+  std::vector<std::optional<DeviceBuffer>> buffers_;
+  std::vector<uint64_t> bound_;
+  std::optional<DeviceBuffer> arena_;
+};
+
+}  // namespace kiln

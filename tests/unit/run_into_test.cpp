@@ -1,0 +1,89 @@
+// CompiledGraph::run_into on the caller's memory: in place with a plugin that registers
+// caller memory (ABI 1.1), through copies with the same plugin negotiated down to 1.0, and
+// right either way, including outputs that are an input, repeat a value or need a cast.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "core/graph/graph_json.h"
+#include "core/interp/oracle.h"
+#include "core/interp/random_tensor.h"
+#include "core/ops/op_registry.h"
+#include "core/runtime/compile.h"
+#include "core/runtime/plugin_loader.h"
+#include "tests/unit/test_paths.h"
+
+namespace kiln {
+namespace {
+
+// Outputs: an input as it is, a value twice, and a reduction.
+constexpr const char* kGraph = R"({"format": "kiln.graph/1", "name": "outputs",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 17]},
+             {"name": "y", "dtype": "f32", "shape": [17]}],
+  "nodes": [{"name": "z", "op": "aten.sub.Tensor", "args": ["%x", "%y"]},
+            {"name": "m", "op": "aten.amax.default", "args": ["%z", [0]]}],
+  "outputs": ["%x", "%z", "%z", "%m"]})";
+
+class RunInto : public ::testing::TestWithParam<uint32_t> {
+ protected:
+  Result<CompiledGraph> compile(const Graph& g) {
+    auto plugin =
+        load_plugin(PluginConfig{"cpp_openmp", "", {}}, test::plugin_dir() + "/kiln_cpp_openmp.so",
+                    logging_, AbiVersion{KILN_ABI_MAJOR, GetParam()});
+    if (!plugin) return std::move(plugin).error();
+    const DiskCache cache("", 0, logging_.get("cache"));
+    return compile_for_device(g, registry_, *plugin, 0, cache, logging_);
+  }
+
+  Logging logging_{LogLevels{}, std::make_shared<spdlog::sinks::null_sink_mt>()};
+  std::shared_ptr<const OpRegistry> registry_ = OpRegistry::create().value();
+};
+
+TEST_P(RunInto, CallerMemoryInPlaceOrThroughCopies) {
+  auto g = parse_graph(kGraph, "outputs", registry_);
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto compiled = compile(*g);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const auto seed =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (int rep = 0; rep < 2; ++rep) {
+    std::vector<HostTensor> in;
+    std::vector<TensorRef> in_refs, out_refs;
+    for (size_t i = 0; i < g->inputs.size(); ++i) {
+      in.push_back(random_tensor(g->type(g->inputs[i]), seed + rep * 7 + i));
+      in_refs.push_back(
+          {const_cast<std::byte*>(in.back().bytes().data()), g->type(g->inputs[i]), false});
+    }
+    std::vector<HostTensor> out;
+    for (ValueRef r : g->outputs) {
+      HostTensor t = HostTensor::zeros(g->type(r).dtype, g->type(r).sizes);
+      for (int64_t i = 0; i < t.numel(); ++i) t.set(i, NAN);
+      out.push_back(std::move(t));
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+      out_refs.push_back(
+          {const_cast<std::byte*>(out[i].bytes().data()), g->type(g->outputs[i]), false});
+    ASSERT_TRUE(compiled->run_into(in_refs, out_refs));
+    if (GetParam() >= 1) {
+      // The program gives each output a buffer of its own: every tensor is used in place.
+      EXPECT_EQ(compiled->last_run_copied_bytes(), 0);
+    } else {
+      EXPECT_GT(compiled->last_run_copied_bytes(), (3 * 17 + 17) * 4);
+    }
+    auto oracle = run_oracle(*g, in);
+    ASSERT_TRUE(oracle) << oracle.error().to_string();
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Comparison c = oracle->compare(i, out[i]);
+      EXPECT_TRUE(c.ok()) << "output " << i << ": " << c.mismatches << " mismatches, first at "
+                          << c.first_mismatch;
+    }
+  }
+}
+
+// Host ABI 1.0 (no mem_register: copies) and 1.1 (caller memory registered, used in place).
+INSTANTIATE_TEST_SUITE_P(HostMinor, RunInto, ::testing::Values(0u, 1u));
+
+}  // namespace
+}  // namespace kiln

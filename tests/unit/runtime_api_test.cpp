@@ -1,0 +1,306 @@
+// The runtime C API (libkiln.so) as a deployer links it: a session from config text, graphs
+// from text and files with weights, runs on DLPack tensors read and written in place when
+// their layout allows (and copied otherwise), outputs the runtime allocates, one compiled graph
+// run from several threads, and errors as values. Every result is checked against the
+// reference interpreter (linked separately, from the core) on fresh random inputs, with the
+// caller's outputs poisoned first.
+#include <gtest/gtest.h>
+#include <kiln/runtime.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/graph/graph_json.h"
+#include "core/graph/safetensors.h"
+#include "core/interp/oracle.h"
+#include "core/interp/random_tensor.h"
+#include "core/ops/op_registry.h"
+#include "tests/unit/test_paths.h"
+
+namespace kiln {
+namespace {
+
+constexpr const char* kConfig =
+    "plugins:\n  - name: cpp_openmp\n    options: { threads: 2 }\ndevices: [cpu:0]\n"
+    "log: { level: warn }\n";
+
+// z = x * 2 + y (y broadcast over rows), and the row sums of z.
+constexpr const char* kGraph = R"({"format": "kiln.graph/1", "name": "affine",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [5, 7]},
+             {"name": "y", "dtype": "f32", "shape": [7]}],
+  "nodes": [{"name": "t", "op": "aten.mul.Tensor", "args": ["%x", 2.0]},
+            {"name": "z", "op": "aten.add.Tensor", "args": ["%t", "%y"]},
+            {"name": "s", "op": "aten.sum.dim_IntList", "args": ["%z", [1]]}],
+  "outputs": ["%z", "%s"]})";
+
+struct ErrorText {
+  kiln_runtime_code code = KILN_RUNTIME_USER_ERROR;
+  std::string message;
+};
+
+// Takes the error (NULL: success) and returns what it said.
+std::optional<ErrorText> take(kiln_runtime_error* e) {
+  if (!e) return std::nullopt;
+  ErrorText t{kiln_runtime_error_code(e), kiln_runtime_error_message(e)};
+  kiln_runtime_error_destroy(e);
+  return t;
+}
+
+#define ASSERT_OK(call)                      \
+  do {                                       \
+    auto error_ = take(call);                \
+    ASSERT_FALSE(error_) << error_->message; \
+  } while (0)
+
+DLTensor dl(HostTensor& t, std::vector<int64_t>& shape, std::vector<int64_t>* strides = nullptr) {
+  shape = t.sizes();
+  DLTensor d{};
+  d.data = const_cast<std::byte*>(t.bytes().data());
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int32_t>(shape.size());
+  d.dtype = {kDLFloat, 32, 1};
+  d.shape = shape.data();
+  d.strides = strides ? strides->data() : nullptr;
+  return d;
+}
+
+class RuntimeApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = OpRegistry::create().value();
+    kiln_session_options o{sizeof(o), kConfig, nullptr};
+    ASSERT_OK(kiln_session_open(&o, &session_));
+    seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  void TearDown() override {
+    if (graph_) kiln_graph_destroy(graph_);
+    if (session_) kiln_session_close(session_);
+  }
+
+  void compile_text(const char* text) {
+    kiln_graph_source src{};
+    src.struct_size = sizeof(src);
+    src.graph_text = text;
+    src.graph_text_size = std::strlen(text);
+    ASSERT_OK(kiln_graph_compile(session_, &src, &graph_));
+  }
+
+  std::vector<HostTensor> random_inputs(const Graph& g) {
+    std::vector<HostTensor> in;
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      in.push_back(random_tensor(g.type(g.inputs[i]), seed_++));
+    return in;
+  }
+
+  // Poisoned caller-owned outputs of the graph's types.
+  static std::vector<HostTensor> poisoned_outputs(const Graph& g) {
+    std::vector<HostTensor> out;
+    for (ValueRef r : g.outputs) {
+      HostTensor t = HostTensor::zeros(g.type(r).dtype, g.type(r).sizes);
+      for (int64_t i = 0; i < t.numel(); ++i) t.set(i, NAN);
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  static void expect_matches(const Graph& g, const std::vector<HostTensor>& inputs,
+                             const std::vector<HostTensor>& actual) {
+    auto oracle = run_oracle(g, inputs);
+    ASSERT_TRUE(oracle) << oracle.error().to_string();
+    ASSERT_EQ(actual.size(), oracle->expected.size());
+    for (size_t i = 0; i < actual.size(); ++i) {
+      const Comparison c = oracle->compare(i, actual[i]);
+      EXPECT_TRUE(c.ok()) << "output " << i << ": " << c.mismatches << " mismatches, first at "
+                          << c.first_mismatch << ": got " << actual[i].get(c.first_mismatch)
+                          << ", expected " << oracle->expected[i].get(c.first_mismatch);
+    }
+  }
+
+  // Runs `graph_` on host tensors through kiln_graph_run; returns the copied bytes.
+  uint64_t run(std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+    std::vector<std::vector<int64_t>> shapes(in.size() + out.size());
+    std::vector<DLTensor> tensors;
+    for (size_t i = 0; i < in.size(); ++i) tensors.push_back(dl(in[i], shapes[i]));
+    for (size_t i = 0; i < out.size(); ++i) tensors.push_back(dl(out[i], shapes[in.size() + i]));
+    std::vector<const DLTensor*> ptrs;
+    for (const DLTensor& t : tensors) ptrs.push_back(&t);
+    auto e =
+        take(kiln_graph_run(graph_, ptrs.data(), in.size(), ptrs.data() + in.size(), out.size()));
+    EXPECT_FALSE(e) << e->message;
+    return kiln_graph_last_run_copied_bytes(graph_);
+  }
+
+  std::shared_ptr<const OpRegistry> registry_;
+  kiln_session* session_ = nullptr;
+  kiln_graph* graph_ = nullptr;
+  uint64_t seed_ = 0;
+};
+
+TEST_F(RuntimeApi, RunsOnTheCallersTensorsWithoutCopies) {
+  compile_text(kGraph);
+  auto g = parse_graph(kGraph, "affine", registry_).value();
+  EXPECT_EQ(kiln_graph_device(graph_).device_type, kDLCPU);
+  EXPECT_EQ(std::string(kiln_graph_target(graph_)), "cpp_openmp:0");
+  ASSERT_EQ(kiln_graph_num_inputs(graph_), 2u);
+  ASSERT_EQ(kiln_graph_num_outputs(graph_), 2u);
+  kiln_tensor_info info{};
+  info.struct_size = sizeof(info);
+  ASSERT_OK(kiln_graph_tensor_info(graph_, 1, 1, &info));
+  EXPECT_STREQ(info.name, "s");
+  ASSERT_EQ(info.ndim, 1);
+  EXPECT_EQ(info.shape[0], 5);
+  for (int rep = 0; rep < 3; ++rep) {  // the arena is reused across calls
+    auto in = random_inputs(g);
+    auto out = poisoned_outputs(g);
+    EXPECT_EQ(run(in, out), 0u) << "dense host tensors on a cpu graph are used in place";
+    expect_matches(g, in, out);
+  }
+}
+
+TEST_F(RuntimeApi, StridedTensorsAreCopiedAndStillRight) {
+  compile_text(kGraph);
+  auto g = parse_graph(kGraph, "affine", registry_).value();
+  // x as the transpose of a [7, 5] tensor, z written into every other element of a buffer.
+  HostTensor xt = random_tensor(TensorType::contiguous(DType::F32, {7, 5}), seed_++);
+  HostTensor y = random_tensor(TensorType::contiguous(DType::F32, {7}), seed_++);
+  HostTensor zbuf = HostTensor::zeros(DType::F32, {5, 14});
+  for (int64_t i = 0; i < zbuf.numel(); ++i) zbuf.set(i, -123.0);
+  HostTensor s = HostTensor::zeros(DType::F32, {5});
+  std::vector<int64_t> xs{5, 7}, xstr{1, 5}, ys, zs{5, 7}, zstr{14, 2}, ss;
+  DLTensor dx = dl(xt, xs), dy = dl(y, ys), dz = dl(zbuf, zs), dsum = dl(s, ss);
+  xs = {5, 7};
+  dx.shape = xs.data();
+  dx.strides = xstr.data();
+  zs = {5, 7};
+  dz.shape = zs.data();
+  dz.strides = zstr.data();
+  const DLTensor* ins[] = {&dx, &dy};
+  const DLTensor* outs[] = {&dz, &dsum};
+  ASSERT_OK(kiln_graph_run(graph_, ins, 2, outs, 2));
+  EXPECT_GT(kiln_graph_last_run_copied_bytes(graph_), 0u);
+  HostTensor x = HostTensor::zeros(DType::F32, {5, 7});
+  HostTensor z = HostTensor::zeros(DType::F32, {5, 7});
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 0; c < 7; ++c) {
+      x.set(r * 7 + c, xt.get(c * 5 + r));
+      z.set(r * 7 + c, zbuf.get(r * 14 + 2 * c));
+      EXPECT_EQ(zbuf.get(r * 14 + 2 * c + 1), -123.0) << "a gap of the strided output was written";
+    }
+  expect_matches(g, {x, y}, {z, s});
+}
+
+TEST_F(RuntimeApi, OutputsTheRuntimeAllocatesAndFilesWithWeights) {
+  const std::string base = test::data_dir() + "/examples/mlp";
+  kiln_graph_source src{};
+  src.struct_size = sizeof(src);
+  const std::string graph_path = base + ".json", weights_path = base + ".safetensors";
+  src.graph_path = graph_path.c_str();
+  src.weights_path = weights_path.c_str();
+  ASSERT_OK(kiln_graph_compile(session_, &src, &graph_));
+  auto g = load_graph(graph_path, registry_).value();
+  ASSERT_TRUE(attach_weights(g, read_safetensors(weights_path).value(), weights_path));
+  auto in = random_inputs(g);
+  std::vector<std::vector<int64_t>> shapes(in.size());
+  std::vector<DLTensor> tensors;
+  for (size_t i = 0; i < in.size(); ++i) tensors.push_back(dl(in[i], shapes[i]));
+  std::vector<const DLTensor*> ptrs;
+  for (const DLTensor& t : tensors) ptrs.push_back(&t);
+  std::vector<kiln_dl_managed_tensor*> outs(kiln_graph_num_outputs(graph_));
+  // Closing the session first is allowed: the graph keeps what it needs.
+  kiln_session_close(session_);
+  session_ = nullptr;
+  ASSERT_OK(kiln_graph_run_alloc(graph_, ptrs.data(), ptrs.size(), outs.data(), outs.size()));
+  std::vector<HostTensor> actual;
+  for (kiln_dl_managed_tensor* m : outs) {
+    ASSERT_NE(m, nullptr);
+    const DLTensor& t = m->dl_tensor;
+    ASSERT_EQ(t.dtype.code, kDLFloat);
+    const Shape sizes(t.shape, t.shape + t.ndim);
+    const auto* bytes = static_cast<const std::byte*>(t.data);
+    actual.push_back(
+        HostTensor::from_bytes(DType::F32, sizes, {bytes, bytes + shape_numel(sizes) * 4}).value());
+    m->deleter(m);
+  }
+  expect_matches(g, in, actual);
+}
+
+TEST_F(RuntimeApi, OneGraphRunFromSeveralThreads) {
+  compile_text(kGraph);
+  auto g = parse_graph(kGraph, "affine", registry_).value();
+  constexpr int kThreads = 4, kRuns = 25;
+  std::vector<std::vector<std::vector<HostTensor>>> ins(kThreads), outs(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    for (int r = 0; r < kRuns; ++r) {
+      ins[t].push_back(random_inputs(g));
+      outs[t].push_back(poisoned_outputs(g));
+    }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) run(ins[t][r], outs[t][r]);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t)
+    for (int r = 0; r < kRuns; ++r) expect_matches(g, ins[t][r], outs[t][r]);
+}
+
+TEST_F(RuntimeApi, BadInputIsAUserErrorThatSaysWhy) {
+  {
+    kiln_session* s = nullptr;
+    kiln_session_options o{sizeof(o), "plugins: [", nullptr};
+    auto e = take(kiln_session_open(&o, &s));
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->code, KILN_RUNTIME_USER_ERROR);
+    EXPECT_NE(e->message.find("<config text>"), std::string::npos) << e->message;
+    EXPECT_EQ(s, nullptr);
+  }
+  kiln_graph_source src{};
+  src.struct_size = sizeof(src);
+  src.graph_text = "{\"format\": \"kiln.graph/1\"";
+  src.graph_text_size = std::strlen(src.graph_text);
+  auto bad_graph = take(kiln_graph_compile(session_, &src, &graph_));
+  ASSERT_TRUE(bad_graph);
+  EXPECT_EQ(bad_graph->code, KILN_RUNTIME_USER_ERROR);
+  EXPECT_EQ(graph_, nullptr);
+
+  compile_text(kGraph);
+  auto g = parse_graph(kGraph, "affine", registry_).value();
+  auto in = random_inputs(g);
+  auto out = poisoned_outputs(g);
+  std::vector<int64_t> xs, ys, zs, ss;
+  DLTensor dx = dl(in[0], xs), dy = dl(in[1], ys), dz = dl(out[0], zs), dsum = dl(out[1], ss);
+  const DLTensor* ins[] = {&dx, &dy};
+  const DLTensor* outs[] = {&dz, &dsum};
+  auto expect_user_error = [&](const std::string& says) {
+    auto e = take(kiln_graph_run(graph_, ins, 2, outs, 2));
+    ASSERT_TRUE(e) << "expected an error saying " << says;
+    EXPECT_EQ(e->code, KILN_RUNTIME_USER_ERROR);
+    EXPECT_NE(e->message.find(says), std::string::npos) << e->message;
+  };
+  dx.dtype = {kDLFloat, 64, 1};
+  expect_user_error("input 0 ('x') is f64[5, 7] but the graph says f32[5, 7]");
+  dx.dtype = {kDLFloat, 32, 1};
+  dy.device = {kDLCUDA, 0};
+  expect_user_error("input 1: on DLPack device (type 2, id 0)");
+  dy.device = {kDLCPU, 0};
+  dsum.dtype = {kDLComplex, 64, 1};
+  expect_user_error("output 1: DLPack dtype (code 5");
+  dsum.dtype = {kDLFloat, 32, 1};
+  auto e = take(kiln_graph_run(graph_, ins, 1, outs, 2));
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->message.find("takes 2 inputs and 2 outputs, got 1 and 2"), std::string::npos)
+      << e->message;
+  e = take(kiln_graph_run(graph_, nullptr, 2, outs, 2));
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->message.find("input is NULL"), std::string::npos) << e->message;
+  // After all that, a good run still works.
+  EXPECT_EQ(run(in, out), 0u);
+  expect_matches(g, in, out);
+}
+
+}  // namespace
+}  // namespace kiln
