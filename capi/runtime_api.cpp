@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/config/environment.h"
 #include "core/graph/graph_json.h"
 #include "core/graph/safetensors.h"
+#include "core/ops/op_def.h"
 #include "core/runtime/session.h"
 
 struct kiln_runtime_error {
@@ -33,6 +35,7 @@ struct kiln_graph {
     kiln::TensorType type;
   };
   std::vector<Info> inputs, outputs;
+  std::string stats_json;
 };
 
 namespace {
@@ -121,11 +124,11 @@ kiln_runtime_error* kiln_session_open(const kiln_session_options* options, kiln_
     const kiln::Environment env = kiln::Environment::from_process();
     const char* text = options ? options->config_text : nullptr;
     const char* path = options ? options->config_path : nullptr;
-    auto loaded = text ? kiln::parse_options(text, "<config text>",
-                                             std::filesystem::current_path().string(), env)
-                       : kiln::load_options(path ? std::optional<std::string>(path)
-                                                 : std::optional<std::string>(),
-                                            env);
+    auto loaded =
+        text ? kiln::parse_options(text, "<config text>", std::filesystem::current_path().string(),
+                                   env)
+             : kiln::load_options(
+                   path ? std::optional<std::string>(path) : std::optional<std::string>(), env);
     if (!loaded) return std::move(loaded).error();
     auto session = kiln::Session::open(std::move(*loaded));
     if (!session) return std::move(session).error();
@@ -158,9 +161,9 @@ kiln_runtime_error* kiln_graph_compile(kiln_session* session, const kiln_graph_s
       auto weights =
           source->weights
               ? kiln::parse_safetensors(
-                    std::vector<std::byte>(static_cast<const std::byte*>(source->weights),
-                                           static_cast<const std::byte*>(source->weights) +
-                                               source->weights_size),
+                    std::vector<std::byte>(
+                        static_cast<const std::byte*>(source->weights),
+                        static_cast<const std::byte*>(source->weights) + source->weights_size),
                     where)
               : kiln::read_safetensors(source->weights_path);
       if (!weights) return std::move(weights).error();
@@ -178,6 +181,19 @@ kiln_runtime_error* kiln_graph_compile(kiln_session* session, const kiln_graph_s
     const kiln::Graph& dg = g->compiled.graph();
     for (kiln::ValueRef r : dg.inputs) g->inputs.push_back({dg.value(r).name, dg.type(r)});
     for (kiln::ValueRef r : dg.outputs) g->outputs.push_back({dg.value(r).name, dg.type(r)});
+    std::vector<std::string> host_ops;
+    for (const kiln::PlanStep& step : g->compiled.plan())
+      if (step.kind == kiln::PlanStep::Kind::Host) {
+        const kiln::Node& n = g->compiled.graph().nodes.at(static_cast<size_t>(step.node));
+        host_ops.push_back(n.name + " (" + n.op->name + ")");
+      }
+    nlohmann::json stats{{"kernels", st.kernels},
+                         {"library_calls", st.externs},
+                         {"host_steps", st.host_steps},
+                         {"host_ops", host_ops},
+                         {"from_cache", st.graph_cache_hit && st.units_cached == st.units},
+                         {"compile_ms", st.compile_ms}};
+    g->stats_json = stats.dump();
     *out = g.release();
     return kiln::Ok{};
   });
@@ -193,6 +209,16 @@ DLDevice kiln_graph_device(const kiln_graph* graph) {
 
 const char* kiln_graph_target(const kiln_graph* graph) {
   return graph ? graph->target.c_str() : "";
+}
+
+int kiln_graph_from_cache(const kiln_graph* graph) {
+  if (!graph) return 0;
+  const kiln::CompileStats& st = graph->compiled.stats();
+  return st.graph_cache_hit && st.units_cached == st.units ? 1 : 0;
+}
+
+const char* kiln_graph_stats_json(const kiln_graph* graph) {
+  return graph ? graph->stats_json.c_str() : "{}";
 }
 
 size_t kiln_graph_num_inputs(const kiln_graph* graph) {

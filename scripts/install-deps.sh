@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs kiln's build dependencies from Debian packages. Idempotent: packages already
-# present are skipped, and `apt-get update` runs once, only when something is missing.
+# Installs kiln's build dependencies from Debian packages, then the Python packages
+# (scripts/install-python-deps.sh, pinned). Idempotent: packages already present are
+# skipped, and `apt-get update` runs once, only when something is missing.
 set -euo pipefail
 
 packages=(
@@ -22,11 +23,12 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 fi
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+# The Python side (PyTorch for the bridge's tests, kiln's package).
+"$(dirname "$0")/install-python-deps.sh"

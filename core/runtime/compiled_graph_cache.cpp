@@ -5,6 +5,7 @@
 #include "core/expr/simplify.h"
 #include "core/graph/graph_binary.h"
 #include "core/lower/loop_program_binary.h"
+#include "core/lower/matmul_kernel.h"
 
 namespace kiln {
 namespace {
@@ -115,7 +116,8 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
 // What running the program takes for granted about its buffers: an input or parameter
 // buffer holds one of the graph's inputs or parameters, whole; an output buffer, and each
 // tensor a host step moves, is that value contiguous. Empty when all hold.
-std::string program_mismatch(const Graph& g, const LoopProgram& p) {
+std::string program_mismatch(const Graph& g, const LoopProgram& p,
+                             const std::vector<std::string>& externs) {
   auto listed = [](const std::vector<ValueRef>& refs, ValueRef r) {
     return std::find(refs.begin(), refs.end(), r) != refs.end();
   };
@@ -137,6 +139,9 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p) {
     if (std::string why = access_outside_buffer(k, p.buffers); !why.empty()) return why;
   for (const LoopKernel& k : p.kernels) {
     if (k.kind != LoopKernelKind::Extern || k.node < 0) continue;
+    // A library call the plugin makes reads views through its own offsets and strides, and
+    // the plugin checks each range it touches against its memory.
+    if (k.extern_name != "reference" && extern_available(externs, k)) continue;
     std::vector<int> buffers = k.extern_inputs;
     buffers.insert(buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
     const Node& node = g.nodes[static_cast<size_t>(k.node)];
@@ -144,9 +149,12 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p) {
     values.insert(values.end(), node.outputs.begin(), node.outputs.end());
     // A library call runs on the host when the plugin lacks it: its buffers are its node's.
     if (buffers.size() != values.size()) return "kernel '" + k.name + "' moves other tensors";
+    const size_t inputs = k.extern_inputs.size();
     for (size_t i = 0; i < values.size(); ++i) {
       const TensorType& t = g.type(values[i]);
-      if (!buffer_holds(p.buffers[static_cast<size_t>(buffers[i])], t.dtype, t.numel()))
+      // An input may be a view (a weight broadcast over a batch); outputs are dense.
+      const int64_t elements = i < inputs ? storage_extent(t) : t.numel();
+      if (!buffer_holds(p.buffers[static_cast<size_t>(buffers[i])], t.dtype, elements))
         return "kernel '" + k.name + "' buffer " + std::to_string(i) + " is not " + t.to_string();
     }
   }
@@ -183,8 +191,6 @@ Result<DecodedGraph> decode_compiled_graph(std::string_view payload,
   if (!graph) return std::move(graph).error();
   auto program = read_loop_program(in, *graph);
   if (!program) return std::move(program).error();
-  if (const std::string why = program_mismatch(*graph, *program); !why.empty())
-    return Error::internal("compiled graph entry: " + why);
   CompiledGraphRecord r;
   r.kernel_configs = in.strings();
   r.asked_externs = in.boolean();
@@ -197,6 +203,8 @@ Result<DecodedGraph> decode_compiled_graph(std::string_view payload,
   r.bytes_fused = in.i64();
   if (!in.ok() || !in.at_end() || r.bytes_unfused < 0 || r.bytes_fused < 0)
     return Error::internal("compiled graph entry is truncated, damaged or has bytes past its end");
+  if (const std::string why = program_mismatch(*graph, *program, r.externs); !why.empty())
+    return Error::internal("compiled graph entry: " + why);
   return DecodedGraph{std::move(*graph), std::move(*program), std::move(r)};
 }
 

@@ -318,6 +318,24 @@ TEST_F(CompiledGraphCacheTest, EntriesThatDoNotFitAreRefusedWithTheReason) {
   }
 }
 
+TEST_F(CompiledGraphCacheTest, ALibraryCallOnABroadcastViewComesBackFromTheCache) {
+  // bmm reads a [4, 3] matrix broadcast over the batch through its own strides: the entry's
+  // checks must take the view (an MLP-Mixer's token mixing exports to this).
+  auto g = parse_graph(R"({"format": "kiln.graph/1", "name": "broadcast_bmm",
+      "inputs": [{"name": "x", "dtype": "f32", "shape": [2, 8, 4]},
+                 {"name": "w", "dtype": "f32", "shape": [4, 3]}],
+      "nodes": [{"name": "e", "op": "aten.expand.default", "args": ["%w", [2, 4, 3]]},
+                {"name": "y", "op": "aten.bmm.default", "args": ["%x", "%e"]}],
+      "outputs": ["%y"]})",
+                       "broadcast_bmm", registry_);
+  ASSERT_TRUE(g) << g.error().to_string();
+  ASSERT_TRUE(compile(*g));
+  auto warm = compile(*g);
+  ASSERT_TRUE(warm) << warm.error().to_string();
+  EXPECT_TRUE(warm->stats().graph_cache_hit) << logged_.str();
+  expect_matches_oracle(*warm, *g);
+}
+
 TEST_F(CompiledGraphCacheTest, MaskedAccessesAreBoundedByTheirMasks) {
   // Padding reads its input through a masked load whose index leaves the input where the
   // mask is off: the check accepts it, and refuses it once the index moves past what the

@@ -118,6 +118,15 @@ KILN_RUNTIME_EXPORT void kiln_graph_destroy(kiln_graph* graph);
 KILN_RUNTIME_EXPORT DLDevice kiln_graph_device(const kiln_graph* graph);
 KILN_RUNTIME_EXPORT const char* kiln_graph_target(const kiln_graph* graph);
 
+/* 1 when the whole compiled graph came from the disk cache (no scheduling, no compiler run),
+ * else 0. */
+KILN_RUNTIME_EXPORT int kiln_graph_from_cache(const kiln_graph* graph);
+
+/* What compiling made, as JSON text valid while the graph lives: {"kernels": N,
+ * "library_calls": N, "host_steps": N, "host_ops": ["node (op)", ...], "from_cache": bool,
+ * "compile_ms": x}. host_ops are nodes the reference interpreter runs on the host. */
+KILN_RUNTIME_EXPORT const char* kiln_graph_stats_json(const kiln_graph* graph);
+
 KILN_RUNTIME_EXPORT size_t kiln_graph_num_inputs(const kiln_graph* graph);
 KILN_RUNTIME_EXPORT size_t kiln_graph_num_outputs(const kiln_graph* graph);
 

@@ -1,0 +1,94 @@
+"""torch.compile(model, backend="kiln"): Dynamo hands over FX graphs, AOTAutograd turns
+them into ATen forward and backward graphs (Core ATen decompositions), and kiln compiles
+each one. A graph kiln cannot take (an op it lacks, a dynamic shape, a device no plugin
+serves) runs eagerly instead, with one warning that names why.
+
+Options: torch.compile(model, backend="kiln", options={"config": "nvidia.yaml"}) or
+$KILN_CONFIG; the default is kiln's built-in config (the CPU plugin).
+"""
+import threading
+import warnings
+
+import torch
+
+from . import fx_graph
+from .runtime import KilnError, Session
+
+_sessions = {}
+_sessions_lock = threading.Lock()
+
+
+def _session(config):
+    with _sessions_lock:
+        if config not in _sessions:
+            _sessions[config] = Session(config)
+        return _sessions[config]
+
+
+class Stats:
+    """What the backend did in this process: graphs compiled by kiln, graphs left to eager
+    (and why), and compiled-graph cache hits."""
+
+    def __init__(self):
+        self.compiled = 0
+        self.cache_hits = 0
+        self.eager = []  # (reason, op or None)
+        self.ops = set()
+
+    def reset(self):
+        self.__init__()
+
+
+stats = Stats()
+
+
+def _eager(gm, reason, op=None):
+    stats.eager.append((reason, op))
+    warnings.warn(f"kiln: running a graph eagerly: {reason}", RuntimeWarning, stacklevel=3)
+    return gm.forward
+
+
+def _compile_graph(gm, example_inputs, config):
+    try:
+        graph, weights, slots = fx_graph.convert(gm, list(example_inputs))
+    except fx_graph.Unsupported as exc:
+        return _eager(gm, str(exc), exc.op)
+    devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
+    try:
+        compiled = _session(config).compile(graph, weights)
+    except KilnError as exc:
+        if not exc.user:
+            raise
+        op = next((o for o in fx_graph.ops_of(graph) if f"'{o}'" in str(exc)), None)
+        return _eager(gm, str(exc), op)
+    for d in devices:
+        if d.type not in ("cpu", compiled.torch_device.type):
+            return _eager(gm, f"inputs on {d}, but kiln compiled for {compiled.torch_device}")
+    stats.compiled += 1
+    stats.cache_hits += compiled.from_cache
+    stats.ops.update(fx_graph.ops_of(graph))
+    device = compiled.torch_device
+
+    def run(*args):
+        outs = compiled(*args)
+        if devices and device.type == "cpu" and any(d.type != "cpu" for d in devices):
+            outs = [o.to(next(iter(devices))) for o in outs]
+        return tuple(None if s is None else outs[s] for s in slots)
+
+    run.kiln_graph = compiled
+    return run
+
+
+def kiln_backend(gm, example_inputs, options=None, **kwargs):
+    """The Dynamo backend ("kiln"): forward and backward graphs both through kiln."""
+    from functorch.compile import make_boxed_func
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+
+    config = (options or {}).get("config") if isinstance(options, dict) else None
+
+    def compiler(graph_module, inputs):
+        return make_boxed_func(_compile_graph(graph_module, inputs, config))
+
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
+                        decompositions=core_aten_decompositions())(gm, example_inputs)

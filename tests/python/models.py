@@ -1,0 +1,157 @@
+"""Models built in code with random weights (no downloads), at sizes CI runs on 2 cores:
+ResNet-18 (narrow), a BERT-base-shaped encoder, a GPT-2-small-shaped decoder and an
+MLP-Mixer block. The shapes follow the originals; the widths are cut down."""
+import math
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet18(nn.Module):
+    def __init__(self, width=8, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width),
+                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], width
+        for i, cout in enumerate([width, 2 * width, 4 * width, 8 * width]):
+            for j in range(2):
+                blocks.append(BasicBlock(cin, cout, 2 if (i > 0 and j == 0) else 1))
+                cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, x, mask):
+        b, s, h = x.shape
+        q, k, v = self.qkv(x).split(h, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, h // self.heads).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + mask
+        out = scores.softmax(-1) @ v
+        return self.proj(out.transpose(1, 2).reshape(b, s, h))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.attn = SelfAttention(hidden, heads)
+        self.ln1 = nn.LayerNorm(hidden)
+        self.ff = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(), nn.Linear(4 * hidden, hidden))
+        self.ln2 = nn.LayerNorm(hidden)
+
+    def forward(self, x, mask):
+        x = self.ln1(x + self.attn(x, mask))
+        return self.ln2(x + self.ff(x))
+
+
+class BertEncoder(nn.Module):
+    """BERT-base's structure (embeddings, post-norm layers, padding mask as finfo.min)."""
+
+    def __init__(self, vocab=100, hidden=64, heads=4, layers=2, max_len=32):
+        super().__init__()
+        self.words = nn.Embedding(vocab, hidden)
+        self.positions = nn.Embedding(max_len, hidden)
+        self.types = nn.Embedding(2, hidden)
+        self.ln = nn.LayerNorm(hidden)
+        self.layers = nn.ModuleList(BertLayer(hidden, heads) for _ in range(layers))
+
+    def forward(self, ids, attention_mask):
+        s = ids.shape[1]
+        pos = torch.arange(s, device=ids.device)
+        x = self.ln(self.words(ids) + self.positions(pos) + self.types(torch.zeros_like(ids)))
+        mask = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        for layer in self.layers:
+            x = layer(x, mask)
+        return x
+
+
+class GptBlock(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(hidden)
+        self.attn = SelfAttention(hidden, heads)
+        self.ln2 = nn.LayerNorm(hidden)
+        self.fc = nn.Linear(hidden, 4 * hidden)
+        self.out = nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, mask):
+        x = x + self.attn(self.ln1(x), mask)
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt2(nn.Module):
+    """GPT-2-small's structure (pre-norm, tied head, causal mask as -inf)."""
+
+    def __init__(self, vocab=100, hidden=64, heads=4, layers=2, max_len=32):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(max_len, hidden)
+        self.blocks = nn.ModuleList(GptBlock(hidden, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(hidden)
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(s, device=ids.device))
+        causal = torch.ones(s, s, dtype=torch.bool, device=ids.device).triu(1)
+        mask = torch.zeros(s, s, device=ids.device).masked_fill(causal, float("-inf"))
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+class MixerBlock(nn.Module):
+    """An MLP-Mixer block: token mixing across patches, then channel mixing."""
+
+    def __init__(self, patches=16, channels=32):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(channels)
+        self.tokens = nn.Sequential(nn.Linear(patches, 2 * patches), nn.GELU(), nn.Linear(2 * patches, patches))
+        self.ln2 = nn.LayerNorm(channels)
+        self.channels = nn.Sequential(nn.Linear(channels, 4 * channels), nn.GELU(),
+                                      nn.Linear(4 * channels, channels))
+
+    def forward(self, x):
+        x = x + self.tokens(self.ln1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channels(self.ln2(x))
+
+
+def inference_cases():
+    """(name, module in eval mode, example inputs), seeded."""
+    torch.manual_seed(20261125)
+    ids = torch.randint(0, 100, (2, 16))
+    attention = torch.ones(2, 16, dtype=torch.int64)
+    attention[1, 11:] = 0
+    return [
+        ("resnet18", ResNet18().eval(), (torch.randn(2, 3, 32, 32),)),
+        ("bert_encoder", BertEncoder().eval(), (ids, attention)),
+        ("gpt2", Gpt2().eval(), (ids,)),
+        ("mixer_block", MixerBlock().eval(), (torch.randn(2, 16, 32),)),
+    ]

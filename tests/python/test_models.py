@@ -1,0 +1,190 @@
+"""kiln as a PyTorch backend, on the CPU plugin: each model of models.py exported and run
+through libkiln.so, and through torch.compile(backend="kiln") (forward, and gradients of a
+GPT-2-shaped training step), against eager PyTorch. Prints, per model, the ops exported, the
+ops kiln ran on the host interpreter, the largest error, graph breaks and recompiles.
+
+Needs KILN_LIBRARY (libkiln.so of the build under test) and KILN_CLI (its `kiln`)."""
+import copy
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import kiln  # noqa: E402
+from kiln import dynamo, fx_graph  # noqa: E402
+import models  # noqa: E402
+
+# f32 models: accumulation order differs from eager's (and conv/pool run in f64 on the host).
+TOLERANCE = dict(atol=1e-4, rtol=1e-4)
+
+
+def max_error(actual, expected):
+    return max((a.double() - e.double()).abs().max().item() for a, e in zip(actual, expected))
+
+
+def as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def dynamo_counts():
+    from torch._dynamo.utils import counters
+
+    return (sum(counters["graph_break"].values()), counters["stats"]["unique_graphs"])
+
+
+class Models(unittest.TestCase):
+    def test_export_and_run_through_libkiln(self):
+        for name, module, args in models.inference_cases():
+            with self.subTest(model=name):
+                graph, weights = kiln.export(module, args, name=name)
+                compiled = kiln.compile(graph, weights)
+                with torch.no_grad():
+                    expected = as_list(module(*args))
+                actual = compiled(*args)
+                for a, e in zip(actual, expected):
+                    torch.testing.assert_close(a, e, **TOLERANCE)
+                ops = fx_graph.ops_of(__import__("json").loads(graph))
+                host = compiled.stats["host_ops"]
+                print(f"\nexport {name}: {len(ops)} ops, {compiled.stats['kernels']} kernels, "
+                      f"{compiled.stats['library_calls']} library calls, {len(host)} host steps "
+                      f"{sorted({h.split('(')[-1].rstrip(')') for h in host})}, "
+                      f"max error {max_error(actual, expected):.2e}, "
+                      f"copied {compiled.last_run_copied_bytes} bytes")
+                self.assertEqual(compiled.last_run_copied_bytes, 0, "CPU tensors are used in place")
+                again = kiln.compile(graph, weights)
+                self.assertTrue(again.from_cache, "the compiled-graph cache takes its own entry back")
+                for a, e in zip(again(*args), expected):
+                    torch.testing.assert_close(a, e, **TOLERANCE)
+
+    def test_exported_files_run_in_the_cli(self):
+        name, module, args = models.inference_cases()[2]  # gpt2
+        with tempfile.TemporaryDirectory() as tmp:
+            graph_path, weights_path = kiln.exporter.save(module, args, os.path.join(tmp, name))
+            run = subprocess.run([os.environ["KILN_CLI"], "run", graph_path, "--weights", weights_path,
+                                  "--check"], capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertIn(" ok", run.stdout)
+
+    def test_torch_compile_matches_eager(self):
+        for name, module, args in models.inference_cases():
+            with self.subTest(model=name):
+                torch._dynamo.reset()
+                dynamo.stats.reset()
+                breaks0, graphs0 = dynamo_counts()
+                compiled = torch.compile(module, backend="kiln")
+                with torch.no_grad():
+                    expected = as_list(module(*args))
+                    actual = as_list(compiled(*args))
+                    again = as_list(compiled(*args))  # no recompile on a second call
+                for a, e in zip(actual + again, expected + expected):
+                    torch.testing.assert_close(a, e, **TOLERANCE)
+                breaks, graphs = dynamo_counts()
+                s = dynamo.stats
+                print(f"\ntorch.compile {name}: {s.compiled} graphs through kiln, "
+                      f"{len(s.eager)} eager {s.eager}, graph breaks {breaks - breaks0}, "
+                      f"graphs {graphs - graphs0}, max error {max_error(actual, expected):.2e}")
+                self.assertEqual(s.eager, [])
+                self.assertGreaterEqual(s.compiled, 1)
+
+    def test_training_step_gives_eager_gradients(self):
+        torch.manual_seed(7)
+        model = models.Gpt2().train()
+        twin = copy.deepcopy(model)
+        ids = torch.randint(0, 100, (2, 16))
+        targets = torch.randint(0, 100, (2, 16))
+
+        def step(m, fn):
+            m.zero_grad()
+            loss = torch.nn.functional.cross_entropy(fn(ids).reshape(-1, 100), targets.reshape(-1))
+            loss.backward()
+            return loss.detach(), {n: p.grad.detach().clone() for n, p in m.named_parameters()}
+
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+        eager_loss, eager_grads = step(twin, twin)
+        kiln_loss, kiln_grads = step(model, torch.compile(model, backend="kiln"))
+        torch.testing.assert_close(kiln_loss, eager_loss, **TOLERANCE)
+        worst = 0.0
+        for n, g in eager_grads.items():
+            torch.testing.assert_close(kiln_grads[n], g, **TOLERANCE, msg=lambda m, n=n: f"grad of {n}: {m}")
+            worst = max(worst, (kiln_grads[n] - g).abs().max().item())
+        s = dynamo.stats
+        print(f"\ntraining gpt2: {s.compiled} graphs through kiln (forward and backward), "
+              f"eager {s.eager}, max gradient error {worst:.2e}")
+        self.assertGreaterEqual(s.compiled, 2, "the backward graph goes through kiln too")
+
+
+class BadInput(unittest.TestCase):
+    def test_an_op_kiln_lacks_falls_back_with_one_warning(self):
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+
+        def f(x):
+            return torch.cumsum(x, 1) * 2
+
+        x = torch.randn(3, 5)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = torch.compile(f, backend="kiln")(x)
+        torch.testing.assert_close(y, f(x))
+        mine = [w for w in caught if "kiln:" in str(w.message)]
+        self.assertEqual(len(mine), 1, [str(w.message) for w in mine])
+        self.assertIn("aten.cumsum.default", str(mine[0].message))
+
+    def test_dynamic_shapes_fall_back_with_a_message(self):
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+
+        def f(x):
+            return torch.relu(x) + 1
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            g = torch.compile(f, backend="kiln", dynamic=True)
+            for n in (3, 5):
+                x = torch.randn(n, 4)
+                torch.testing.assert_close(g(x), f(x))
+        messages = [str(w.message) for w in caught if "kiln:" in str(w.message)]
+        self.assertTrue(messages and all("dynamic shape" in m for m in messages), messages)
+
+    def test_wrong_inputs_are_errors_not_crashes(self):
+        compiled = kiln.compile('{"format": "kiln.graph/1", "inputs": [{"name": "x", "dtype": "f32", '
+                                '"shape": [2, 3]}], "nodes": [{"name": "y", "op": "aten.relu.default", '
+                                '"args": ["%x"]}], "outputs": ["%y"]}')
+        for bad, says in [((torch.zeros(2, 3, dtype=torch.float64),), "is f64[2, 3] but the graph says f32[2, 3]"),
+                          ((torch.zeros(3, 2),), "is f32[3, 2] but the graph says f32[2, 3]"),
+                          ((), "takes 1 inputs, got 0"),
+                          ((torch.zeros(2, 3, dtype=torch.complex64),), "dtype torch.complex64")]:
+            with self.assertRaises(kiln.KilnError) as ctx:
+                compiled(*bad)
+            self.assertIn(says, str(ctx.exception))
+            self.assertTrue(ctx.exception.user)
+        with self.assertRaises(kiln.KilnError) as ctx:
+            kiln.compile('{"format": "kiln.graph/1", "nodes": [{"name": "y", "op": "aten.nope.default", '
+                         '"args": []}], "outputs": ["%y"]}')
+        self.assertIn("aten.nope.default", str(ctx.exception))
+
+
+class Cache(unittest.TestCase):
+    def test_a_second_process_compiles_from_the_cache(self):
+        script = ("import torch, kiln.dynamo as b\n"
+                  "f = torch.compile(lambda x: torch.softmax(x * 3, -1), backend='kiln')\n"
+                  "f(torch.ones(4, 8))\n"
+                  "print('compiled', b.stats.compiled, 'hits', b.stats.cache_hits)\n")
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, KILN_CACHE_DIR=cache)
+            runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+                    for _ in range(2)]
+        for r in runs:
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("compiled 1 hits 0", runs[0].stdout)
+        self.assertIn("compiled 1 hits 1", runs[1].stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
