@@ -15,6 +15,8 @@ cmake --build --preset default
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/kiln"
 for tool in kiln kiln_unit_tests kiln-bench; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
+strip -o "$out/lib/libkiln.so.1" "$build/lib/libkiln.so.1"
+ln -sf libkiln.so.1 "$out/lib/libkiln.so"
 for plugin in ptx cpp_openmp; do
   strip -o "$out/lib/kiln/kiln_$plugin.so" "$build/lib/kiln/kiln_$plugin.so"
 done
@@ -22,16 +24,21 @@ mkdir -p "$out/include" && cp "$(dpkg -L libsleef-dev | grep '/sleef\.h$')" "$ou
 cp -r "$root/examples" "$root/configs" "$out/"
 mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/"
 mkdir -p "$out/scripts" && cp "$root/scripts/ptx-suite.sh" "$out/scripts/"
+# The Python bridge (pure Python over lib/libkiln.so) and the models it is measured on.
+mkdir -p "$out/python" "$out/tests/python"
+cp -r "$root/python/kiln" "$root/python/pyproject.toml" "$out/python/"
+cp "$root"/tests/python/*.py "$out/tests/python/"
+find "$out/python" -name __pycache__ -prune -exec rm -rf {} +
 # Libraries the target has itself (glibc, the C++ runtime, which is newer there) stay behind.
 keep_out='^(linux-vdso|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libstdc\+\+\.so|libgcc_s\.so)'
-for f in "$out"/bin/* "$out"/lib/kiln/*.so; do
+for f in "$out"/bin/* "$out"/lib/kiln/*.so "$out"/lib/libkiln.so.1; do
   ldd "$f" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
     if ! [[ $name =~ $keep_out ]] && [ ! -e "$out/lib/$name" ]; then cp -L "$path" "$out/lib/$name"; fi
   done
 done
 for f in "$out"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
 for f in "$out"/lib/kiln/*.so; do patchelf --set-rpath '$ORIGIN/..' "$f"; done
-for f in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$f"; done
+for f in "$out"/lib/*.so*; do [ -L "$f" ] || patchelf --set-rpath '$ORIGIN' "$f"; done
 # The kernels cpp_openmp compiles there link -lsleef from here.
 cp -L "$(g++ -print-file-name=libsleef.so.3)" "$out/lib/libsleef.so.3"
 ln -sf libsleef.so.3 "$out/lib/libsleef.so"

@@ -33,6 +33,37 @@ Status check_ref(const TensorRef& r, const TensorType& want, const std::string& 
   return Ok{};
 }
 
+// Registers caller memory with the plugin for the copies that stage it (ABI 1.1); the
+// registration ends with the object. Without mem_register the plugin's copies get the bare
+// address, which a plugin that tracks its memory refuses with a clear error.
+class StagingRegistration {
+ public:
+  StagingRegistration(const Plugin& plugin, uint32_t device, uint64_t address, uint64_t bytes)
+      : plugin_(plugin), device_(device), address_(address), bytes_(bytes) {
+    const kiln_plugin_api& api = plugin.api();
+    if (api.mem_register && api.mem_unregister && bytes > 0)
+      status_ =
+          plugin.check(api.mem_register(plugin.instance(), device, address, bytes), "mem_register");
+    registered_ = status_ && api.mem_register && api.mem_unregister && bytes > 0;
+  }
+  ~StagingRegistration() {
+    if (registered_)
+      (void)plugin_.check(
+          plugin_.api().mem_unregister(plugin_.instance(), device_, address_, bytes_),
+          "mem_unregister");
+  }
+  StagingRegistration(const StagingRegistration&) = delete;
+  StagingRegistration& operator=(const StagingRegistration&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  const Plugin& plugin_;
+  uint32_t device_;
+  uint64_t address_, bytes_;
+  Status status_ = Ok{};
+  bool registered_ = false;
+};
+
 }  // namespace
 
 int64_t CompiledGraph::last_run_copied_bytes() const {
@@ -60,6 +91,8 @@ Result<std::vector<std::byte>> CompiledGraph::read_ref(const TensorRef& r) const
   std::vector<std::byte> staged(static_cast<size_t>(span.high - span.low + 1) * size);
   const kiln_plugin_api& api = parts_->plugin->api();
   const auto from = reinterpret_cast<uintptr_t>(base) + span.low * static_cast<int64_t>(size);
+  const StagingRegistration reg(*parts_->plugin, parts_->device, from, staged.size());
+  if (!reg.status()) return reg.status().error();
   if (auto s = parts_->plugin->check(
           api.copy_device_to_host(parts_->plugin->instance(), parts_->device, nullptr,
                                   staged.data(), from, staged.size()),
@@ -83,6 +116,8 @@ Status CompiledGraph::write_ref(const TensorRef& r, std::span<const std::byte> d
   std::vector<std::byte> staged(static_cast<size_t>(span.high - span.low + 1) * size);
   const kiln_plugin_api& api = parts_->plugin->api();
   const auto at = reinterpret_cast<uintptr_t>(base) + span.low * static_cast<int64_t>(size);
+  const StagingRegistration reg(*parts_->plugin, parts_->device, at, staged.size());
+  if (!reg.status()) return reg.status();
   const bool dense_layout = r.type.is_contiguous();
   if (!dense_layout) {
     if (auto s = parts_->plugin->check(

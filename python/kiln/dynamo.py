@@ -34,6 +34,7 @@ class Stats:
         self.cache_hits = 0
         self.eager = []  # (reason, op or None)
         self.ops = set()
+        self.host_ops = set()  # ops kiln ran on its host interpreter inside compiled graphs
 
     def reset(self):
         self.__init__()
@@ -67,6 +68,7 @@ def _compile_graph(gm, example_inputs, config):
     stats.compiled += 1
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))
+    stats.host_ops.update(h.rsplit("(", 1)[-1].rstrip(")") for h in compiled.stats["host_ops"])
     device = compiled.torch_device
 
     def run(*args):

@@ -121,7 +121,7 @@ class Gpt2(nn.Module):
         s = ids.shape[1]
         x = self.wte(ids) + self.wpe(torch.arange(s, device=ids.device))
         causal = torch.ones(s, s, dtype=torch.bool, device=ids.device).triu(1)
-        mask = torch.zeros(s, s, device=ids.device).masked_fill(causal, float("-inf"))
+        mask = torch.zeros(s, s, dtype=x.dtype, device=ids.device).masked_fill(causal, float("-inf"))
         for block in self.blocks:
             x = block(x, mask)
         return self.ln_f(x) @ self.wte.weight.t()
