@@ -12,26 +12,11 @@ workload's minimal bytes, timed the same way, gives the bandwidth floor.
 """
 import argparse
 import re
-import statistics
 import subprocess
 
 import torch
 
-
-def median_ms(fn, runs, per_sample):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_sample):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_sample)
-    return statistics.median(times)
+from cuda_timing import median_ms
 
 
 def workloads():

@@ -123,6 +123,12 @@ class CompiledGraph:
         if out is None:
             out = [torch.empty(shape, dtype=getattr(torch, dtype), device=self.torch_device)
                    for _, dtype, shape in self.outputs]
+        if self.device.device_type == L.KDL_CUDA:
+            # kiln launches on the legacy default stream and waits for the device before it
+            # returns; work queued on another stream must be done before kiln reads it.
+            current = torch.cuda.current_stream(self.torch_device)
+            if current != torch.cuda.default_stream(self.torch_device):
+                current.synchronize()
         keep = []
         ins = [_dl_tensor(t, keep) for t in tensors]
         outs = [_dl_tensor(t, keep) for t in out]

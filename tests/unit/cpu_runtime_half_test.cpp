@@ -42,26 +42,24 @@ float next_down(float f) {
   return std::nextafter(f, -std::numeric_limits<float>::infinity());
 }
 
-void expect_f16(float f) {
-  const float got = krt::f16_to_float(krt::float_to_f16(f));
+// `f` through a runtime conversion and back, against the rounding worked out in double.
+template <class To, class From, class Expected>
+void expect_rounds(float f, To to, From from, Expected expected) {
+  const float got = from(to(f));
   if (std::isnan(f)) {
     ASSERT_TRUE(std::isnan(got)) << f;
     return;
   }
-  const float want = f16_expected(f);
+  const float want = expected(f);
   ASSERT_TRUE(got == want && std::signbit(got) == std::signbit(want))
       << std::hexfloat << f << " -> " << got << ", expected " << want;
 }
 
+void expect_f16(float f) {
+  expect_rounds(f, krt::float_to_f16, krt::f16_to_float, f16_expected);
+}
 void expect_bf16(float f) {
-  const float got = krt::bf16_to_float(krt::float_to_bf16(f));
-  if (std::isnan(f)) {
-    ASSERT_TRUE(std::isnan(got)) << f;
-    return;
-  }
-  const float want = bf16_expected(f);
-  ASSERT_TRUE(got == want && std::signbit(got) == std::signbit(want))
-      << std::hexfloat << f << " -> " << got << ", expected " << want;
+  expect_rounds(f, krt::float_to_bf16, krt::bf16_to_float, bf16_expected);
 }
 
 TEST(CpuRuntimeHalf, EveryF16ValueAndEveryMidpointRoundsToNearestEven) {
