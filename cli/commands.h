@@ -26,4 +26,7 @@ void add_cache_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
 // `kiln smoke`: a memory round trip through every device of every loaded plugin.
 void add_smoke_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
 
+// `kiln ops`
+void add_ops_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
+
 }  // namespace kiln::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   int exit_code = kiln::cli::kExitOk;
   kiln::cli::add_plugins_command(app, flags, exit_code);
   kiln::cli::add_smoke_command(app, flags, exit_code);
+  kiln::cli::add_ops_command(app, flags, exit_code);
   kiln::cli::add_cache_command(app, flags, exit_code);
   kiln::cli::add_graph_commands(app, flags, exit_code);
   try {

@@ -101,6 +101,31 @@ bool lower_constant_pad(NodeLowering& n) {
   return true;
 }
 
+// reflection_pad and replication_pad: an index remap of each padded dim, no masks. With
+// p = x - before, replication reads min(max(p, 0), n - 1) and reflection n-1 - |n-1 - |p||
+// (|e| as max(e, -e)), which is p inside the input and its mirror image outside it.
+LowerFn lower_index_pad(bool reflect) {
+  return [reflect](NodeLowering& n) {
+    const TensorType& out = n.out_type(0);
+    const Access& in = n.operand(0);
+    const IntList pad = n.args().get_ints(1);
+    KernelBuilder kb = n.kernel(out.sizes);
+    std::vector<Expr> idx = kb.pointwise_vars();
+    const auto abs = [](const Expr& e) { return max(e, e * Expr::constant(-1)); };
+    for (size_t p = 0; p + 1 < pad.size() && p / 2 < static_cast<size_t>(out.rank()); p += 2) {
+      const size_t d = static_cast<size_t>(out.rank()) - 1 - p / 2;
+      const Expr at = idx[d] + Expr::constant(-pad[p]);
+      const Expr last = Expr::constant(in.type.sizes[d] - 1);
+      const Expr mirrored = last + abs(last + abs(at) * Expr::constant(-1)) * Expr::constant(-1);
+      // The clamp changes no index (the mirror image of a pad smaller than the dim stays in
+      // it) but lets interval bounds see that, so checks prove every read inside the input.
+      idx[d] = min(max(reflect ? mirrored : at, Expr::constant(0)), last);
+    }
+    store_result(n, kb, n.load(kb, in, idx, -1, 0));
+    return true;
+  };
+}
+
 bool lower_repeat(NodeLowering& n) {
   const TensorType& out = n.out_type(0);
   const Access& in = n.operand(0);
@@ -213,6 +238,11 @@ std::map<std::string, LowerFn> data_movement_lowerings() {
   t["aten.arange.start_step"] = lower_arange;
   t["aten.cat.default"] = lower_cat;
   t["aten.constant_pad_nd.default"] = lower_constant_pad;
+  for (const char* op : {"aten.reflection_pad1d.default", "aten.reflection_pad2d.default",
+                         "aten.reflection_pad3d.default"})
+    t[op] = lower_index_pad(true);
+  for (const char* op : {"aten.replication_pad2d.default", "aten.replication_pad3d.default"})
+    t[op] = lower_index_pad(false);
   t["aten.repeat.default"] = lower_repeat;
   t["aten.gather.default"] = lower_gather;
   t["aten.index_select.default"] = lower_index_select;

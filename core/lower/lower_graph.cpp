@@ -51,6 +51,11 @@ bool lowers_directly(const OpDef& op) {
   return !op.is_primitive() && rules.contains(op.name);
 }
 
+bool has_lowering_rule(std::string_view op) {
+  static const std::map<std::string, LowerFn> rules = all_lowerings();
+  return rules.contains(std::string(op));
+}
+
 Result<LoweredGraph> lower_graph(const Graph& graph) {
   const std::map<std::string, LowerFn> rules = all_lowerings();
   ProgramBuilder pb(graph);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/lower/loop_ir.h"
@@ -22,5 +23,8 @@ Result<LoweredGraph> lower_graph(const Graph& graph);
 // Composite ops with a lowering of their own (var through Welford, softmax): pass this to
 // decompose() as the ops to keep.
 bool lowers_directly(const OpDef& op);
+
+// Whether `op` has a lowering rule at all (views lower as index remaps without one).
+bool has_lowering_rule(std::string_view op);
 
 }  // namespace kiln

@@ -21,7 +21,6 @@
 #include "core/tune/plugin_selection.h"
 
 namespace kiln {
-namespace {
 
 std::vector<std::string> extern_names(const Plugin& plugin) {
   if (!plugin.api().extern_names) return {};
@@ -29,6 +28,8 @@ std::vector<std::string> extern_names(const Plugin& plugin) {
   if (!plugin.check(plugin.api().extern_names(plugin.instance(), &blob), "extern_names")) return {};
   return plugin.take_lines(blob);
 }
+
+namespace {
 
 // The device's bandwidth and peak from its plugin properties (0 where not reported).
 Roofline roofline_of(const DeviceInfo& device) {

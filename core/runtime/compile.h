@@ -23,6 +23,9 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
                                          const ScheduleOptions& schedule = {},
                                          const AutotuneOptions& autotune = {});
 
+// The library calls a plugin offers ("mm f32", ...); empty when it offers none.
+std::vector<std::string> extern_names(const Plugin& plugin);
+
 // The cache `options` configure (disabled when options.cache.enabled is false).
 DiskCache open_cache(const Options& options, const Logging& logging);
 

@@ -33,6 +33,9 @@ if os.path.exists(ptxas):
 if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
     config.available_features.add("libdevice")
 config.substitutions.append(("%not", config.not_tool))
+# The sanitizer build (ASan + UBSan), for tests whose subject the sanitizer takes over.
+if getattr(config, "kiln_sanitized", False):
+    config.available_features.add("sanitized")
 
 # Tests see no KILN_* settings from the caller's environment, and a cache of their own.
 for name in ["KILN_CONFIG", "KILN_CACHE_DIR", "KILN_LOG", "KILN_DEBUG_DIR", "KILN_PLUGIN_PATH"]:

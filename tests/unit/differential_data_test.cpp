@@ -72,6 +72,28 @@ TEST_P(CompiledDataMovement, FlipWalksDimsBackwards) {
   check(b);
 }
 
+TEST_P(CompiledDataMovement, MirrorAndEdgePaddingRemapIndices) {
+  // reflection_pad and replication_pad as index remaps: odd sizes, pads up to size - 1,
+  // strided and sliced inputs, batched and unbatched ranks, and a view of a padded value.
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x1 = input(b, "x1", TensorType::contiguous(d, {2, 3, 7}), Range{-2, 2});
+  const ValueRef x2 = input(b, "x2", TensorType{d, {2, 5, 6}, {1, 12, 2}}, Range{-2, 2});
+  const ValueRef x3 = input(b, "x3", TensorType::contiguous(d, {1, 2, 3, 4, 5}), Range{-2, 2});
+  const ValueRef xs = input(b, "xs", sliced_type(d, {3, 9}, 2), Range{-2, 2});
+  const ValueRef x4 = input(b, "x4", TensorType::contiguous(d, {2, 3, 2, 4}), Range{-2, 2});
+  output_of(b, "reflect1d", "aten.reflection_pad1d.default", {x1, ints{3, 6}});
+  output_of(b, "reflect2d", "aten.reflection_pad2d.default", {x2, ints{5, 1, 4, 0}});
+  output_of(b, "reflect3d", "aten.reflection_pad3d.default", {x3, ints{4, 2, 0, 3, 2, 1}});
+  output_of(b, "replicate2d", "aten.replication_pad2d.default",
+            {b.op("aten.unsqueeze.default", {xs, 0}), ints{0, 5, 3, 1}});
+  output_of(b, "replicate3d", "aten.replication_pad3d.default", {x4, ints{2, 0, 1, 1, 3, 2}});
+  output_of(b, "flip_of_padded", "aten.flip.default",
+            {b.op("aten.reflection_pad2d.default", {x2, ints{1, 2, 3, 1}}), ints{0, 2}});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "padding modes are kernels";
+}
+
 TEST_P(CompiledDataMovement, CatPadRepeatAndCreation) {
   const DType d = GetParam();
   GraphBuilder b = builder();
