@@ -83,6 +83,7 @@ bool lower_view(NodeLowering& n);
 std::map<std::string, LowerFn> data_movement_lowerings();
 std::map<std::string, LowerFn> matmul_lowerings();
 std::map<std::string, LowerFn> scatter_lowerings();
+std::map<std::string, LowerFn> pool_lowerings();
 
 // The dtype elementwise math runs in: f16/bf16/f32 compute in f32, f64 in f64, integers and
 // bools in i64 (results are cast to the output dtype when stored).
