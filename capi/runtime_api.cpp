@@ -171,7 +171,7 @@ kiln_runtime_error* kiln_graph_compile(kiln_session* session, const kiln_graph_s
     }
     auto compiled = s.compile(*graph);
     if (!compiled) return std::move(compiled).error();
-    auto g = std::make_unique<kiln_graph>(kiln_graph{std::move(*compiled), {}, {}, {}, {}});
+    auto g = std::make_unique<kiln_graph>(kiln_graph{std::move(*compiled), {}, {}, {}, {}, {}});
     const kiln::CompileStats& st = g->compiled.stats();
     g->target = st.target;
     for (const auto& p : s.plugins().plugins)

@@ -17,9 +17,65 @@ bool same_layout(const TensorType& a, const TensorType& b) {
   return true;
 }
 
-bool aligned(const TensorRef& r) {
-  return reinterpret_cast<uintptr_t>(r.data) % dtype_size(r.type.dtype) == 0;
+// GPU kernels assume what the plugin's own allocations give, 64-byte aligned buffers (they
+// use 16-byte vector accesses from there); CPU kernels read any element-aligned address.
+// Other caller memory is staged.
+bool aligned(const TensorRef& r, bool host_memory) {
+  const auto alignment = host_memory ? static_cast<uintptr_t>(dtype_size(r.type.dtype)) : 64;
+  return reinterpret_cast<uintptr_t>(r.data) % alignment == 0;
 }
+
+// The bytes [first, last) a tensor's elements span.
+std::pair<uintptr_t, uintptr_t> byte_span(const TensorRef& r) {
+  const ElementSpan e = element_span(r.type);
+  const auto size = static_cast<intptr_t>(dtype_size(r.type.dtype));
+  const auto base = reinterpret_cast<intptr_t>(r.data);
+  return {static_cast<uintptr_t>(base + e.low * size),
+          static_cast<uintptr_t>(base + (e.high + 1) * size)};
+}
+
+bool overlaps(const std::pair<uintptr_t, uintptr_t>& a, const std::pair<uintptr_t, uintptr_t>& b) {
+  return a.first < b.second && b.first < a.second;
+}
+
+// The caller's memory registered with the plugin for one run (ABI 1.1), and the runner's
+// bindings to it: both undone when the run ends, however it ends.
+class RunBindings {
+ public:
+  RunBindings(const Plugin& plugin, uint32_t device, PlanRunner& runner)
+      : plugin_(plugin), device_(device), runner_(runner) {}
+  ~RunBindings() {
+    runner_.unbind_all();
+    (void)release();
+  }
+  RunBindings(const RunBindings&) = delete;
+  RunBindings& operator=(const RunBindings&) = delete;
+
+  Status add(uint64_t address, uint64_t bytes) {
+    auto s = plugin_.check(plugin_.api().mem_register(plugin_.instance(), device_, address, bytes),
+                           "mem_register");
+    if (s) registered_.push_back({address, bytes});
+    return s;
+  }
+  // Unregisters everything; the first failure.
+  Status release() {
+    Status first = Ok{};
+    for (const auto& [address, bytes] : registered_) {
+      Status s =
+          plugin_.check(plugin_.api().mem_unregister(plugin_.instance(), device_, address, bytes),
+                        "mem_unregister");
+      if (first && !s) first = s;
+    }
+    registered_.clear();
+    return first;
+  }
+
+ private:
+  const Plugin& plugin_;
+  uint32_t device_;
+  PlanRunner& runner_;
+  std::vector<std::pair<uint64_t, uint64_t>> registered_;
+};
 
 Status check_ref(const TensorRef& r, const TensorType& want, const std::string& what) {
   if (r.type.dtype != want.dtype || r.type.sizes != want.sizes)
@@ -159,10 +215,13 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
 
   std::lock_guard<std::mutex> turn(parts_->warm_mutex);
   auto calls = parts_->plugin->exclusive();
+  parts_->last_copied_bytes = 0;
   PlanRunner& runner = warm_runner();
   runner.unbind_all();
+  RunBindings bindings(*parts_->plugin, parts_->device, runner);
   // Inputs: bound where the layout is the program's, else gathered to the host.
   std::vector<HostTensor> staged(inputs.size());
+  std::vector<std::pair<uintptr_t, uintptr_t>> bound_spans;  // read or written by kernels
   int64_t copied = 0;
   for (size_t b = 0; b < prog.buffers.size(); ++b) {
     const LoopBuffer& lb = prog.buffers[b];
@@ -170,8 +229,11 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!(g.inputs[i] == lb.value)) continue;
       const TensorRef& r = inputs[i];
-      if (reachable(r) && aligned(r) && r.type.numel() > 0 && same_layout(r.type, g.type(lb.value)))
+      if (reachable(r) && aligned(r, host_memory()) && r.type.numel() > 0 &&
+          same_layout(r.type, g.type(lb.value))) {
         runner.bind(static_cast<int>(b), reinterpret_cast<uintptr_t>(r.data));
+        bound_spans.push_back(byte_span(r));
+      }
     }
   }
   std::vector<bool> needed(inputs.size(), false);  // some buffer of it is not bound
@@ -188,39 +250,38 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     if (!t) return std::move(t).error();
     staged[i] = std::move(*t);
   }
-  // Outputs: a temporary written straight into the caller's dense tensor, once.
+  // Outputs: a temporary written straight into the caller's dense tensor, once, unless its
+  // memory overlaps a tensor kernels read or write in place (then it is staged).
   std::vector<bool> direct(outputs.size(), false);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const int b = prog.outputs[i];
     const TensorRef& r = outputs[i];
-    if (prog.buffers[static_cast<size_t>(b)].kind == BufferKind::Temp && !runner.bound(b) &&
-        reachable(r) && aligned(r) && r.type.numel() > 0 && r.type.is_contiguous()) {
-      runner.bind(b, reinterpret_cast<uintptr_t>(r.data));
-      direct[i] = true;
-    }
+    if (prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp || runner.bound(b) ||
+        !reachable(r) || !aligned(r, host_memory()) || r.type.numel() == 0 ||
+        !r.type.is_contiguous())
+      continue;
+    const auto span = byte_span(r);
+    bool clash = false;
+    for (const auto& other : bound_spans) clash = clash || overlaps(span, other);
+    if (clash) continue;
+    runner.bind(b, reinterpret_cast<uintptr_t>(r.data));
+    bound_spans.push_back(span);
+    direct[i] = true;
   }
-  // Registered for this run, unregistered after it whatever happens.
-  std::vector<std::pair<uint64_t, uint64_t>> registered;
   for (size_t b = 0; b < prog.buffers.size(); ++b) {
     if (!runner.bound(static_cast<int>(b))) continue;
-    const auto bytes = static_cast<uint64_t>(buffer_bytes(prog.buffers[b]));
-    const uint64_t at = runner.bound_address(static_cast<int>(b));
-    if (auto s = parts_->plugin->check(
-            api.mem_register(parts_->plugin->instance(), parts_->device, at, bytes),
-            "mem_register");
-        !s) {
-      for (const auto& [a, n] : registered)
-        (void)parts_->plugin->check(
-            api.mem_unregister(parts_->plugin->instance(), parts_->device, a, n), "mem_unregister");
-      runner.unbind_all();
+    if (auto s = bindings.add(runner.bound_address(static_cast<int>(b)),
+                              static_cast<uint64_t>(buffer_bytes(prog.buffers[b])));
+        !s)
       return s;
-    }
-    registered.push_back({at, bytes});
   }
   Status status = runner.prepare(staged, false);
   for (size_t k = 0; status && k < parts_->plan.size(); ++k)
     status = runner.step(parts_->plan[k], true, false);
-  if (status) status = runner.finish();
+  // Waited for even after a failed step: nothing launched may still touch the caller's
+  // memory once this returns.
+  const Status finished = runner.finish();
+  if (status) status = finished;
   for (size_t i = 0; status && i < outputs.size(); ++i) {
     if (direct[i]) continue;
     const TensorType& t = g.type(g.outputs[i]);
@@ -233,12 +294,8 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     copied += static_cast<int64_t>(host->bytes().size());
   }
   runner.unbind_all();
-  for (const auto& [at, bytes] : registered) {
-    Status undone = parts_->plugin->check(
-        api.mem_unregister(parts_->plugin->instance(), parts_->device, at, bytes),
-        "mem_unregister");
-    if (status && !undone) status = undone;
-  }
+  const Status undone = bindings.release();
+  if (status) status = undone;
   parts_->last_copied_bytes = copied;
   return status;
 }

@@ -99,10 +99,11 @@ class Plugin {
 
   // Held around launches and memory calls from the host's threads: locked unless the plugin
   // says such calls may run concurrently (KILN_THREAD_SAFE_LAUNCH), so the ABI's one-thread
-  // rule holds whoever calls.
-  std::unique_lock<std::mutex> exclusive() const {
+  // rule holds whoever calls. Recursive: compiling holds it and times candidate graphs,
+  // whose runs take it again on the same thread.
+  std::unique_lock<std::recursive_mutex> exclusive() const {
     if (attributes_.thread_safety & KILN_THREAD_SAFE_LAUNCH) return {};
-    return std::unique_lock<std::mutex>(calls_);
+    return std::unique_lock<std::recursive_mutex>(calls_);
   }
 
  private:
@@ -115,7 +116,7 @@ class Plugin {
   std::shared_ptr<spdlog::logger> logger_;  // the plugin's log callback writes here
   PluginAttributes attributes_;
   std::vector<DeviceInfo> devices_;
-  mutable std::mutex calls_;
+  mutable std::recursive_mutex calls_;
 };
 
 }  // namespace kiln

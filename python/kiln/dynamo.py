@@ -62,9 +62,10 @@ def _compile_graph(gm, example_inputs, config):
             raise
         op = next((o for o in fx_graph.ops_of(graph) if f"'{o}'" in str(exc)), None)
         return _eager(gm, str(exc), op)
+    served = compiled.torch_device
     for d in devices:
-        if d.type not in ("cpu", compiled.torch_device.type):
-            return _eager(gm, f"inputs on {d}, but kiln compiled for {compiled.torch_device}")
+        if d.type != "cpu" and (d.type != served.type or (d.index or 0) != (served.index or 0)):
+            return _eager(gm, f"inputs on {d}, but kiln compiled for {served}")
     stats.compiled += 1
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))

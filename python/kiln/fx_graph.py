@@ -145,7 +145,13 @@ def convert(gm, placeholder_tensors, params=None, name=None):
                 and schema_args and isinstance(schema_args[0].type, torch.TensorType)):
             # A number as an op's first tensor (`1.0 - x` after decomposition): kiln takes wrapped
             # scalars only after it, so it becomes a 0-dim tensor, which promotes the same way.
-            dtype = "i64" if isinstance(args[0], int) else KILN_DTYPES[torch.get_default_dtype()]
+            # In the op's result dtype where that is not a comparison's bool: promoting it with
+            # the other operand gives that dtype back, as the wrapped number did.
+            val = n.meta.get("val")
+            if isinstance(val, torch.Tensor) and val.dtype != torch.bool and val.dtype in KILN_DTYPES:
+                dtype = KILN_DTYPES[val.dtype]
+            else:
+                dtype = "i64" if isinstance(args[0], int) else KILN_DTYPES[torch.get_default_dtype()]
             nodes.append({"name": n.name + "_self", "op": "aten.scalar_tensor.default",
                           "args": [args[0]], "kwargs": {"dtype": dtype}})
             args[0] = "%" + n.name + "_self"

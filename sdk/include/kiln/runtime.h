@@ -11,9 +11,10 @@
  *
  * Tensors: inputs and outputs are DLTensor (DLPack). A tensor already on the graph's device
  * (kDLCPU for a cpu plugin; kDLCUDA with the same device ordinal for ptx, on the device's
- * primary context and its default stream) in the layout the program uses is read or written
- * in place, with no copy; any other is copied through the host. Outputs the runtime
- * allocates come back as DLManagedTensorVersioned in host memory, freed by their deleter.
+ * primary context and its default stream) in the layout the program uses (element-aligned
+ * on a CPU, 64-byte aligned on a GPU) is read or written in place, with no copy; any other is
+ * copied through the host, and so is an output whose memory overlaps an input's. Outputs the
+ * runtime allocates come back as DLManagedTensorVersioned in host memory, freed by their deleter.
  *
  * Threads: every function may be called from any thread. A session compiles one graph at a
  * time; a compiled graph may be run from several threads at once, and such runs take turns
@@ -114,7 +115,7 @@ KILN_RUNTIME_EXPORT kiln_runtime_error* kiln_graph_compile(kiln_session* session
 KILN_RUNTIME_EXPORT void kiln_graph_destroy(kiln_graph* graph);
 
 /* Where the graph runs: the DLPack device its tensors are read from in place, and the
- * "plugin device" text ("cpp_openmp cpu:0"). */
+ * "plugin:device" text ("cpp_openmp:0"). */
 KILN_RUNTIME_EXPORT DLDevice kiln_graph_device(const kiln_graph* graph);
 KILN_RUNTIME_EXPORT const char* kiln_graph_target(const kiln_graph* graph);
 
