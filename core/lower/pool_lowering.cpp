@@ -1,4 +1,5 @@
-// Average pooling (avg_pool1d/2d/3d) and adaptive average pooling as Reduction kernels: the
+// Average pooling (avg_pool1d/2d/3d), adaptive average pooling and max pooling with indices
+// as Reduction kernels: the
 // pointwise variables walk the output, the reduction variables the window. Window taps
 // outside the input are masked off; their index is also clamped into the input, which
 // changes no tap that is read but lets interval bounds prove every access in bounds.
@@ -112,6 +113,62 @@ LowerFn adaptive_avg_pool(size_t dims) {
   };
 }
 
+// max_pool{2,3}d_with_indices(self, kernel, stride, padding, dilation, ceil_mode) -> (max,
+// flat index of it in its plane). Taps in the padding read the nearest input element
+// instead (clamped indices): with dilation 1 that element is in the window too and comes
+// later in scan order, so the maximum and the first position holding it (NaN first, as
+// PyTorch) are unchanged and every index stays inside the input. Other dilations run on the
+// host.
+LowerFn max_pool(size_t dims) {
+  return [=](NodeLowering& n) {
+    const TensorType& out = n.out_type(0);
+    const TensorType& in = n.in_type(0);
+    const IntList kernel = expand(n.args().get_ints(1), dims, {});
+    const IntList stride = expand(n.args().get_ints(2), dims, kernel);
+    const IntList pad = expand(n.args().get_ints(3), dims, IntList(dims, 0));
+    const IntList dilation = expand(n.args().get_ints(4), dims, IntList(dims, 1));
+    for (int64_t d : dilation)
+      if (d != 1) return false;
+    const size_t lead = static_cast<size_t>(out.rank()) - dims;
+    KernelBuilder kb = n.kernel(out.sizes, Shape(kernel.begin(), kernel.end()));
+    std::vector<Expr> idx;
+    for (size_t i = 0; i < lead; ++i) idx.push_back(kb.x(i));
+    for (size_t d = 0; d < dims; ++d) {
+      const Expr at =
+          kb.x(lead + d) * Expr::constant(stride[d]) + Expr::constant(-pad[d]) + kb.r(d);
+      idx.push_back(clamp(at, 0, in.sizes[lead + d] - 1));
+    }
+    const DType acc = compute_dtype(out.dtype);
+    const int v = kb.cast(n.load(kb, n.operand(0), idx), acc);
+    const int best = kb.reduce("max", acc, v);
+    const int tap = kb.reduce("argmax", DType::I64, v);  // row-major over the window
+    // The tap's input position per dim, clamped as its load was, then flattened in the plane.
+    const auto i64 = [&](int64_t c) { return kb.constant(DType::I64, static_cast<double>(c)); };
+    int flat = i64(0);
+    int64_t inner = shape_numel(Shape(kernel.begin(), kernel.end()));
+    for (size_t d = 0; d < dims; ++d) {
+      inner /= kernel[d];
+      const int r = kb.math("mod", DType::I64,
+                            {kb.math("floordiv", DType::I64, {tap, i64(inner)}), i64(kernel[d])});
+      const int start =
+          kb.index(kb.x(lead + d) * Expr::constant(stride[d]) + Expr::constant(-pad[d]));
+      const int at = kb.math("add", DType::I64, {start, r});
+      const int clamped =
+          kb.math("max", DType::I64,
+                  {kb.math("min", DType::I64, {at, i64(in.sizes[lead + d] - 1)}), i64(0)});
+      flat = kb.math("add", DType::I64,
+                     {kb.math("mul", DType::I64, {flat, i64(in.sizes[lead + d])}), clamped});
+    }
+    const Expr at_out = contiguous_index(out.sizes, kb.pointwise_vars());
+    const Access values = n.realize_output(0);
+    const Access indices = n.realize_output(1);
+    kb.store(values.buffer, at_out, kb.cast(best, out.dtype));
+    kb.store(indices.buffer, at_out, flat);
+    n.emit(std::move(kb).finish());
+    return true;
+  };
+}
+
 }  // namespace
 
 std::map<std::string, LowerFn> pool_lowerings() {
@@ -120,7 +177,9 @@ std::map<std::string, LowerFn> pool_lowerings() {
           {"aten.avg_pool3d.default", avg_pool(3, true)},
           {"aten.adaptive_avg_pool1d.default", adaptive_avg_pool(1)},
           {"aten._adaptive_avg_pool2d.default", adaptive_avg_pool(2)},
-          {"aten._adaptive_avg_pool3d.default", adaptive_avg_pool(3)}};
+          {"aten._adaptive_avg_pool3d.default", adaptive_avg_pool(3)},
+          {"aten.max_pool2d_with_indices.default", max_pool(2)},
+          {"aten.max_pool3d_with_indices.default", max_pool(3)}};
 }
 
 }  // namespace kiln

@@ -40,6 +40,37 @@ TEST_P(CompiledPool, AveragePoolingIsAKernel) {
   EXPECT_EQ(st.host_steps, 0u) << "average pooling runs as kernels";
 }
 
+TEST_P(CompiledPool, MaxPoolingWithIndicesIsAKernel) {
+  // Values and flat indices, padding (taps there never win), ceil_mode, 2-d and 3-d, batched
+  // and unbatched, a strided input, and few distinct values so ties decide indices.
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x2 = input(b, "x2", TensorType::contiguous(d, {2, 3, 9, 7}));
+  const ValueRef ties = input(b, "ties", TensorType::contiguous(d, {3, 8, 8}), Range{0, 3});
+  const ValueRef x2t = input(b, "x2t", TensorType{d, {3, 7, 9}, {1, 27, 3}});
+  const ValueRef x3 = input(b, "x3", TensorType::contiguous(d, {1, 2, 5, 6, 7}));
+  auto both = [&](const std::string& label, ValueRef x, std::vector<ArgValue> args,
+                  const std::string& op) {
+    std::vector<ArgValue> all{x};
+    all.insert(all.end(), args.begin(), args.end());
+    const std::vector<ValueRef> outs = b.ops(op, all, {}, label);
+    ASSERT_EQ(outs.size(), 2u);
+    b.output(outs[0]);
+    b.output(outs[1]);
+  };
+  both("resnet", x2, {ints{3, 3}, ints{2, 2}, ints{1, 1}, ints{1, 1}, false},
+       "aten.max_pool2d_with_indices.default");
+  both("tied", b.op("aten.floor.default", {ties}),
+       {ints{2, 3}, ints{1, 2}, ints{1, 1}, ints{1, 1}, true},
+       "aten.max_pool2d_with_indices.default");
+  both("strided", x2t, {ints{2, 2}, ints{}, ints{0, 1}, ints{1, 1}, true},
+       "aten.max_pool2d_with_indices.default");
+  both("pool3d", x3, {ints{2, 3, 2}, ints{2, 2, 3}, ints{1, 1, 0}, ints{1, 1, 1}, false},
+       "aten.max_pool3d_with_indices.default");
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "max pooling with dilation 1 runs as kernels";
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPool,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
                          DTypeName());
