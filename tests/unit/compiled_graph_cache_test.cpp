@@ -86,7 +86,9 @@ class CompiledGraphCacheTest : public ::testing::Test {
   Graph host_step_graph() const {
     GraphBuilder b(registry_, "pool_then_max");
     const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, {1, 2, 6, 7}));
-    const auto pooled = b.ops("aten.max_pool2d_with_indices.default", {x, ints{2, 2}});
+    // Dilated max pooling still runs on the host interpreter.
+    const auto pooled = b.ops("aten.max_pool2d_with_indices.default",
+                              {x, ints{2, 2}, ints{}, ints{0, 0}, ints{2, 2}});
     const ValueRef positive = b.op("aten.gt.Scalar", {pooled.at(0), 0.0});
     const ValueRef m =
         b.op("aten.where.self", {positive, pooled.at(0), -std::numeric_limits<double>::infinity()});
