@@ -4,6 +4,7 @@
 // outside the input are masked off; their index is also clamped into the input, which
 // changes no tap that is read but lets interval bounds prove every access in bounds.
 #include <algorithm>
+#include <optional>
 
 #include "core/lower/lower_context.h"
 
@@ -30,6 +31,20 @@ IntList expand(const IntList& v, size_t n, const IntList& fallback) {
   if (v.empty()) return fallback;
   if (v.size() == 1) return IntList(n, v[0]);
   return v;
+}
+
+// The kernel's output: the sum of the window's taps (element `idx` of the input where
+// `mask` holds) divided by `divisor`, an index expression over the output position.
+void emit_window_mean(NodeLowering& n, KernelBuilder& kb, const std::vector<Expr>& idx, int mask,
+                      const Expr& divisor) {
+  const TensorType& out = n.out_type(0);
+  const DType acc = compute_dtype(out.dtype);
+  const int v = kb.cast(n.load(kb, n.operand(0), idx, mask, 0), acc);
+  const int sum = kb.reduce("sum", acc, v);
+  const Access o = n.realize_output(0);
+  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()),
+           kb.cast(kb.math("div", acc, {sum, kb.cast(kb.index(divisor), acc)}), out.dtype));
+  n.emit(std::move(kb).finish());
 }
 
 // avg_pool{1,2,3}d(self, kernel, stride, padding, ceil_mode, count_include_pad[, divisor]).
@@ -60,15 +75,9 @@ LowerFn avg_pool(size_t dims, bool has_divisor) {
       const Expr begin = count_pad ? start : max(start, Expr::constant(0));
       count = count * max(end + begin * Expr::constant(-1), Expr::constant(0));
     }
-    const DType acc = compute_dtype(out.dtype);
-    const int v = kb.cast(n.load(kb, n.operand(0), idx, mask, 0), acc);
-    const int sum = kb.reduce("sum", acc, v);
-    const int divisor = override ? kb.constant(acc, static_cast<double>(n.args().get_int(6)))
-                                 : kb.cast(kb.index(count), acc);
-    const Access o = n.realize_output(0);
-    kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()),
-             kb.cast(kb.math("div", acc, {sum, divisor}), out.dtype));
-    n.emit(std::move(kb).finish());
+    const std::optional<int64_t> divisor =
+        override ? std::optional<int64_t>(n.args().get_int(6)) : std::nullopt;
+    emit_window_mean(n, kb, idx, mask, divisor ? Expr::constant(*divisor) : count);
     return true;
   };
 }
@@ -102,13 +111,7 @@ LowerFn adaptive_avg_pool(size_t dims) {
       idx.push_back(clamp(at, 0, i - 1));
       count = count * (hi + lo * Expr::constant(-1));
     }
-    const DType acc = compute_dtype(out.dtype);
-    const int v = kb.cast(n.load(kb, n.operand(0), idx, mask, 0), acc);
-    const int sum = kb.reduce("sum", acc, v);
-    const Access o = n.realize_output(0);
-    kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()),
-             kb.cast(kb.math("div", acc, {sum, kb.cast(kb.index(count), acc)}), out.dtype));
-    n.emit(std::move(kb).finish());
+    emit_window_mean(n, kb, idx, mask, count);
     return true;
   };
 }
