@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/lower/lower_context.h"
+#include "core/ops/pool_window.h"
 
 namespace kiln {
 namespace {
@@ -25,12 +26,6 @@ int between(KernelBuilder& kb, const Expr& e, int64_t lo, const Expr& hi) {
   const int ge = kb.math("ge", DType::Bool, {at, kb.constant(DType::I64, static_cast<double>(lo))});
   const int lt = kb.math("lt", DType::Bool, {at, kb.index(hi)});
   return kb.math("and", DType::Bool, {ge, lt});
-}
-
-IntList expand(const IntList& v, size_t n, const IntList& fallback) {
-  if (v.empty()) return fallback;
-  if (v.size() == 1) return IntList(n, v[0]);
-  return v;
 }
 
 // The kernel's output: the sum of the window's taps (element `idx` of the input where
@@ -52,9 +47,8 @@ LowerFn avg_pool(size_t dims, bool has_divisor) {
   return [=](NodeLowering& n) {
     const TensorType& out = n.out_type(0);
     const TensorType& in = n.in_type(0);
-    const IntList kernel = expand(n.args().get_ints(1), dims, {});
-    const IntList stride = expand(n.args().get_ints(2), dims, kernel);
-    const IntList pad = expand(n.args().get_ints(3), dims, IntList(dims, 0));
+    const Window w = pool_window(n.args(), dims, false);
+    const IntList &kernel = w.kernel, &stride = w.stride, &pad = w.padding;
     const bool count_pad = n.args().get_bool(5);
     const bool override = has_divisor && !n.args().is_none(6);
     const size_t lead = static_cast<size_t>(out.rank()) - dims;
@@ -126,11 +120,9 @@ LowerFn max_pool(size_t dims) {
   return [=](NodeLowering& n) {
     const TensorType& out = n.out_type(0);
     const TensorType& in = n.in_type(0);
-    const IntList kernel = expand(n.args().get_ints(1), dims, {});
-    const IntList stride = expand(n.args().get_ints(2), dims, kernel);
-    const IntList pad = expand(n.args().get_ints(3), dims, IntList(dims, 0));
-    const IntList dilation = expand(n.args().get_ints(4), dims, IntList(dims, 1));
-    for (int64_t d : dilation)
+    const Window w = pool_window(n.args(), dims, true);
+    const IntList &kernel = w.kernel, &stride = w.stride, &pad = w.padding;
+    for (int64_t d : w.dilation)
       if (d != 1) return false;
     const size_t lead = static_cast<size_t>(out.rank()) - dims;
     KernelBuilder kb = n.kernel(out.sizes, Shape(kernel.begin(), kernel.end()));

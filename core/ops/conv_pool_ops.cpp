@@ -7,6 +7,7 @@
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
 #include "core/ops/op_util.h"
+#include "core/ops/pool_window.h"
 
 namespace kiln {
 namespace {
@@ -34,18 +35,6 @@ int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int
   return out;
 }
 
-IntList expand_param(const IntList& value, size_t n, const IntList& fallback) {
-  if (value.empty()) return fallback;
-  if (value.size() == 1) return IntList(n, value[0]);
-  return value;
-}
-
-struct Window {
-  size_t dims = 0;  // spatial dims
-  IntList kernel, stride, padding, dilation;
-  bool ceil_mode = false;
-};
-
 Shape window_output(const Shape& in, const Window& w, const std::string& op) {
   op_check(in.size() == w.dims + 1 || in.size() == w.dims + 2,
            op + ": expected a " + std::to_string(w.dims + 1) + "-D or " +
@@ -60,18 +49,6 @@ Shape window_output(const Shape& in, const Window& w, const std::string& op) {
                               w.dilation[d], w.ceil_mode, op));
   }
   return out;
-}
-
-Window pool_window(const ArgView& c, size_t dims, bool has_dilation) {
-  Window w;
-  w.dims = dims;
-  w.kernel = expand_param(c.get_ints(1), dims, {});
-  w.stride = expand_param(c.get_ints(2), dims, w.kernel);
-  w.padding = expand_param(c.get_ints(3), dims, IntList(dims, 0));
-  w.dilation =
-      has_dilation ? expand_param(c.get_ints(4), dims, IntList(dims, 1)) : IntList(dims, 1);
-  w.ceil_mode = c.get_bool(has_dilation ? 5 : 4);
-  return w;
 }
 
 // Visits every kernel offset of the window of output position `out_pos` (spatial dims);

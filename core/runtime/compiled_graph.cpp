@@ -77,10 +77,8 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
     if (auto s = r.finish(); !s) return std::move(s).error();
     return r.outputs();
   }
-  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
-  auto calls = parts_->plugin->exclusive();
-  PlanRunner& r = warm_runner();
-  r.unbind_all();
+  WarmTurn turn(*parts_);
+  PlanRunner& r = turn.runner();
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   for (const PlanStep& step : parts_->plan) {
     if (auto s = r.step(step, true, false); !s) return std::move(s).error();
@@ -89,18 +87,11 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
   return r.outputs();
 }
 
-PlanRunner& CompiledGraph::warm_runner() const {
-  if (!parts_->warm) parts_->warm = std::make_unique<PlanRunner>(*parts_);
-  return *parts_->warm;
-}
-
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,
                                                      int reps, int runs_per_sample) const {
   // The runner calls use: the timed path is the path users run.
-  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
-  auto calls = parts_->plugin->exclusive();
-  PlanRunner& r = warm_runner();
-  r.unbind_all();
+  WarmTurn turn(*parts_);
+  PlanRunner& r = turn.runner();
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   auto timer = DeviceTimer::create(parts_->plugin, parts_->device, 2);
   if (!timer) return std::move(timer).error();
@@ -124,10 +115,8 @@ Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTenso
 Result<std::vector<double>> CompiledGraph::time_kernels(const std::vector<HostTensor>& inputs,
                                                         int reps) const {
   // The runner calls use: the timed path is the path users run.
-  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
-  auto calls = parts_->plugin->exclusive();
-  PlanRunner& r = warm_runner();
-  r.unbind_all();
+  WarmTurn turn(*parts_);
+  PlanRunner& r = turn.runner();
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   const std::vector<PlanStep>& plan = parts_->plan;
   // Marks around every step: step i runs between marks i and i + 1.

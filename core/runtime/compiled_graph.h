@@ -103,7 +103,6 @@ class CompiledGraph {
   const LoopProgram& program() const;
 
  private:
-  PlanRunner& warm_runner() const;  // with Parts::warm_mutex held
   Result<std::vector<std::byte>> read_ref(const TensorRef& r) const;
   Status write_ref(const TensorRef& r, std::span<const std::byte> dense) const;
 

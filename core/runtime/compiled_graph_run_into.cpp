@@ -3,6 +3,7 @@
 // the rest go through the host.
 #include <cstring>
 
+#include "core/runtime/caller_memory.h"
 #include "core/runtime/compiled_graph.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/plan_runner.h"
@@ -38,45 +39,6 @@ bool overlaps(const std::pair<uintptr_t, uintptr_t>& a, const std::pair<uintptr_
   return a.first < b.second && b.first < a.second;
 }
 
-// The caller's memory registered with the plugin for one run (ABI 1.1), and the runner's
-// bindings to it: both undone when the run ends, however it ends.
-class RunBindings {
- public:
-  RunBindings(const Plugin& plugin, uint32_t device, PlanRunner& runner)
-      : plugin_(plugin), device_(device), runner_(runner) {}
-  ~RunBindings() {
-    runner_.unbind_all();
-    (void)release();
-  }
-  RunBindings(const RunBindings&) = delete;
-  RunBindings& operator=(const RunBindings&) = delete;
-
-  Status add(uint64_t address, uint64_t bytes) {
-    auto s = plugin_.check(plugin_.api().mem_register(plugin_.instance(), device_, address, bytes),
-                           "mem_register");
-    if (s) registered_.push_back({address, bytes});
-    return s;
-  }
-  // Unregisters everything; the first failure.
-  Status release() {
-    Status first = Ok{};
-    for (const auto& [address, bytes] : registered_) {
-      Status s =
-          plugin_.check(plugin_.api().mem_unregister(plugin_.instance(), device_, address, bytes),
-                        "mem_unregister");
-      if (first && !s) first = s;
-    }
-    registered_.clear();
-    return first;
-  }
-
- private:
-  const Plugin& plugin_;
-  uint32_t device_;
-  PlanRunner& runner_;
-  std::vector<std::pair<uint64_t, uint64_t>> registered_;
-};
-
 Status check_ref(const TensorRef& r, const TensorType& want, const std::string& what) {
   if (r.type.dtype != want.dtype || r.type.sizes != want.sizes)
     return Error::user(what + " is " + std::string(dtype_name(r.type.dtype)) +
@@ -88,37 +50,6 @@ Status check_ref(const TensorRef& r, const TensorType& want, const std::string& 
   if (r.data == nullptr && r.type.numel() > 0) return Error::user(what + " has no data");
   return Ok{};
 }
-
-// Registers caller memory with the plugin for the copies that stage it (ABI 1.1); the
-// registration ends with the object. Without mem_register the plugin's copies get the bare
-// address, which a plugin that tracks its memory refuses with a clear error.
-class StagingRegistration {
- public:
-  StagingRegistration(const Plugin& plugin, uint32_t device, uint64_t address, uint64_t bytes)
-      : plugin_(plugin), device_(device), address_(address), bytes_(bytes) {
-    const kiln_plugin_api& api = plugin.api();
-    if (api.mem_register && api.mem_unregister && bytes > 0)
-      status_ =
-          plugin.check(api.mem_register(plugin.instance(), device, address, bytes), "mem_register");
-    registered_ = status_ && api.mem_register && api.mem_unregister && bytes > 0;
-  }
-  ~StagingRegistration() {
-    if (registered_)
-      (void)plugin_.check(
-          plugin_.api().mem_unregister(plugin_.instance(), device_, address_, bytes_),
-          "mem_unregister");
-  }
-  StagingRegistration(const StagingRegistration&) = delete;
-  StagingRegistration& operator=(const StagingRegistration&) = delete;
-  const Status& status() const { return status_; }
-
- private:
-  const Plugin& plugin_;
-  uint32_t device_;
-  uint64_t address_, bytes_;
-  Status status_ = Ok{};
-  bool registered_ = false;
-};
 
 }  // namespace
 
@@ -147,8 +78,8 @@ Result<std::vector<std::byte>> CompiledGraph::read_ref(const TensorRef& r) const
   std::vector<std::byte> staged(static_cast<size_t>(span.high - span.low + 1) * size);
   const kiln_plugin_api& api = parts_->plugin->api();
   const auto from = reinterpret_cast<uintptr_t>(base) + span.low * static_cast<int64_t>(size);
-  const StagingRegistration reg(*parts_->plugin, parts_->device, from, staged.size());
-  if (!reg.status()) return reg.status().error();
+  CallerMemory reg(*parts_->plugin, parts_->device);
+  if (auto s = reg.add(from, staged.size()); !s) return std::move(s).error();
   if (auto s = parts_->plugin->check(
           api.copy_device_to_host(parts_->plugin->instance(), parts_->device, nullptr,
                                   staged.data(), from, staged.size()),
@@ -172,8 +103,8 @@ Status CompiledGraph::write_ref(const TensorRef& r, std::span<const std::byte> d
   std::vector<std::byte> staged(static_cast<size_t>(span.high - span.low + 1) * size);
   const kiln_plugin_api& api = parts_->plugin->api();
   const auto at = reinterpret_cast<uintptr_t>(base) + span.low * static_cast<int64_t>(size);
-  const StagingRegistration reg(*parts_->plugin, parts_->device, at, staged.size());
-  if (!reg.status()) return reg.status();
+  CallerMemory reg(*parts_->plugin, parts_->device);
+  if (auto s = reg.add(at, staged.size()); !s) return s;
   const bool dense_layout = r.type.is_contiguous();
   if (!dense_layout) {
     if (auto s = parts_->plugin->check(
@@ -207,18 +138,17 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
       return s;
   // Caller memory becomes usable by kernels once the plugin registers it (ABI 1.1); a plugin
   // without mem_register gets copies.
-  const kiln_plugin_api& api = parts_->plugin->api();
-  const bool can_register = api.mem_register && api.mem_unregister;
+  const bool can_register = CallerMemory(*parts_->plugin, parts_->device).supported();
   auto reachable = [&](const TensorRef& r) {
     return can_register && (r.on_device || host_memory());
   };
 
-  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
-  auto calls = parts_->plugin->exclusive();
+  WarmTurn turn(*parts_);
   parts_->last_copied_bytes = 0;
-  PlanRunner& runner = warm_runner();
-  runner.unbind_all();
-  RunBindings bindings(*parts_->plugin, parts_->device, runner);
+  PlanRunner& runner = turn.runner();
+  // Unregistered when the run ends, however it ends; the runner's bindings are dropped at the
+  // start of its next use.
+  CallerMemory bindings(*parts_->plugin, parts_->device);
   // Inputs: bound where the layout is the program's, else gathered to the host.
   std::vector<HostTensor> staged(inputs.size());
   std::vector<std::pair<uintptr_t, uintptr_t>> bound_spans;  // read or written by kernels

@@ -7,6 +7,20 @@
 
 namespace kiln {
 
+namespace {
+
+PlanRunner& warm_runner(const CompiledGraph::Parts& p) {
+  if (!p.warm) p.warm = std::make_unique<PlanRunner>(p);
+  return *p.warm;
+}
+
+}  // namespace
+
+WarmTurn::WarmTurn(const CompiledGraph::Parts& p)
+    : turn_(p.warm_mutex), calls_(p.plugin->exclusive()), runner_(warm_runner(p)) {
+  runner_.unbind_all();
+}
+
 PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
     : p_(p), buffers_(p.program.buffers.size()), bound_(p.program.buffers.size(), 0) {}
 

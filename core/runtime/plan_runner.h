@@ -52,4 +52,18 @@ class PlanRunner {
   std::optional<DeviceBuffer> arena_;
 };
 
+// A turn on the runner a compiled graph's calls reuse (made on first use): its runs take
+// turns on it, and on the plugin when the plugin's calls must not overlap. Bindings of
+// caller memory from an earlier turn are dropped.
+class WarmTurn {
+ public:
+  explicit WarmTurn(const CompiledGraph::Parts& p);
+  PlanRunner& runner() { return runner_; }
+
+ private:
+  std::lock_guard<std::mutex> turn_;
+  std::unique_lock<std::recursive_mutex> calls_;
+  PlanRunner& runner_;
+};
+
 }  // namespace kiln

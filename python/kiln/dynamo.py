@@ -70,12 +70,9 @@ def _compile_graph(gm, example_inputs, config):
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))
     stats.host_ops.update(h.rsplit("(", 1)[-1].rstrip(")") for h in compiled.stats["host_ops"])
-    device = compiled.torch_device
 
     def run(*args):
         outs = compiled(*args)
-        if devices and device.type == "cpu" and any(d.type != "cpu" for d in devices):
-            outs = [o.to(next(iter(devices))) for o in outs]
         return tuple(None if s is None else outs[s] for s in slots)
 
     run.kiln_graph = compiled

@@ -49,11 +49,6 @@ def _number(v):
     return v
 
 
-def _scalar_of(node):
-    val = node.meta.get("val") if hasattr(node, "meta") else None
-    return val
-
-
 class _Converter:
     def __init__(self, gm):
         self.gm = gm
