@@ -12,7 +12,7 @@ namespace {
 std::map<std::string, LowerFn> all_lowerings() {
   std::map<std::string, LowerFn> rules;
   for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
-                     matmul_lowerings, scatter_lowerings, pool_lowerings}) {
+                     matmul_lowerings, scatter_lowerings, pool_lowerings, conv_lowerings}) {
     rules.merge(table());
   }
   return rules;

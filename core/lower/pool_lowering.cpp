@@ -7,26 +7,11 @@
 #include <optional>
 
 #include "core/lower/lower_context.h"
+#include "core/lower/window_index.h"
 #include "core/ops/pool_window.h"
 
 namespace kiln {
 namespace {
-
-Expr clamp(const Expr& e, int64_t lo, int64_t hi) {
-  return min(max(e, Expr::constant(lo)), Expr::constant(hi));
-}
-
-int mask_and(KernelBuilder& kb, int mask, int m) {
-  return mask < 0 ? m : kb.math("and", DType::Bool, {mask, m});
-}
-
-// lo <= e < hi, as a bool value.
-int between(KernelBuilder& kb, const Expr& e, int64_t lo, const Expr& hi) {
-  const int at = kb.index(e);
-  const int ge = kb.math("ge", DType::Bool, {at, kb.constant(DType::I64, static_cast<double>(lo))});
-  const int lt = kb.math("lt", DType::Bool, {at, kb.index(hi)});
-  return kb.math("and", DType::Bool, {ge, lt});
-}
 
 // The kernel's output: the sum of the window's taps (element `idx` of the input where
 // `mask` holds) divided by `divisor`, an index expression over the output position.
@@ -62,7 +47,7 @@ LowerFn avg_pool(size_t dims, bool has_divisor) {
       const Expr start = kb.x(lead + d) * Expr::constant(stride[d]) + Expr::constant(-pad[d]);
       const Expr at = start + kb.r(d);
       mask = mask_and(kb, mask, between(kb, at, 0, Expr::constant(size)));
-      idx.push_back(clamp(at, 0, size - 1));
+      idx.push_back(clamp_index(at, 0, size - 1));
       // Taps inside [0, size) or, counting padding, inside [-pad, size + pad).
       const Expr end =
           min(start + Expr::constant(kernel[d]), Expr::constant(count_pad ? size + pad[d] : size));
@@ -102,7 +87,7 @@ LowerFn adaptive_avg_pool(size_t dims) {
                                Expr::constant(o));
       const Expr at = lo + kb.r(d);
       mask = mask_and(kb, mask, between(kb, at, 0, hi));
-      idx.push_back(clamp(at, 0, i - 1));
+      idx.push_back(clamp_index(at, 0, i - 1));
       count = count * (hi + lo * Expr::constant(-1));
     }
     emit_window_mean(n, kb, idx, mask, count);
@@ -131,7 +116,7 @@ LowerFn max_pool(size_t dims) {
     for (size_t d = 0; d < dims; ++d) {
       const Expr at =
           kb.x(lead + d) * Expr::constant(stride[d]) + Expr::constant(-pad[d]) + kb.r(d);
-      idx.push_back(clamp(at, 0, in.sizes[lead + d] - 1));
+      idx.push_back(clamp_index(at, 0, in.sizes[lead + d] - 1));
     }
     const DType acc = compute_dtype(out.dtype);
     const int v = kb.cast(n.load(kb, n.operand(0), idx), acc);

@@ -41,7 +41,8 @@ std::vector<OpRow> indexing_ops();
 std::vector<OpRow> scatter_ops();
 std::vector<OpRow> matmul_ops();
 std::vector<OpRow> composite_ops();
-std::vector<OpRow> conv_pool_ops();
+std::vector<OpRow> pool_ops();
+std::vector<OpRow> conv_ops();
 std::vector<OpRow> norm_backward_ops();
 std::vector<OpRow> embedding_bag_ops();
 

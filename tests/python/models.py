@@ -143,6 +143,25 @@ class MixerBlock(nn.Module):
         return x + self.channels(self.ln2(x))
 
 
+class ConvZoo(nn.Module):
+    """Every convolution form kiln lowers: 1-d/2-d/3-d, stride, padding, dilation, groups,
+    depthwise, transposed with output_padding; the loss mixes them so each gets a gradient."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2)
+        self.c2 = nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2))
+        self.t2 = nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.dw = nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False)
+        self.c3 = nn.Conv3d(2, 3, 2, stride=(1, 2, 1), padding=1)
+        self.t1 = nn.ConvTranspose1d(6, 3, 4, stride=3, padding=2, dilation=2, output_padding=1)
+
+    def forward(self, x1, x2, x3):
+        a = self.c1(x1)
+        b = self.dw(self.t2(self.c2(x2)))
+        return a.sum() + (b * b).mean() + self.c3(x3).square().sum() + self.t1(a).tanh().sum()
+
+
 def inference_cases():
     """(name, module in eval mode, example inputs), seeded."""
     torch.manual_seed(20261125)

@@ -50,6 +50,30 @@ TEST(Robustness, BadIndexingArgumentsAreErrors) {
                       tensor(DType::F32, {1, 1, 1, 1, 1}, {1}), None{}, IntList{1, 1}, IntList{0},
                       IntList{1}, false, IntList{0}, 1});
   EXPECT_THAT(conv.error, HasSubstr("need 3 values each"));
+  const auto conv2d = [&](Shape x, Shape w, IntList padding, bool transposed, IntList out_pad,
+                          int64_t groups) {
+    return run_op("aten.convolution.default",
+                  {HostTensor::zeros(DType::F32, x), HostTensor::zeros(DType::F32, w), None{},
+                   IntList{1}, padding, IntList{1}, transposed, out_pad, groups})
+        .error;
+  };
+  EXPECT_THAT(conv2d({1, 4, 3, 3}, {2, 3, 1, 1}, {0}, false, {0}, 1),
+              HasSubstr("input channels 4, weight [2, 3, 1, 1] and groups 1 do not match"));
+  EXPECT_THAT(conv2d({1, 4, 3, 3}, {3, 2, 1, 1}, {0}, false, {0}, 2), HasSubstr("do not match"));
+  EXPECT_THAT(conv2d({1, 4, 3, 3}, {4, 1, 1, 1}, {0}, false, {0}, 0),
+              HasSubstr("groups must be positive"));
+  EXPECT_THAT(conv2d({1, 2, 3, 3}, {2, 2, 1, 1}, {-1}, false, {0}, 1),
+              HasSubstr("padding non-negative"));
+  EXPECT_THAT(conv2d({1, 2, 3, 3}, {2, 2, 1, 1}, {0}, true, {1}, 1),
+              HasSubstr("output_padding must be non-negative and smaller than stride or dilation"));
+  EXPECT_THAT(conv2d({1, 2, 3, 3}, {2, 2, 1, 1}, {0}, false, {1}, 1),
+              HasSubstr("output_padding applies to transposed convolution only"));
+  auto backward =
+      run_op("aten.convolution_backward.default",
+             {f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 2}, {1, 1}), None{},
+              IntList{1}, IntList{0}, IntList{1}, false, IntList{0}, 1, IntList{1, 1, 1}});
+  EXPECT_THAT(backward.error,
+              HasSubstr("grad_output [1, 1, 3] does not match the convolution's output [1, 1, 2]"));
   auto pool =
       run_op("aten.avg_pool1d.default", {f32({1, 1, 3}, {1, 2, 3}), IntList{4}, IntList{2}});
   EXPECT_THAT(pool.error, HasSubstr("too small"));

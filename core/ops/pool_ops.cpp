@@ -1,5 +1,5 @@
-// Convolution and pooling: shape inference and a direct reference for now (lowering
-// comes later). One N-d window walk serves conv, avg/max pooling and adaptive pooling.
+// Pooling: shape inference and a direct reference. The window walk (pool_window.h) is
+// shared with convolution.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,29 +11,6 @@
 
 namespace kiln {
 namespace {
-
-// The output length of a sliding window; `pool_padding` adds pooling's rule that padding is
-// at most half the window.
-int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
-                    bool ceil_mode, const std::string& op, bool pool_padding = true) {
-  constexpr int64_t kMaxWindow = int64_t{1} << 20;  // keeps every product below in int64
-  op_check(kernel > 0 && stride > 0 && dilation > 0 && pad >= 0,
-           op + ": kernel, stride and dilation must be positive, padding non-negative");
-  op_check(
-      kernel <= kMaxWindow && stride <= kMaxWindow && dilation <= kMaxWindow && pad <= kMaxWindow,
-      op + ": kernel, stride, dilation and padding must be at most 2^20");
-  op_check(!pool_padding || pad * 2 <= kernel * dilation,
-           op + ": padding should be at most half the effective kernel size");
-  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
-  op_check(span >= 0, op + ": the output size is too small (input " + std::to_string(in) +
-                          ", kernel " + std::to_string(kernel) + ")");
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  // With ceil_mode the last window must start inside the input or its left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  op_check(out > 0, op + ": the output would be empty (input " + std::to_string(in) + ", kernel " +
-                        std::to_string(kernel) + ")");
-  return out;
-}
 
 Shape window_output(const Shape& in, const Window& w, const std::string& op) {
   op_check(in.size() == w.dims + 1 || in.size() == w.dims + 2,
@@ -49,23 +26,6 @@ Shape window_output(const Shape& in, const Window& w, const std::string& op) {
                               w.dilation[d], w.ceil_mode, op));
   }
   return out;
-}
-
-// Visits every kernel offset of the window of output position `out_pos` (spatial dims);
-// `visit(input spatial index, inside)`.
-template <class Visit>
-void for_window(const Window& w, const Shape& in_spatial, const Shape& out_pos, Visit visit) {
-  const int64_t taps = shape_numel(w.kernel);
-  Shape at(w.dims);
-  for (int64_t t = 0; t < taps; ++t) {
-    const Shape k = unravel(t, w.kernel);
-    bool inside = true;
-    for (size_t d = 0; d < w.dims; ++d) {
-      at[d] = out_pos[d] * w.stride[d] - w.padding[d] + k[d] * w.dilation[d];
-      inside = inside && at[d] >= 0 && at[d] < in_spatial[d];
-    }
-    visit(at, inside);
-  }
 }
 
 // Pools every (leading..., spatial...) position of `x` into `out` with `pool`.
@@ -199,93 +159,10 @@ OpRow adaptive_avg_row(const std::string& overload, size_t dims) {
           }};
 }
 
-// convolution(input [N, C, *], weight [O, C/groups, *], bias?, stride, padding, dilation,
-// transposed, output_padding, groups)
-std::vector<TensorType> infer_convolution(const InferContext& c) {
-  const TensorType x = c.type(0), w = c.type(1);
-  op_check(!c.get_bool(6), "convolution: transposed convolution is not supported yet");
-  op_check(x.rank() >= 3 && w.rank() == x.rank(),
-           "convolution: input and weight must have the same rank ≥ 3");
-  op_check(x.dtype == w.dtype && is_floating(x.dtype),
-           "convolution: input and weight must share a floating dtype");
-  const auto dims = static_cast<size_t>(x.rank() - 2);
-  const int64_t groups = c.get_int(8);
-  op_check(groups > 0 && x.sizes[1] % groups == 0 && w.sizes[0] % groups == 0 &&
-               x.sizes[1] / groups == w.sizes[1],
-           "convolution: input channels " + std::to_string(x.sizes[1]) + ", weight " +
-               shape_text(w.sizes) + " and groups " + std::to_string(groups) + " do not match");
-  if (!c.is_none(2))
-    op_check(c.type(2).sizes == Shape{w.sizes[0]},
-             "convolution: bias needs one entry per output channel");
-  Window win{dims,
-             IntList(w.sizes.begin() + 2, w.sizes.end()),
-             expand_param(c.get_ints(3), dims, IntList(dims, 1)),
-             expand_param(c.get_ints(4), dims, IntList(dims, 0)),
-             expand_param(c.get_ints(5), dims, IntList(dims, 1)),
-             false};
-  op_check(
-      win.stride.size() == dims && win.padding.size() == dims && win.dilation.size() == dims,
-      "convolution: stride, padding and dilation need " + std::to_string(dims) + " values each");
-  const IntList output_padding = c.get_ints(7);
-  op_check(
-      std::all_of(output_padding.begin(), output_padding.end(), [](int64_t p) { return p == 0; }),
-      "convolution: output_padding applies to transposed convolution only");
-  Shape out{x.sizes[0], w.sizes[0]};
-  for (size_t d = 0; d < dims; ++d) {
-    // pooled_size checks the ranges and that the window fits (no ceil mode for convolution).
-    out.push_back(pooled_size(x.sizes[2 + d], win.kernel[d], win.stride[d], win.padding[d],
-                              win.dilation[d], false, "convolution", false));
-  }
-  return one(x.dtype, out);
-}
-
-HostTensor convolution_reference(const RefContext& c) {
-  const HostTensor x = c.tensor(0), w = c.tensor(1);
-  const std::optional<HostTensor> bias = c.is_none(2) ? std::nullopt : std::optional(c.tensor(2));
-  const auto dims = static_cast<size_t>(x.rank() - 2);
-  const Window win{dims,
-                   IntList(w.sizes().begin() + 2, w.sizes().end()),
-                   expand_param(c.get_ints(3), dims, IntList(dims, 1)),
-                   expand_param(c.get_ints(4), dims, IntList(dims, 0)),
-                   expand_param(c.get_ints(5), dims, IntList(dims, 1)),
-                   false};
-  HostTensor out = c.output(0);
-  const int64_t groups = c.get_int(8), in_per_group = w.sizes()[1],
-                out_per_group = w.sizes()[0] / groups;
-  const Shape in_spatial(x.sizes().begin() + 2, x.sizes().end()),
-      out_spatial(out.sizes().begin() + 2, out.sizes().end());
-  const int64_t in_plane = shape_numel(in_spatial), out_plane = shape_numel(out_spatial),
-                taps = shape_numel(win.kernel);
-  for (int64_t n = 0; n < out.sizes()[0]; ++n) {
-    for (int64_t oc = 0; oc < out.sizes()[1]; ++oc) {
-      const int64_t g = oc / out_per_group;
-      for (int64_t o = 0; o < out_plane; ++o) {
-        double acc = bias ? bias->get(oc) : 0.0;
-        const Shape pos = unravel(o, out_spatial);
-        for (int64_t ic = 0; ic < in_per_group; ++ic) {
-          const int64_t channel = g * in_per_group + ic;
-          int64_t tap = 0;
-          for_window(win, in_spatial, pos, [&](const Shape& at, bool inside) {
-            if (inside) {
-              acc += x.get((n * x.sizes()[1] + channel) * in_plane + ravel(at, in_spatial)) *
-                     w.get((oc * in_per_group + ic) * taps + tap);
-            }
-            ++tap;
-          });
-        }
-        out.set((n * out.sizes()[1] + oc) * out_plane + o, acc);
-      }
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
-std::vector<OpRow> conv_pool_ops() {
+std::vector<OpRow> pool_ops() {
   std::vector<OpRow> rows;
-  rows.push_back({"aten.convolution.default", infer_convolution,
-                  [](const RefContext& c) { return std::vector{convolution_reference(c)}; }});
   rows.push_back(avg_pool_row("aten.avg_pool1d.default", 1, false));
   rows.push_back(avg_pool_row("aten.avg_pool2d.default", 2, true));
   rows.push_back(avg_pool_row("aten.avg_pool3d.default", 3, true));

@@ -1,0 +1,182 @@
+// Convolution and its backward as Reduction kernels in gather form: each output element is
+// one row that sums its own products, so no kernel writes an element twice (no atomics) and
+// the result is deterministic. With the regular relation y = conv(x, w) (x the wide side):
+//   regular forward, transposed grad_input:  y[n, o, p] = sum_{c, t} x[n, c, p*s - pad + t*d] w
+//   transposed forward, regular grad_input:  x[n, c, q] = sum_{o, t} y[n, o, (q + pad - t*d)/s] w
+//                                            (taps where the division is exact)
+//   grad_weight:  w[o, c, t] = sum_{n, p} y[n, o, p] * x[n, c, p*s - pad + t*d]
+//   grad_bias:    b[o] = sum_{n, p} dy[n, o, p]
+// A bias, activation or residual add after the convolution fuses in as the row's epilogue.
+#include "core/lower/lower_context.h"
+#include "core/lower/window_index.h"
+#include "core/ops/conv_args.h"
+
+namespace kiln {
+namespace {
+
+Expr c(int64_t v) {
+  return Expr::constant(v);
+}
+
+// The row's sum, plus bias[channel] when given, stored into output `slot`.
+void finish_rows(NodeLowering& n, KernelBuilder& kb, int sum, DType acc, const Access* bias,
+                 const Expr& channel, size_t slot) {
+  if (bias) sum = kb.math("add", acc, {sum, kb.cast(n.load(kb, *bias, {channel}), acc)});
+  const TensorType& out = n.out_type(slot);
+  const Access o = n.realize_output(slot);
+  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(sum, out.dtype));
+  n.emit(std::move(kb).finish());
+}
+
+int product(KernelBuilder& kb, int a, int b, DType acc) {
+  return kb.math("mul", acc, {kb.cast(a, acc), kb.cast(b, acc)});
+}
+
+// y = conv(x, w) into output `slot`: x [N, C, *], w [O, C/groups, *k], y [N, O, *].
+void narrow_side(NodeLowering& n, const Access& x, const Access& w, const Access* bias,
+                 const Window& win, int64_t groups, size_t slot) {
+  const Shape& y = n.out_type(slot).sizes;
+  const Shape &xs = x.type.sizes, &ws = w.type.sizes;
+  const int64_t in_per_group = ws[1], out_per_group = y[1] / groups;
+  Shape reduction{in_per_group};
+  reduction.insert(reduction.end(), win.kernel.begin(), win.kernel.end());
+  KernelBuilder kb = n.kernel(y, reduction);
+  const Expr channel = floordiv(kb.x(1), c(out_per_group)) * c(in_per_group) + kb.r(0);
+  std::vector<Expr> xi{kb.x(0), channel}, wi{kb.x(1), kb.r(0)};
+  int mask = -1;
+  for (size_t d = 0; d < win.dims; ++d) {
+    const Expr at =
+        kb.x(2 + d) * c(win.stride[d]) + c(-win.padding[d]) + kb.r(1 + d) * c(win.dilation[d]);
+    mask = mask_and(kb, mask, between(kb, at, 0, c(xs[2 + d])));
+    xi.push_back(clamp_index(at, 0, xs[2 + d] - 1));
+    wi.push_back(kb.r(1 + d));
+  }
+  const DType acc = compute_dtype(n.out_type(slot).dtype);
+  const int sum =
+      kb.reduce("sum", acc, product(kb, n.load(kb, x, xi, mask), n.load(kb, w, wi), acc));
+  finish_rows(n, kb, sum, acc, bias, kb.x(1), slot);
+}
+
+// x = conv^T(y, w) into output `slot`: y [N, O, *], w [O, C/groups, *k], x [N, C, *].
+void wide_side(NodeLowering& n, const Access& y, const Access& w, const Access* bias,
+               const Window& win, int64_t groups, size_t slot) {
+  const Shape& x = n.out_type(slot).sizes;
+  const Shape &ys = y.type.sizes, &ws = w.type.sizes;
+  const int64_t out_per_group = ys[1] / groups, in_per_group = ws[1];
+  Shape reduction{out_per_group};
+  reduction.insert(reduction.end(), win.kernel.begin(), win.kernel.end());
+  KernelBuilder kb = n.kernel(x, reduction);
+  const Expr group = floordiv(kb.x(1), c(in_per_group));
+  const Expr o = group * c(out_per_group) + kb.r(0);
+  std::vector<Expr> yi{kb.x(0), o}, wi{o, mod(kb.x(1), c(in_per_group))};
+  int mask = -1;
+  for (size_t d = 0; d < win.dims; ++d) {
+    const Expr num = kb.x(2 + d) + c(win.padding[d]) + kb.r(1 + d) * c(-win.dilation[d]);
+    const Expr at = floordiv(num, c(win.stride[d]));
+    if (win.stride[d] != 1) {
+      const int exact = kb.math("eq", DType::Bool,
+                                {kb.index(mod(num, c(win.stride[d]))), kb.constant(DType::I64, 0)});
+      mask = mask_and(kb, mask, exact);
+    }
+    mask = mask_and(kb, mask, between(kb, at, 0, c(ys[2 + d])));
+    yi.push_back(clamp_index(at, 0, ys[2 + d] - 1));
+    wi.push_back(kb.r(1 + d));
+  }
+  const DType acc = compute_dtype(n.out_type(slot).dtype);
+  const int sum =
+      kb.reduce("sum", acc, product(kb, n.load(kb, y, yi, mask), n.load(kb, w, wi), acc));
+  finish_rows(n, kb, sum, acc, bias, kb.x(1), slot);
+}
+
+// grad_weight into output `slot` [O, C/groups, *k]: dy [N, O, *], x [N, C, *] (the regular
+// relation's two sides, whichever of them is the op's input).
+void weight_grad(NodeLowering& n, const Access& dy, const Access& x, const Window& win,
+                 int64_t groups, size_t slot) {
+  const Shape& w = n.out_type(slot).sizes;
+  const Shape &ys = dy.type.sizes, &xs = x.type.sizes;
+  Shape reduction{ys[0]};
+  reduction.insert(reduction.end(), ys.begin() + 2, ys.end());
+  KernelBuilder kb = n.kernel(w, reduction);
+  const Expr channel = floordiv(kb.x(0), c(w[0] / groups)) * c(w[1]) + kb.x(1);
+  std::vector<Expr> yi{kb.r(0), kb.x(0)}, xi{kb.r(0), channel};
+  int mask = -1;
+  for (size_t d = 0; d < win.dims; ++d) {
+    const Expr at =
+        kb.r(1 + d) * c(win.stride[d]) + c(-win.padding[d]) + kb.x(2 + d) * c(win.dilation[d]);
+    mask = mask_and(kb, mask, between(kb, at, 0, c(xs[2 + d])));
+    yi.push_back(kb.r(1 + d));
+    xi.push_back(clamp_index(at, 0, xs[2 + d] - 1));
+  }
+  const DType acc = compute_dtype(n.out_type(slot).dtype);
+  const int sum =
+      kb.reduce("sum", acc, product(kb, n.load(kb, dy, yi), n.load(kb, x, xi, mask), acc));
+  finish_rows(n, kb, sum, acc, nullptr, Expr(), slot);
+}
+
+// grad_bias into output `slot` [O]: the sum of dy over batch and space.
+void bias_grad(NodeLowering& n, const Access& dy, size_t slot) {
+  const Shape& ys = dy.type.sizes;
+  Shape reduction{ys[0]};
+  reduction.insert(reduction.end(), ys.begin() + 2, ys.end());
+  KernelBuilder kb = n.kernel(n.out_type(slot).sizes, reduction);
+  std::vector<Expr> yi{kb.r(0), kb.x(0)};
+  for (size_t d = 2; d < ys.size(); ++d) yi.push_back(kb.r(d - 1));
+  const DType acc = compute_dtype(n.out_type(slot).dtype);
+  finish_rows(n, kb, kb.reduce("sum", acc, kb.cast(n.load(kb, dy, yi), acc)), acc, nullptr, Expr(),
+              slot);
+}
+
+bool any_empty(const Shape& s) {
+  return shape_numel(s) == 0;
+}
+
+// convolution(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
+// groups)
+bool convolution(NodeLowering& n) {
+  const Access &x = n.operand(0), &w = n.operand(1);
+  const ConvArgs a = conv_args(n.args(), 3, w.type.sizes);
+  if (any_empty(n.out_type().sizes) || any_empty(x.type.sizes) || any_empty(w.type.sizes))
+    return false;  // nothing to sum or nothing to write: the host gives zeros and bias
+  const Access* bias = n.args().is_none(2) ? nullptr : &n.operand(2);
+  if (a.transposed)
+    wide_side(n, x, w, bias, a.window, a.groups, 0);
+  else
+    narrow_side(n, x, w, bias, a.window, a.groups, 0);
+  return true;
+}
+
+// convolution_backward(grad_output, input, weight, bias_sizes?, stride, padding, dilation,
+// transposed, output_padding, groups, output_mask): each requested gradient is one kernel; an
+// unrequested one is an empty output.
+bool convolution_backward(NodeLowering& n) {
+  const Access &dy = n.operand(0), &x = n.operand(1), &w = n.operand(2);
+  const ConvArgs a = conv_args(n.args(), 4, w.type.sizes);
+  if (any_empty(dy.type.sizes) || any_empty(x.type.sizes) || any_empty(w.type.sizes)) return false;
+  // The regular relation's wide side is the op's input, or its output when transposed.
+  const Access& wide = a.transposed ? dy : x;
+  const Access& narrow = a.transposed ? x : dy;
+  for (size_t k = 0; k < 3; ++k) {
+    if (n.out_type(k).numel() == 0) {
+      n.realize_output(k);
+      continue;
+    }
+    if (k == 0 && a.transposed)
+      narrow_side(n, dy, w, nullptr, a.window, a.groups, 0);
+    else if (k == 0)
+      wide_side(n, dy, w, nullptr, a.window, a.groups, 0);
+    else if (k == 1)
+      weight_grad(n, narrow, wide, a.window, a.groups, 1);
+    else
+      bias_grad(n, dy, 2);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::map<std::string, LowerFn> conv_lowerings() {
+  return {{"aten.convolution.default", convolution},
+          {"aten.convolution_backward.default", convolution_backward}};
+}
+
+}  // namespace kiln

@@ -1,0 +1,17 @@
+// Index helpers for kernels that walk a sliding window (pooling, convolution): a tap's
+// position is masked when it falls outside the input and clamped into it, which changes no
+// tap that is read but lets interval bounds prove every access in bounds.
+#pragma once
+
+#include "core/lower/kernel_builder.h"
+
+namespace kiln {
+
+// e clamped into [lo, hi].
+Expr clamp_index(const Expr& e, int64_t lo, int64_t hi);
+// mask && m, where a negative mask means "no mask yet".
+int mask_and(KernelBuilder& kb, int mask, int m);
+// lo <= e < hi, as a bool value.
+int between(KernelBuilder& kb, const Expr& e, int64_t lo, const Expr& hi);
+
+}  // namespace kiln

@@ -1,0 +1,113 @@
+// Convolution and convolution_backward compiled as Reduction kernels against the reference:
+// every float dtype, 1-d to 3-d, odd sizes, stride, padding, dilation, groups (depthwise
+// too), transposed with output_padding, channels-last and sliced inputs, a fused epilogue
+// (bias, batch norm folded in, ReLU, residual add) and each output_mask.
+#include <gtest/gtest.h>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+class CompiledConv : public Differential, public ::testing::WithParamInterface<DType> {};
+
+using ints = IntList;
+
+// convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
+ValueRef conv(GraphBuilder& b, ValueRef x, ValueRef w, ArgValue bias, ints stride, ints padding,
+              ints dilation, bool transposed, ints output_padding, int64_t groups) {
+  return b.op("aten.convolution.default",
+              {x, w, bias, stride, padding, dilation, transposed, output_padding, groups});
+}
+
+TEST_P(CompiledConv, ForwardIsAKernel) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto in = [&](const std::string& name, TensorType t) { return input(b, name, t); };
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  const ValueRef x1 = in("x1", c({2, 4, 13})), w1 = in("w1", c({6, 2, 3})), b1 = in("b1", c({6}));
+  b.output(conv(b, x1, w1, b1, {2}, {1}, {1}, false, {0}, 2));
+  // ResNet's 3x3 (pad 1) and a strided 1x1 downsample, channels-last input.
+  const ValueRef x2 =
+      in("x2", TensorType{d, {2, 5, 7, 9}, permuted_strides({2, 5, 7, 9}, {0, 2, 3, 1})});
+  const ValueRef w3 = in("w3", c({3, 5, 3, 3})), w1x1 = in("w1x1", c({4, 5, 1, 1}));
+  b.output(conv(b, x2, w3, None{}, {1}, {1}, {1}, false, {0}, 1));
+  b.output(conv(b, x2, w1x1, None{}, {2}, {0}, {1}, false, {0}, 1));
+  // Dilation with uneven stride and padding; depthwise; a sliced (every 2nd) input.
+  const ValueRef x3 = in("x3", c({1, 6, 11, 10})), wd = in("wd", c({6, 2, 2, 3}));
+  b.output(conv(b, x3, wd, None{}, {2, 1}, {2, 0}, {2, 3}, false, {0}, 3));
+  const ValueRef dw = in("dw", c({6, 1, 3, 3})), bd = in("bd", c({6}));
+  b.output(conv(b, x3, dw, bd, {1}, {1}, {1}, false, {0}, 6));
+  const ValueRef xs = in("xs", sliced_type(d, {1, 2, 5, 7}, 2)), ws = in("ws", c({3, 2, 2, 2}));
+  b.output(conv(b, xs, ws, None{}, {1}, {0}, {1}, false, {0}, 1));
+  // 3-d, and transposed 1-d / 2-d (stride, dilation, output_padding, groups).
+  const ValueRef x5 = in("x5", c({1, 2, 4, 5, 3})), w5 = in("w5", c({3, 2, 2, 3, 2}));
+  b.output(conv(b, x5, w5, None{}, {1, 2, 1}, {1, 0, 1}, {1}, false, {0, 0, 0}, 1));
+  const ValueRef wt1 = in("wt1", c({4, 3, 3})), bt1 = in("bt1", c({3}));
+  const ValueRef xt1 = in("xt1", c({2, 4, 7}));
+  b.output(conv(b, xt1, wt1, bt1, {2}, {1}, {1}, true, {1}, 1));
+  const ValueRef wt2 = in("wt2", c({6, 2, 3, 2}));
+  b.output(conv(b, x3, wt2, None{}, {2, 3}, {1, 0}, {2, 1}, true, {1, 2}, 3));
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "convolutions run as kernels";
+}
+
+TEST_P(CompiledConv, EpiloguesFuseIntoTheConvolution) {
+  // conv -> batch norm (inference) -> relu -> + residual, as a ResNet block ends.
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  const ValueRef x = input(b, "x", c({2, 4, 6, 5})), w = input(b, "w", c({4, 4, 3, 3}));
+  const ValueRef mean = input(b, "mean", c({4})), var = input(b, "var", c({4}), Range{0.5, 2});
+  const ValueRef gamma = input(b, "gamma", c({4})), beta = input(b, "beta", c({4}));
+  const ValueRef y = conv(b, x, w, None{}, {1}, {1}, {1}, false, {0}, 1);
+  const std::vector<ValueRef> bn = b.ops("aten._native_batch_norm_legit_no_training.default",
+                                         {y, gamma, beta, mean, var, 0.1, 1e-5}, {}, "bn");
+  b.output(b.op("aten.add.Tensor", {b.op("aten.relu.default", {bn[0]}), x}));
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+TEST_P(CompiledConv, BackwardIsAKernel) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  auto backward = [&](const std::string& label, ValueRef dy, ValueRef x, ValueRef w,
+                      std::vector<ArgValue> rest) {
+    std::vector<ArgValue> args{dy, x, w};
+    args.insert(args.end(), rest.begin(), rest.end());
+    for (ValueRef out : b.ops("aten.convolution_backward.default", args, {}, label)) b.output(out);
+  };
+  // Regular 2-d: stride 2, padding, dilation, groups; all three gradients.
+  const ValueRef x = input(b, "x", c({2, 4, 9, 8})), w = input(b, "w", c({6, 2, 3, 2}));
+  const ValueRef dy = input(b, "dy", c({2, 6, 5, 4}));
+  backward(
+      "regular", dy, x, w,
+      {ints{6}, ints{2, 2}, ints{1, 1}, ints{1, 2}, false, ints{0, 0}, int64_t{2}, ints{1, 1, 1}});
+  // Transposed 1-d with output_padding; no grad_weight.
+  const ValueRef xt = input(b, "xt", c({2, 4, 5})), wt = input(b, "wt", c({4, 3, 3}));
+  const ValueRef dyt = input(b, "dyt", c({2, 3, 12}));
+  backward("transposed", dyt, xt, wt,
+           {ints{3}, ints{2}, ints{0}, ints{1}, true, ints{1}, int64_t{1}, ints{1, 0, 1}});
+  // Transposed 2-d with groups: the weight gradient only.
+  const ValueRef xg = input(b, "xg", c({1, 4, 3, 4})), wg = input(b, "wg", c({4, 3, 2, 3}));
+  const ValueRef dyg = input(b, "dyg", c({1, 6, 6, 6}));
+  backward(
+      "transposed_groups", dyg, xg, wg,
+      {None{}, ints{2, 1}, ints{0, 0}, ints{1, 1}, true, ints{0, 0}, int64_t{2}, ints{0, 1, 0}});
+  // 3-d, depthwise, a channels-last grad_output.
+  const ValueRef x3 = input(b, "x3", c({1, 3, 4, 3, 5})), w3 = input(b, "w3", c({3, 1, 2, 2, 2}));
+  const ValueRef dy3 = input(
+      b, "dy3", TensorType{d, {1, 3, 3, 2, 4}, permuted_strides({1, 3, 3, 2, 4}, {0, 2, 3, 4, 1})});
+  backward("depthwise3d", dy3, x3, w3,
+           {ints{3}, ints{1}, ints{0}, ints{1}, false, ints{0}, int64_t{3}, ints{1, 1, 1}});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "convolution_backward runs as kernels";
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledConv,
+                         ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
+                         DTypeName());
+
+}  // namespace
+}  // namespace kiln::test
