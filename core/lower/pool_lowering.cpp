@@ -48,11 +48,7 @@ LowerFn avg_pool(size_t dims, bool has_divisor) {
       const Expr at = start + kb.r(d);
       mask = mask_and(kb, mask, between(kb, at, 0, Expr::constant(size)));
       idx.push_back(clamp_index(at, 0, size - 1));
-      // Taps inside [0, size) or, counting padding, inside [-pad, size + pad).
-      const Expr end =
-          min(start + Expr::constant(kernel[d]), Expr::constant(count_pad ? size + pad[d] : size));
-      const Expr begin = count_pad ? start : max(start, Expr::constant(0));
-      count = count * max(end + begin * Expr::constant(-1), Expr::constant(0));
+      count = count * window_taps(start, kernel[d], size, pad[d], count_pad);
     }
     const std::optional<int64_t> divisor =
         override ? std::optional<int64_t>(n.args().get_int(6)) : std::nullopt;
@@ -96,33 +92,57 @@ LowerFn adaptive_avg_pool(size_t dims) {
 }
 
 // max_pool{2,3}d_with_indices(self, kernel, stride, padding, dilation, ceil_mode) -> (max,
-// flat index of it in its plane). Taps in the padding read the nearest input element
-// instead (clamped indices): with dilation 1 that element is in the window too and comes
-// later in scan order, so the maximum and the first position holding it (NaN first, as
-// PyTorch) are unchanged and every index stays inside the input. Other dilations run on the
-// host.
+// flat index of it in its plane). A tap outside the input reads the nearest tap of its window
+// that is inside (the first one before the input, the last one after it) and names that
+// position. Ties resolve to the first position holding the maximum (NaN first, as PyTorch):
+// the substitution is monotone along every dim, so the first tap that reaches the maximum
+// in row-major order is a copy of the first inside position that holds it, and every index
+// stays inside the input.
+// The window along one dim for output position `x`: its first tap, and its first and last
+// taps inside [0, size).
+struct TapRange {
+  Expr start, first_inside, last_inside;
+};
+
+TapRange tap_range(const Expr& x, const Window& w, size_t d, int64_t size) {
+  const int64_t dil = w.dilation[d];
+  const Expr start = x * Expr::constant(w.stride[d]) + Expr::constant(-w.padding[d]);
+  const Expr skipped =
+      max(floordiv(start * Expr::constant(-1) + Expr::constant(dil - 1), Expr::constant(dil)),
+          Expr::constant(0));
+  const Expr kept =
+      min(floordiv(Expr::constant(size - 1) + start * Expr::constant(-1), Expr::constant(dil)),
+          Expr::constant(w.kernel[d] - 1));
+  return {start, start + skipped * Expr::constant(dil), start + kept * Expr::constant(dil)};
+}
+
 LowerFn max_pool(size_t dims) {
   return [=](NodeLowering& n) {
     const TensorType& out = n.out_type(0);
     const TensorType& in = n.in_type(0);
     const Window w = pool_window(n.args(), dims, true);
-    const IntList &kernel = w.kernel, &stride = w.stride, &pad = w.padding;
-    for (int64_t d : w.dilation)
-      if (d != 1) return false;
+    const IntList& kernel = w.kernel;
     const size_t lead = static_cast<size_t>(out.rank()) - dims;
     KernelBuilder kb = n.kernel(out.sizes, Shape(kernel.begin(), kernel.end()));
     std::vector<Expr> idx;
     for (size_t i = 0; i < lead; ++i) idx.push_back(kb.x(i));
+    std::vector<TapRange> ranges;
     for (size_t d = 0; d < dims; ++d) {
-      const Expr at =
-          kb.x(lead + d) * Expr::constant(stride[d]) + Expr::constant(-pad[d]) + kb.r(d);
-      idx.push_back(clamp_index(at, 0, in.sizes[lead + d] - 1));
+      const int64_t size = in.sizes[lead + d];
+      const TapRange t = tap_range(kb.x(lead + d), w, d, size);
+      ranges.push_back(t);
+      const Expr at = t.start + kb.r(d) * Expr::constant(w.dilation[d]);
+      // With dilation 1 the window's inside taps are the input's clamp.
+      idx.push_back(w.dilation[d] == 1
+                        ? clamp_index(at, 0, size - 1)
+                        : clamp_index(min(max(at, t.first_inside), t.last_inside), 0, size - 1));
     }
     const DType acc = compute_dtype(out.dtype);
     const int v = kb.cast(n.load(kb, n.operand(0), idx), acc);
     const int best = kb.reduce("max", acc, v);
     const int tap = kb.reduce("argmax", DType::I64, v);  // row-major over the window
-    // The tap's input position per dim, clamped as its load was, then flattened in the plane.
+    // The tap's input position per dim, substituted as its load was, then flattened in the
+    // plane.
     const auto i64 = [&](int64_t c) { return kb.constant(DType::I64, static_cast<double>(c)); };
     int flat = i64(0);
     int64_t inner = shape_numel(Shape(kernel.begin(), kernel.end()));
@@ -130,14 +150,14 @@ LowerFn max_pool(size_t dims) {
       inner /= kernel[d];
       const int r = kb.math("mod", DType::I64,
                             {kb.math("floordiv", DType::I64, {tap, i64(inner)}), i64(kernel[d])});
-      const int start =
-          kb.index(kb.x(lead + d) * Expr::constant(stride[d]) + Expr::constant(-pad[d]));
-      const int at = kb.math("add", DType::I64, {start, r});
-      const int clamped =
-          kb.math("max", DType::I64,
-                  {kb.math("min", DType::I64, {at, i64(in.sizes[lead + d] - 1)}), i64(0)});
+      const bool unit = w.dilation[d] == 1;
+      const int step = unit ? r : kb.math("mul", DType::I64, {r, i64(w.dilation[d])});
+      const int at = kb.math("add", DType::I64, {kb.index(ranges[d].start), step});
+      const int lo = unit ? i64(0) : kb.index(ranges[d].first_inside);
+      const int hi = unit ? i64(in.sizes[lead + d] - 1) : kb.index(ranges[d].last_inside);
+      const int inside = kb.math("max", DType::I64, {kb.math("min", DType::I64, {at, hi}), lo});
       flat = kb.math("add", DType::I64,
-                     {kb.math("mul", DType::I64, {flat, i64(in.sizes[lead + d])}), clamped});
+                     {kb.math("mul", DType::I64, {flat, i64(in.sizes[lead + d])}), inside});
     }
     const Expr at_out = contiguous_index(out.sizes, kb.pointwise_vars());
     const Access values = n.realize_output(0);

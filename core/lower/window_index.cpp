@@ -17,4 +17,11 @@ int between(KernelBuilder& kb, const Expr& e, int64_t lo, const Expr& hi) {
   return kb.math("and", DType::Bool, {ge, lt});
 }
 
+Expr window_taps(const Expr& start, int64_t kernel, int64_t size, int64_t pad, bool count_pad) {
+  const Expr end =
+      min(start + Expr::constant(kernel), Expr::constant(count_pad ? size + pad : size));
+  const Expr begin = count_pad ? start : max(start, Expr::constant(0));
+  return max(end + begin * Expr::constant(-1), Expr::constant(0));
+}
+
 }  // namespace kiln

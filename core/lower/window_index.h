@@ -14,4 +14,8 @@ int mask_and(KernelBuilder& kb, int mask, int m);
 // lo <= e < hi, as a bool value.
 int between(KernelBuilder& kb, const Expr& e, int64_t lo, const Expr& hi);
 
+// Taps average pooling counts for a window starting at `start` along a dim of `size`
+// elements: those inside the input, or inside input and padding when `count_pad`.
+Expr window_taps(const Expr& start, int64_t kernel, int64_t size, int64_t pad, bool count_pad);
+
 }  // namespace kiln

@@ -12,36 +12,6 @@
 namespace kiln {
 namespace {
 
-Shape window_output(const Shape& in, const Window& w, const std::string& op) {
-  op_check(in.size() == w.dims + 1 || in.size() == w.dims + 2,
-           op + ": expected a " + std::to_string(w.dims + 1) + "-D or " +
-               std::to_string(w.dims + 2) + "-D input, got " + shape_text(in));
-  op_check(w.kernel.size() == w.dims && w.stride.size() == w.dims && w.padding.size() == w.dims &&
-               w.dilation.size() == w.dims,
-           op + ": kernel, stride, padding and dilation need " + std::to_string(w.dims) +
-               " values each");
-  Shape out(in.begin(), in.end() - static_cast<std::ptrdiff_t>(w.dims));
-  for (size_t d = 0; d < w.dims; ++d) {
-    out.push_back(pooled_size(in[in.size() - w.dims + d], w.kernel[d], w.stride[d], w.padding[d],
-                              w.dilation[d], w.ceil_mode, op));
-  }
-  return out;
-}
-
-// Pools every (leading..., spatial...) position of `x` into `out` with `pool`.
-template <class Pool>
-void pool_all(const HostTensor& x, const Shape& out_sizes, size_t dims, Pool pool) {
-  const Shape in_spatial(x.sizes().end() - static_cast<std::ptrdiff_t>(dims), x.sizes().end());
-  const Shape out_spatial(out_sizes.end() - static_cast<std::ptrdiff_t>(dims), out_sizes.end());
-  const int64_t planes =
-      shape_numel(Shape(out_sizes.begin(), out_sizes.end() - static_cast<std::ptrdiff_t>(dims)));
-  const int64_t in_plane = shape_numel(in_spatial), out_plane = shape_numel(out_spatial);
-  for (int64_t p = 0; p < planes; ++p) {
-    for (int64_t o = 0; o < out_plane; ++o)
-      pool(p * in_plane, in_spatial, unravel(o, out_spatial), p * out_plane + o);
-  }
-}
-
 OpRow avg_pool_row(const std::string& overload, size_t dims, bool has_divisor) {
   return {overload,
           [=](const InferContext& c) {
@@ -60,19 +30,10 @@ OpRow avg_pool_row(const std::string& overload, size_t dims, bool has_divisor) {
             pool_all(x, out.sizes(), dims,
                      [&](int64_t base, const Shape& in_spatial, const Shape& pos, int64_t o) {
                        double sum = 0;
-                       int64_t inside_count = 0, padded_count = 0;
                        for_window(w, in_spatial, pos, [&](const Shape& at, bool inside) {
-                         bool in_padded = true;  // inside the input plus its padding
-                         for (size_t d = 0; d < dims; ++d)
-                           in_padded = in_padded && at[d] < in_spatial[d] + w.padding[d];
-                         if (in_padded) ++padded_count;
-                         if (!inside) return;
-                         sum += x.get(base + ravel(at, in_spatial));
-                         ++inside_count;
+                         if (inside) sum += x.get(base + ravel(at, in_spatial));
                        });
-                       const int64_t n = divisor != 0 ? divisor
-                                         : count_pad  ? padded_count
-                                                      : inside_count;
+                       const int64_t n = avg_pool_divisor(w, in_spatial, pos, count_pad, divisor);
                        out.set(o, sum / static_cast<double>(n));
                      });
             return std::vector{out};
@@ -134,27 +95,27 @@ OpRow adaptive_avg_row(const std::string& overload, size_t dims) {
           [=](const RefContext& c) {
             const HostTensor x = c.tensor(0);
             HostTensor out = c.output(0);
-            pool_all(
-                x, out.sizes(), dims,
-                [&](int64_t base, const Shape& in_spatial, const Shape& pos, int64_t o) {
-                  Shape lo(dims), hi(dims);
-                  const Shape out_spatial(out.sizes().end() - static_cast<std::ptrdiff_t>(dims),
-                                          out.sizes().end());
-                  for (size_t d = 0; d < dims; ++d) {
-                    lo[d] = pos[d] * in_spatial[d] / out_spatial[d];
-                    hi[d] = ((pos[d] + 1) * in_spatial[d] + out_spatial[d] - 1) / out_spatial[d];
-                  }
-                  Shape extent(dims);
-                  for (size_t d = 0; d < dims; ++d) extent[d] = hi[d] - lo[d];
-                  double sum = 0;
-                  const int64_t count = shape_numel(extent);
-                  for (int64_t t = 0; t < count; ++t) {
-                    Shape at = unravel(t, extent);
-                    for (size_t d = 0; d < dims; ++d) at[d] += lo[d];
-                    sum += x.get(base + ravel(at, in_spatial));
-                  }
-                  out.set(o, sum / static_cast<double>(count));
-                });
+            pool_all(x, out.sizes(), dims,
+                     [&](int64_t base, const Shape& in_spatial, const Shape& pos, int64_t o) {
+                       Shape lo(dims), hi(dims);
+                       const Shape out_spatial(
+                           out.sizes().end() - static_cast<std::ptrdiff_t>(dims),
+                           out.sizes().end());
+                       for (size_t d = 0; d < dims; ++d) {
+                         lo[d] = adaptive_start(pos[d], in_spatial[d], out_spatial[d]);
+                         hi[d] = adaptive_end(pos[d], in_spatial[d], out_spatial[d]);
+                       }
+                       Shape extent(dims);
+                       for (size_t d = 0; d < dims; ++d) extent[d] = hi[d] - lo[d];
+                       double sum = 0;
+                       const int64_t count = shape_numel(extent);
+                       for (int64_t t = 0; t < count; ++t) {
+                         Shape at = unravel(t, extent);
+                         for (size_t d = 0; d < dims; ++d) at[d] += lo[d];
+                         sum += x.get(base + ravel(at, in_spatial));
+                       }
+                       out.set(o, sum / static_cast<double>(count));
+                     });
             return std::vector{out};
           }};
 }

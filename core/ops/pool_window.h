@@ -21,8 +21,15 @@ struct Window {
 IntList expand_param(const IntList& value, size_t n, const IntList& fallback);
 
 // The window of a pooling op: (self, kernel, stride=kernel, padding=0[, dilation=1],
-// ceil_mode, ...).
-Window pool_window(const ArgView& c, size_t dims, bool has_dilation);
+// ceil_mode, ...), with the kernel at argument `first` (2 for the backward ops, which take
+// grad_output first).
+Window pool_window(const ArgView& c, size_t dims, bool has_dilation, int first = 1);
+
+// How many taps average pooling divides the window at output position `pos` by:
+// `divisor` when non-zero, else the taps inside the input (or inside input and padding
+// when `count_pad`).
+int64_t avg_pool_divisor(const Window& w, const Shape& in_spatial, const Shape& pos, bool count_pad,
+                         int64_t divisor);
 
 // The output length of a sliding window over `in` elements, checked (an OpError names `op`);
 // `pool_padding` adds pooling's rule that padding is at most half the window.
@@ -43,6 +50,31 @@ void for_window(const Window& w, const Shape& in_spatial, const Shape& out_pos, 
       inside = inside && at[d] >= 0 && at[d] < in_spatial[d];
     }
     visit(at, inside);
+  }
+}
+
+// The output shape of pooling `in` ([C, *] or [N, C, *]) with `w`, checked.
+Shape window_output(const Shape& in, const Window& w, const std::string& op);
+
+// Adaptive pooling's window for output cell o of `out` cells over `in`: [start, end).
+inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) {
+  return o * in / out;
+}
+inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
+  return ((o + 1) * in + out - 1) / out;
+}
+
+// Pools every (leading..., spatial...) position of `x` into `out` with `pool`.
+template <class Pool>
+void pool_all(const HostTensor& x, const Shape& out_sizes, size_t dims, Pool pool) {
+  const Shape in_spatial(x.sizes().end() - static_cast<std::ptrdiff_t>(dims), x.sizes().end());
+  const Shape out_spatial(out_sizes.end() - static_cast<std::ptrdiff_t>(dims), out_sizes.end());
+  const int64_t planes =
+      shape_numel(Shape(out_sizes.begin(), out_sizes.end() - static_cast<std::ptrdiff_t>(dims)));
+  const int64_t in_plane = shape_numel(in_spatial), out_plane = shape_numel(out_spatial);
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t o = 0; o < out_plane; ++o)
+      pool(p * in_plane, in_spatial, unravel(o, out_spatial), p * out_plane + o);
   }
 }
 

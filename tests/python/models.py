@@ -162,6 +162,33 @@ class ConvZoo(nn.Module):
         return a.sum() + (b * b).mean() + self.c3(x3).square().sum() + self.t1(a).tanh().sum()
 
 
+class PoolZoo(nn.Module):
+    """Pooling whose backward kiln lowers: max (stride below the kernel, dilation, ceil_mode),
+    average (padding counted or not, ceil_mode, divisor_override) and adaptive average."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        a = F.max_pool2d(y, 3, 2, 1)
+        b = F.max_pool2d(y, (2, 3), (1, 2), 1, dilation=2, ceil_mode=True)
+        c = F.avg_pool2d(y, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+        d = F.avg_pool2d(y, (2, 3), 2, (0, 1), divisor_override=5)
+        e = F.adaptive_avg_pool2d(y, (4, 3))
+        f = F.adaptive_avg_pool2d(y, (11, 13))
+        return sum((t * t).mean() for t in (a, b, c, d, e, f))
+
+
+def training_cases():
+    """(name, module, input shapes) whose whole training step kiln runs as kernels."""
+    return [
+        ("conv_zoo", ConvZoo(), [(2, 4, 11), (2, 4, 9, 8), (1, 2, 4, 5, 3)]),
+        ("pool_zoo", PoolZoo(), [(2, 3, 9, 7)]),
+    ]
+
+
 def inference_cases():
     """(name, module in eval mode, example inputs), seeded."""
     torch.manual_seed(20261125)

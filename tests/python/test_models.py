@@ -118,31 +118,33 @@ class Models(unittest.TestCase):
               f"eager {s.eager}, max gradient error {worst:.2e}")
         self.assertGreaterEqual(s.compiled, 2, "the backward graph goes through kiln too")
 
-    def test_convolutions_train_with_eager_gradients_and_no_host_steps(self):
+    def test_convolution_and_pooling_train_with_eager_gradients_and_no_host_steps(self):
         torch.manual_seed(11)
-        model = models.ConvZoo()
-        twin = copy.deepcopy(model)
-        shapes = [(2, 4, 11), (2, 4, 9, 8), (1, 2, 4, 5, 3)]
-        args = [torch.randn(*s, requires_grad=True) for s in shapes]
-        twin_args = [a.detach().clone().requires_grad_() for a in args]
-        torch._dynamo.reset()
-        dynamo.stats.reset()
-        expected = twin(*twin_args)
-        expected.backward()
-        loss = torch.compile(model, backend="kiln")(*args)
-        loss.backward()
-        torch.testing.assert_close(loss, expected, **TOLERANCE)
-        for (n, p), (_, q) in zip(model.named_parameters(), twin.named_parameters()):
-            torch.testing.assert_close(p.grad, q.grad, **TOLERANCE, msg=lambda m, n=n: f"grad of {n}: {m}")
-        for a, b in zip(args, twin_args):
-            torch.testing.assert_close(a.grad, b.grad, **TOLERANCE)
-        s = dynamo.stats
-        print(f"\ntraining conv zoo: {s.compiled} graphs through kiln, ops {sorted(o for o in s.ops if 'conv' in o)}, "
-              f"host ops {sorted(s.host_ops)}")
-        self.assertIn("aten.convolution_backward.default", s.ops)
-        self.assertGreaterEqual(s.compiled, 2)
-        self.assertEqual(s.eager, [])
-        self.assertEqual(sorted(s.host_ops), [], "convolution and its backward run as kernels")
+        for name, model, shapes in models.training_cases():
+            with self.subTest(model=name):
+                twin = copy.deepcopy(model)
+                args = [torch.randn(*s, requires_grad=True) for s in shapes]
+                twin_args = [a.detach().clone().requires_grad_() for a in args]
+                torch._dynamo.reset()
+                dynamo.stats.reset()
+                expected = twin(*twin_args)
+                expected.backward()
+                loss = torch.compile(model, backend="kiln")(*args)
+                loss.backward()
+                torch.testing.assert_close(loss, expected, **TOLERANCE)
+                for (n, p), (_, q) in zip(model.named_parameters(), twin.named_parameters()):
+                    torch.testing.assert_close(p.grad, q.grad, **TOLERANCE,
+                                               msg=lambda m, n=n: f"grad of {n}: {m}")
+                for a, b in zip(args, twin_args):
+                    torch.testing.assert_close(a.grad, b.grad, **TOLERANCE)
+                s = dynamo.stats
+                backward_ops = sorted(o for o in s.ops if "backward" in o)
+                print(f"\ntraining {name}: {s.compiled} graphs through kiln, backward ops {backward_ops}, "
+                      f"host ops {sorted(s.host_ops)}")
+                self.assertTrue(backward_ops)
+                self.assertGreaterEqual(s.compiled, 2)
+                self.assertEqual(s.eager, [])
+                self.assertEqual(sorted(s.host_ops), [], "the forward and backward run as kernels")
 
 
 class BadInput(unittest.TestCase):

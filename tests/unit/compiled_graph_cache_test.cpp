@@ -81,14 +81,17 @@ class CompiledGraphCacheTest : public ::testing::Test {
     return std::move(*g);
   }
 
-  // A graph with a two-output host step (max pooling has no kernel rule) and an infinite
+  // A graph with a multi-output host step (embedding_bag has no kernel rule) and an infinite
   // constant.
   Graph host_step_graph() const {
-    GraphBuilder b(registry_, "pool_then_max");
-    const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, {1, 2, 6, 7}));
-    // Dilated max pooling still runs on the host interpreter.
-    const auto pooled = b.ops("aten.max_pool2d_with_indices.default",
-                              {x, ints{2, 2}, ints{}, ints{0, 0}, ints{2, 2}});
+    GraphBuilder b(registry_, "bag_then_max");
+    const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, {4, 3}));
+    const ValueRef ids =
+        b.op("aten.remainder.Scalar",
+             {b.op("aten.arange.start_step", {int64_t{0}, int64_t{7}, int64_t{1}}), int64_t{4}});
+    const ValueRef offsets = b.op("aten.arange.start_step", {int64_t{0}, int64_t{7}, int64_t{3}});
+    const auto pooled = b.ops("aten._embedding_bag.default", {x, ids, offsets, false, int64_t{0},
+                                                              false, None{}, false, int64_t{-1}});
     const ValueRef positive = b.op("aten.gt.Scalar", {pooled.at(0), 0.0});
     const ValueRef m =
         b.op("aten.where.self", {positive, pooled.at(0), -std::numeric_limits<double>::infinity()});

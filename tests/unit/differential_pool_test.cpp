@@ -67,8 +67,58 @@ TEST_P(CompiledPool, MaxPoolingWithIndicesIsAKernel) {
        "aten.max_pool2d_with_indices.default");
   both("pool3d", x3, {ints{2, 3, 2}, ints{2, 2, 3}, ints{1, 1, 0}, ints{1, 1, 1}, false},
        "aten.max_pool3d_with_indices.default");
+  // Dilation: padding taps read the nearest inside tap of the window, not of the input.
+  both("dilated", x2, {ints{3, 2}, ints{1, 2}, ints{2, 1}, ints{2, 3}, true},
+       "aten.max_pool2d_with_indices.default");
+  both("dilated_ties", b.op("aten.floor.default", {ties}),
+       {ints{2, 2}, ints{1, 1}, ints{1, 1}, ints{3, 2}, false},
+       "aten.max_pool2d_with_indices.default");
+  both("dilated3d", x3, {ints{2, 2, 3}, ints{1, 2, 1}, ints{1, 0, 1}, ints{2, 1, 2}, false},
+       "aten.max_pool3d_with_indices.default");
   const CompileStats st = check(b);
-  EXPECT_EQ(st.host_steps, 0u) << "max pooling with dilation 1 runs as kernels";
+  EXPECT_EQ(st.host_steps, 0u) << "max pooling runs as kernels";
+}
+
+TEST_P(CompiledPool, PoolingBackwardIsAKernel) {
+  // grad_input of average (padding counted or not, ceil_mode, divisor_override), max (indices
+  // from the forward, ties, stride below the kernel, dilation) and adaptive pooling (shrinking
+  // and growing), batched and unbatched, a strided grad_output.
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  const ValueRef x = input(b, "x", c({2, 3, 9, 7}));
+  const ValueRef ties = b.op("aten.floor.default", {input(b, "ties", c({3, 8, 8}), Range{0, 3})});
+  const auto grad = [&](const std::string& label, ValueRef dy, ValueRef self,
+                        std::vector<ArgValue> rest, const std::string& op) {
+    std::vector<ArgValue> args{dy, self};
+    args.insert(args.end(), rest.begin(), rest.end());
+    b.output(b.ops(op, args, {}, label)[0]);
+  };
+  const std::string avg = "aten.avg_pool2d_backward.default";
+  grad("avg", input(b, "dy_avg", c({2, 3, 5, 8})), x,
+       {ints{3, 2}, ints{2, 1}, ints{1, 1}, false, true, None{}}, avg);
+  grad("avg_ceil", input(b, "dy_ceil", c({2, 3, 5, 4})), x,
+       {ints{3, 3}, ints{2, 2}, ints{1, 1}, true, false, None{}}, avg);
+  grad("avg_divisor", input(b, "dy_div", TensorType{d, {3, 4, 4}, {1, 12, 3}}), ties,
+       {ints{2, 3}, ints{2, 2}, ints{0, 1}, false, true, int64_t{5}}, avg);
+  const auto max_backward = [&](const std::string& label, ValueRef self, std::vector<ArgValue> w) {
+    std::vector<ArgValue> fwd{self};
+    fwd.insert(fwd.end(), w.begin(), w.end());
+    const std::vector<ValueRef> pooled = b.ops("aten.max_pool2d_with_indices.default", fwd);
+    const TensorType& t = b.type(pooled[0]);
+    std::vector<ArgValue> args{input(b, "dy_" + label, c(t.sizes)), self};
+    args.insert(args.end(), w.begin(), w.end());
+    args.push_back(pooled[1]);
+    b.output(b.ops("aten.max_pool2d_with_indices_backward.default", args, {}, label)[0]);
+  };
+  max_backward("max", x, {ints{3, 3}, ints{2, 2}, ints{1, 1}, ints{1, 1}, false});
+  max_backward("max_ties", ties, {ints{3, 2}, ints{1, 1}, ints{1, 1}, ints{1, 1}, true});
+  max_backward("max_dilated", x, {ints{2, 3}, ints{1, 2}, ints{1, 1}, ints{2, 2}, false});
+  const std::string adaptive = "aten._adaptive_avg_pool2d_backward.default";
+  grad("adaptive", input(b, "dy_ad", c({2, 3, 4, 5})), x, {}, adaptive);
+  grad("adaptive_up", input(b, "dy_up", c({3, 11, 9})), ties, {}, adaptive);
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "pooling backward runs as kernels";
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPool,
