@@ -11,9 +11,9 @@ namespace {
 
 std::map<std::string, LowerFn> all_lowerings() {
   std::map<std::string, LowerFn> rules;
-  for (auto table :
-       {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings,
-        scatter_lowerings, pool_lowerings, conv_lowerings, pool_backward_lowerings}) {
+  for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
+                     matmul_lowerings, scatter_lowerings, pool_lowerings, conv_lowerings,
+                     pool_backward_lowerings, embed_lowerings}) {
     rules.merge(table());
   }
   return rules;

@@ -231,7 +231,8 @@ std::map<std::string, LowerFn> pointwise_lowerings() {
   t["aten.maximum.default"] = binary("max");
   t["aten.minimum.default"] = binary("min");
   t["aten.pow.Tensor_Tensor"] = t["aten.pow.Tensor_Scalar"] = t["aten.pow.Scalar"] = binary("pow");
-  t["aten.atan2.default"] = binary_in("atan2", DType::F32, true);
+  // The out= form computes the same; `out` only gives the result its dtype.
+  t["aten.atan2.default"] = t["aten.atan2.out"] = binary_in("atan2", DType::F32, true);
   for (const char* kind : {"Tensor", "Scalar"}) {
     for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"})
       t[std::string("aten.") + cmp + "." + kind] = binary_in(cmp, DType::Bool, false);

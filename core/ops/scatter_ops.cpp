@@ -8,6 +8,7 @@
 #include "core/ops/indexing.h"
 #include "core/ops/op_registry.h"
 #include "core/ops/op_util.h"
+#include "core/ops/slice_bounds.h"
 
 namespace kiln {
 namespace {
@@ -223,15 +224,11 @@ std::vector<OpRow> scatter_ops() {
                     const int64_t dim = normalize_dim(c.get_int(2), x.rank()).value_or(-1);
                     op_check(dim >= 0, "slice_scatter: dim out of range");
                     op_check(c.get_int(5) > 0, "slice_scatter: step must be positive");
-                    const int64_t n = x.sizes[static_cast<size_t>(dim)];
-                    auto clamp = [n](int64_t v) {
-                      return std::min(std::max<int64_t>(v < 0 ? v + n : v, 0), n);
-                    };
-                    const int64_t start = clamp(c.opt_int(3).value_or(0)),
-                                  end = std::max(start, clamp(c.opt_int(4).value_or(n)));
                     Shape expected = x.sizes;
                     expected[static_cast<size_t>(dim)] =
-                        (end - start + c.get_int(5) - 1) / c.get_int(5);
+                        slice_bounds(x.sizes[static_cast<size_t>(dim)], c.opt_int(3), c.opt_int(4),
+                                     c.get_int(5))
+                            .count();
                     op_check(c.type(1).sizes == expected, "slice_scatter: src must be " +
                                                               shape_text(expected) + ", got " +
                                                               shape_text(c.type(1).sizes));
@@ -241,16 +238,12 @@ std::vector<OpRow> scatter_ops() {
                     const HostTensor self = c.tensor(0);
                     const auto dim =
                         static_cast<size_t>(normalize_dim(c.get_int(2), self.rank()).value());
-                    const int64_t n = self.sizes()[dim], step = c.get_int(5);
-                    auto clamp = [n](int64_t v) {
-                      return std::min(std::max<int64_t>(v < 0 ? v + n : v, 0), n);
-                    };
-                    const int64_t start = clamp(c.opt_int(3).value_or(0)),
-                                  end = std::max(start, clamp(c.opt_int(4).value_or(n)));
+                    const SliceBounds r =
+                        slice_bounds(self.sizes()[dim], c.opt_int(3), c.opt_int(4), c.get_int(5));
                     return std::vector{embed(c, [&](Shape& at) {
                       const int64_t i = at[dim];
-                      if (i < start || i >= end || (i - start) % step != 0) return false;
-                      at[dim] = (i - start) / step;
+                      if (i < r.start || i >= r.end || (i - r.start) % r.step != 0) return false;
+                      at[dim] = (i - r.start) / r.step;
                       return true;
                     })};
                   }});
