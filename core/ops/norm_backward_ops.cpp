@@ -3,9 +3,13 @@
 //   xhat = (x - mean) * rstd,  g = dy * weight
 //   dx   = rstd / M * (M * g - sum(g) - xhat * sum(g * xhat))   (sums over each group of M)
 //   dweight = sum(dy * xhat),  dbias = sum(dy)                   (sums over everything else)
-// A false output_mask entry gives an empty tensor in that slot.
+// A false output_mask entry gives an empty tensor in that slot. Both decompose into those
+// sums and elementwise ops in the statistics dtype (f32 for half inputs), which fuse into
+// row and column reduction kernels.
 #include <cmath>
 
+#include "core/graph/builder.h"
+#include "core/ops/norm_stats.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
 
@@ -72,6 +76,82 @@ std::vector<HostTensor> masked_results(const RefContext& c, const Grads& grads) 
           c.out_types[2].numel() ? filled(c.out_types[2], grads.dbias) : c.output(2)};
 }
 
+// The three gradients from values already shaped so that `mean` and `rstd` broadcast over
+// `x`'s groups and `weight` over its channels: `group_dims` are the dims one group spans
+// (m elements), `channel_dims` those the affine gradients sum over. `shape` views each
+// result back (dx to x's shape, dweight and dbias to `affine`).
+std::vector<ValueRef> decomposed_grads(const DecomposeContext& c, const IntList& mask, ValueRef dy,
+                                       ValueRef x, ValueRef mean, ValueRef rstd,
+                                       std::optional<ValueRef> weight, const IntList& group_dims,
+                                       const IntList& channel_dims, int64_t m, const Shape& shape,
+                                       const Shape& affine) {
+  GraphBuilder& b = c.b;
+  const DType out = c.type(1).dtype;
+  const auto empty = [&] { return b.op("aten.full.default", {IntList{0}, 0.0}, {{"dtype", out}}); };
+  const auto finish = [&](ValueRef v, const Shape& s) {
+    return b.cast(b.op("aten.view.default", {v, IntList(s.begin(), s.end())}), out);
+  };
+  const ValueRef xhat = b.mul(b.sub(x, mean), rstd);
+  std::vector<ValueRef> grads;
+  if (mask[0]) {
+    const ValueRef g = weight ? b.mul(dy, *weight) : dy;
+    const ValueRef sum_g = b.sum(g, group_dims, true);
+    const ValueRef sum_gx = b.sum(b.mul(g, xhat), group_dims, true);
+    const double md = static_cast<double>(m);
+    const ValueRef dx =
+        b.mul(b.div(rstd, md), b.sub(b.sub(b.mul(g, md), sum_g), b.mul(xhat, sum_gx)));
+    grads.push_back(finish(dx, shape));
+  } else {
+    grads.push_back(empty());
+  }
+  // With no dims to sum over (one group spans the whole tensor) the products are the sums.
+  const auto over_channels = [&](ValueRef v) {
+    return channel_dims.empty() ? v : b.sum(v, channel_dims, false);
+  };
+  grads.push_back(mask[1] ? finish(over_channels(b.mul(dy, xhat)), affine) : empty());
+  grads.push_back(mask[2] ? finish(over_channels(dy), affine) : empty());
+  return grads;
+}
+
+// native_layer_norm_backward: groups are the trailing normalized dims; mean and rstd are
+// viewed as [*lead, 1...], weight broadcasts over the lead dims.
+std::vector<ValueRef> decompose_layer_norm_backward(const DecomposeContext& c) {
+  GraphBuilder& b = c.b;
+  const TensorType x = c.type(1);
+  const IntList shape = c.get_ints(2);
+  const DType stats = stats_dtype(x.dtype);
+  const auto lead = static_cast<int64_t>(x.sizes.size() - shape.size());
+  IntList stat_shape(x.sizes.begin(), x.sizes.begin() + lead), group_dims, lead_dims;
+  for (int64_t d = 0; d < x.rank(); ++d) (d < lead ? lead_dims : group_dims).push_back(d);
+  stat_shape.resize(x.sizes.size(), 1);
+  const auto stat = [&](int arg) {
+    return b.op("aten.view.default", {b.cast(c.tensor(arg), stats), stat_shape});
+  };
+  std::optional<ValueRef> w =
+      c.is_none(5) ? std::nullopt : std::optional(b.cast(c.tensor(5), stats));
+  return decomposed_grads(c, c.get_ints(7), b.cast(c.tensor(0), stats), b.cast(c.tensor(1), stats),
+                          stat(3), stat(4), w, group_dims, lead_dims, shape_numel(shape), x.sizes,
+                          Shape(shape.begin(), shape.end()));
+}
+
+// native_group_norm_backward: x viewed as [N, G, C/G, HxW]; mean and rstd as [N, G, 1, 1];
+// weight as [1, G, C/G, 1].
+std::vector<ValueRef> decompose_group_norm_backward(const DecomposeContext& c) {
+  GraphBuilder& b = c.b;
+  const TensorType x = c.type(1);
+  const int64_t n = c.get_int(5), ch = c.get_int(6), hw = c.get_int(7), groups = c.get_int(8);
+  const DType stats = stats_dtype(x.dtype);
+  const IntList grouped{n, groups, ch / groups, hw};
+  const auto view = [&](int arg, IntList s) {
+    return b.op("aten.view.default", {b.cast(c.tensor(arg), stats), std::move(s)});
+  };
+  std::optional<ValueRef> w =
+      c.is_none(4) ? std::nullopt : std::optional(view(4, IntList{1, groups, ch / groups, 1}));
+  return decomposed_grads(c, c.get_ints(9), view(0, grouped), view(1, grouped),
+                          view(2, IntList{n, groups, 1, 1}), view(3, IntList{n, groups, 1, 1}), w,
+                          IntList{2, 3}, IntList{0, 3}, ch / groups * hw, x.sizes, Shape{ch});
+}
+
 }  // namespace
 
 std::vector<OpRow> norm_backward_ops() {
@@ -107,7 +187,8 @@ std::vector<OpRow> norm_backward_ops() {
              c.tensor(0), c.tensor(1), c.tensor(3), c.tensor(4), w, group, group,
              [group](int64_t e) { return e / group; }, [group](int64_t e) { return e % group; });
          return masked_results(c, grads);
-       }});
+       },
+       decompose_layer_norm_backward});
   // native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
   rows.push_back({"aten.native_group_norm_backward.default",
                   [](const InferContext& c) {
@@ -135,7 +216,8 @@ std::vector<OpRow> norm_backward_ops() {
                         [per_group](int64_t e) { return e / per_group; },
                         [ch, hw](int64_t e) { return (e / hw) % ch; });
                     return masked_results(c, grads);
-                  }});
+                  },
+                  decompose_group_norm_backward});
   return rows;
 }
 

@@ -4,15 +4,12 @@
 #include <cmath>
 
 #include "core/graph/builder.h"
+#include "core/ops/norm_stats.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
 
 namespace kiln {
 namespace {
-
-DType stats_dtype(DType d) {
-  return d == DType::F16 || d == DType::BF16 ? DType::F32 : d;
-}
 
 // Normalizes groups of `group` consecutive elements; `scale_shift(i)` gives the affine
 // index of element i (or -1 for none). Returns (out, mean, rstd) with per-group stats.

@@ -115,7 +115,7 @@ class Models(unittest.TestCase):
             worst = max(worst, (kiln_grads[n] - g).abs().max().item())
         s = dynamo.stats
         print(f"\ntraining gpt2: {s.compiled} graphs through kiln (forward and backward), "
-              f"eager {s.eager}, max gradient error {worst:.2e}")
+              f"eager {s.eager}, host ops {sorted(s.host_ops)}, max gradient error {worst:.2e}")
         self.assertGreaterEqual(s.compiled, 2, "the backward graph goes through kiln too")
 
     def test_convolution_and_pooling_train_with_eager_gradients_and_no_host_steps(self):
