@@ -401,7 +401,8 @@ class KernelEmitter {
                                  llvm::UndefValue::get(scratch_type), k_.name + "_scratch", nullptr,
                                  llvm::GlobalValue::NotThreadLocal, t_.shared_space());
     scratch->setAlignment(llvm::Align(8));
-    // A row per warp (short rows) or per block: `lane` is this thread's place in its row.
+    // A row per thread (very short rows), per warp (short rows) or per block: `lane` is this
+    // thread's place in its row.
     const unsigned per_row = row_threads(k_, c_, t_.warp_width());
     const unsigned rows_per_block = c_.block_size / per_row;
     Value* lane = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(per_row)));
@@ -513,8 +514,10 @@ class KernelEmitter {
               part.push_back(b_.CreateLoad(st.types()[f], acc[i][j][f]));
             cur = j == 0 ? part : st.combine(cur, part);
           }
-          states[r->id] =
-              block_reduce(b_, t_, st, cur, scratch, scratch_type, per_row / t_.warp_width());
+          // A row of its own thread needs no combining across threads.
+          states[r->id] = per_row == 1 ? cur
+                                       : block_reduce(b_, t_, st, cur, scratch, scratch_type,
+                                                      per_row / t_.warp_width());
           Value* v = st.result(states[r->id]);
           rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
                                  ? v

@@ -10,6 +10,7 @@ namespace kiln::gpu {
 unsigned row_threads(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
   int64_t row = 1;
   for (int64_t r : k.reduction_ranges) row *= r;
+  if (row <= c.thread_row_limit) return 1;
   return row <= c.warp_row_limit ? warp_width : c.block_size;
 }
 

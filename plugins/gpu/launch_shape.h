@@ -16,7 +16,7 @@ struct LaunchShape {
   unsigned grid = 0;
 };
 
-// Threads that share one row of a reduction kernel: a warp, or the whole block.
+// Threads that share one row of a reduction kernel: one, a warp, or the whole block.
 unsigned row_threads(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
 
 // Pointwise loads to stage through (warp x warp) shared-memory tiles: unmasked, linear in the

@@ -21,7 +21,8 @@ int64_t number(const std::string& key, const std::string& text, int64_t low, int
 
 const std::vector<std::string>& tuning_keys() {
   static const std::vector<std::string> keys = {
-      "block_size", "max_blocks", "warp_row_limit", "persistent_limit", "runs_per_step", "tiles"};
+      "block_size",    "max_blocks", "thread_row_limit", "warp_row_limit", "persistent_limit",
+      "runs_per_step", "tiles"};
   return keys;
 }
 
@@ -39,6 +40,8 @@ TuningConfig parse_tuning(const std::string& line, TuningConfig c) {
         throw std::invalid_argument("tuning knob block_size=" + value + ": not a multiple of 32");
     } else if (key == "max_blocks") {
       c.max_blocks = static_cast<unsigned>(number(key, value, 1, int64_t{1} << 31));
+    } else if (key == "thread_row_limit") {
+      c.thread_row_limit = number(key, value, 0, int64_t{1} << 40);
     } else if (key == "warp_row_limit") {
       c.warp_row_limit = number(key, value, 0, int64_t{1} << 40);
     } else if (key == "persistent_limit") {
@@ -57,6 +60,7 @@ TuningConfig parse_tuning(const std::string& line, TuningConfig c) {
 std::string tuning_line(const TuningConfig& c) {
   return "block_size=" + std::to_string(c.block_size) +
          " max_blocks=" + std::to_string(c.max_blocks) +
+         " thread_row_limit=" + std::to_string(c.thread_row_limit) +
          " warp_row_limit=" + std::to_string(c.warp_row_limit) +
          " persistent_limit=" + std::to_string(c.persistent_limit) +
          " runs_per_step=" + std::to_string(c.runs_per_step) + " tiles=" + (c.tiles ? "1" : "0");

@@ -11,7 +11,10 @@ namespace kiln::gpu {
 struct TuningConfig {
   unsigned block_size = 512;       // threads per block (512 measured best on an H100)
   unsigned max_blocks = 132 * 16;  // enough to fill a large GPU several times over
-  // Rows up to this long are reduced by one warp each (no shared memory, no barriers);
+  // Rows up to this long are reduced by one thread each (no shuffles, a row per lane: short
+  // windows such as pooling's and depthwise convolution's).
+  int64_t thread_row_limit = 16;
+  // Longer rows up to this long are reduced by one warp each (no shared memory, no barriers);
   // longer rows by the whole block.
   int64_t warp_row_limit = 4096;
   // Multi-pass reductions keep up to this many elements of a row per thread in registers

@@ -82,6 +82,7 @@ kiln_error* tuning_space(kiln_plugin* p, uint32_t, const char* text, size_t size
       vary(!reduction, [&](gpu::TuningConfig& c) { c.block_size = b; });
     if (reduction) {
       vary(false, [](gpu::TuningConfig& c) { c.warp_row_limit = 0; });
+      vary(false, [](gpu::TuningConfig& c) { c.thread_row_limit = 0; });
       // Registers or a second walk: the same values combined in the same order.
       vary(true, [](gpu::TuningConfig& c) { c.persistent_limit = 0; });
     }

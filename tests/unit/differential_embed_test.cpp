@@ -42,7 +42,9 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledEmbed,
                                            DType::I64, DType::I32, DType::U8, DType::Bool),
                          DTypeName());
 
-TEST_F(Differential, Atan2OutIsAKernel) {
+class CompiledAtan2 : public Differential {};
+
+TEST_F(CompiledAtan2, OutFormIsAKernel) {
   // f16 operands, one broadcast and one strided, into an f32 `out`.
   GraphBuilder b = builder();
   const ValueRef a = input(b, "a", TensorType::contiguous(DType::F16, {5, 1, 7}), Range{-2, 2});

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Single ops users meet in CNNs and training graphs, on one GPU: kiln (torch.compile with
+backend="kiln", the ptx plugin) against eager PyTorch (cuDNN for convolutions) and
+torch.compile's default backend (Inductor), measured in one run. ResNet shapes at batch 16.
+
+Per row: median ms over --runs samples of --per-sample calls between CUDA events (after
+warm-up, cuda_timing.py), eager/kiln and inductor/kiln (above 1: kiln is faster), the largest
+difference from eager relative to eager's largest magnitude, and what kiln ran on the host.
+
+    KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python python3 bench/ops_gpu.py --config configs/nvidia.yaml
+"""
+import argparse
+import sys
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from cuda_timing import median_ms
+
+
+def cases(only):
+    dev = "cuda"
+    out = []
+
+    def add(name, fn, *args):
+        if not only or any(o in name for o in only.split(",")):
+            out.append((name, fn, args))
+
+    for dtype, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        def randn(*s):
+            return torch.randn(*s, device=dev, dtype=dtype)
+
+        for layout, fmt in (("nchw", torch.contiguous_format), ("nhwc", torch.channels_last)):
+            x = randn(16, 64, 56, 56).to(memory_format=fmt)
+            w3 = randn(64, 64, 3, 3).to(memory_format=fmt)
+            add(f"conv3x3_64_56_{tag}_{layout}", lambda x, w: F.conv2d(x, w, padding=1), x, w3)
+            x2 = randn(16, 256, 56, 56).to(memory_format=fmt)
+            w1 = randn(64, 256, 1, 1).to(memory_format=fmt)
+            add(f"conv1x1_256to64_56_{tag}_{layout}", lambda x, w: F.conv2d(x, w), x2, w1)
+        xd = randn(16, 128, 56, 56)
+        wd = randn(128, 1, 3, 3)
+        add(f"depthwise3x3_128_56_{tag}", lambda x, w: F.conv2d(x, w, padding=1, groups=128), xd, wd)
+        xp = randn(16, 64, 112, 112)
+        add(f"max_pool3x3s2_{tag}", lambda x: F.max_pool2d(x, 3, 2, 1), xp)
+        add(f"avg_pool_global_{tag}", lambda x: F.adaptive_avg_pool2d(x, 1), randn(16, 512, 7, 7))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", default="configs/nvidia.yaml")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--per-sample", type=int, default=5)
+    ap.add_argument("--only", default="", help="comma-separated substrings of case names")
+    a = ap.parse_args()
+    import kiln
+    import kiln.dynamo as kd
+
+    print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"median of {a.runs} samples x {a.per_sample} calls", flush=True)
+    print("| op | eager ms | inductor ms | kiln ms | eager/kiln | inductor/kiln | kiln vs eager | host ops |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    with torch.no_grad():
+        for name, fn, args in cases(a.only):
+            expected = fn(*args)
+            eager = median_ms(lambda: fn(*args), a.runs, a.per_sample)
+            torch._dynamo.reset()
+            inductor_fn = torch.compile(fn)
+            inductor = median_ms(lambda: inductor_fn(*args), a.runs, a.per_sample)
+            torch._dynamo.reset()
+            kd.stats.reset()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kiln_fn = torch.compile(fn, backend=kiln.torch_backend, options={"config": a.config})
+                got = kiln_fn(*args)
+            rel = ((got.float() - expected.float()).abs().max() / expected.float().abs().max()).item()
+            ms = median_ms(lambda: kiln_fn(*args), a.runs, a.per_sample)
+            host = "; ".join(sorted(kd.stats.host_ops)) or "-"
+            eager_ops = f" (eager: {kd.stats.eager})" if kd.stats.eager else ""
+            print(f"| {name} | {eager:.3f} | {inductor:.3f} | {ms:.3f} | {eager / ms:.2f} | "
+                  f"{inductor / ms:.2f} | {rel:.1e} | {host}{eager_ops} |", flush=True)
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
