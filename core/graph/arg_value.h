@@ -24,6 +24,8 @@ struct None {
 
 using IntList = std::vector<int64_t>;
 using ints = IntList;  // reads naturally in builder calls: ints{-1}
+// float[] (scale factors): a list given as integers becomes one when the schema says float[].
+using FloatList = std::vector<double>;
 
 // Tensor[] and Tensor?[]: absent entries are nullopt.
 struct TensorList {
@@ -33,8 +35,8 @@ struct TensorList {
 
 // A number in a Tensor position is a "wrapped scalar" (PyTorch promotes it more weakly
 // than a tensor): bool, int64_t or double there.
-using ArgValue =
-    std::variant<None, ValueRef, bool, int64_t, double, std::string, DType, IntList, TensorList>;
+using ArgValue = std::variant<None, ValueRef, bool, int64_t, double, std::string, DType, IntList,
+                              TensorList, FloatList>;
 
 inline ArgValue arg(int v) {
   return ArgValue{static_cast<int64_t>(v)};

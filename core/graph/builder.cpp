@@ -18,6 +18,7 @@ std::string describe(const ArgValue& v) {
     std::string operator()(const std::string&) const { return "a string"; }
     std::string operator()(DType) const { return "a dtype"; }
     std::string operator()(const IntList&) const { return "an int list"; }
+    std::string operator()(const FloatList&) const { return "a float list"; }
     std::string operator()(const TensorList&) const { return "a tensor list"; }
   };
   return std::visit(Visitor{}, v);
@@ -75,7 +76,10 @@ std::string coerce(const ArgSchema& a, ArgValue& v, size_t position) {
       }
       return "";
     }
-    if (a.kind == ArgKind::Float) return std::holds_alternative<IntList>(v) ? "" : wrong;
+    if (a.kind == ArgKind::Float) {
+      if (const auto* l = std::get_if<IntList>(&v)) v = FloatList(l->begin(), l->end());
+      return std::holds_alternative<FloatList>(v) ? "" : wrong;
+    }
     return wrong;
   }
   switch (a.kind) {

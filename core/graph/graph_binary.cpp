@@ -8,7 +8,7 @@ namespace kiln {
 namespace {
 
 // Argument tags, fixed: they are part of the entry format.
-enum class ArgTag : uint8_t { None, Ref, Bool, Int, Double, String, DType, Ints, Tensors };
+enum class ArgTag : uint8_t { None, Ref, Bool, Int, Double, String, DType, Ints, Tensors, Floats };
 
 void write_arg(ByteWriter& out, const ArgValue& a) {
   struct Visitor {
@@ -42,6 +42,11 @@ void write_arg(ByteWriter& out, const ArgValue& a) {
     void operator()(const IntList& l) {
       tag(ArgTag::Ints);
       out.i64s(l);
+    }
+    void operator()(const FloatList& l) {
+      tag(ArgTag::Floats);
+      out.u64(l.size());
+      for (double x : l) out.f64(x);
     }
     void operator()(const TensorList& l) {
       tag(ArgTag::Tensors);
@@ -80,6 +85,11 @@ class GraphReader {
         return read_dtype(in_);
       case ArgTag::Ints:
         return in_.i64s();
+      case ArgTag::Floats: {
+        FloatList l(in_.count(8));
+        for (double& x : l) x = in_.f64();
+        return l;
+      }
       case ArgTag::Tensors: {
         TensorList l;
         l.items.resize(in_.count(8));

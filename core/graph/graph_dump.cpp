@@ -22,6 +22,11 @@ std::string arg_text(const Graph& graph, const ArgValue& value) {
     std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
     std::string operator()(DType d) const { return std::string(dtype_name(d)); }
     std::string operator()(const IntList& l) const { return shape_text(l); }
+    std::string operator()(const FloatList& l) const {
+      std::string text = "[";
+      for (size_t i = 0; i < l.size(); ++i) text += (i ? ", " : "") + fmt::format("{}", l[i]);
+      return text + "]";
+    }
     std::string operator()(const TensorList& l) const {
       std::string text = "[";
       for (size_t i = 0; i < l.items.size(); ++i) {

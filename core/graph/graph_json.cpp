@@ -243,6 +243,14 @@ class GraphReader {
         }
         return list;
       }
+      if (schema != nullptr && schema->kind == ArgKind::Float) {
+        FloatList floats;
+        for (size_t i = 0; i < value.size(); ++i) {
+          if (!value[i].is_number()) fail(index_path(path, i), "must be a number");
+          floats.push_back(value[i].get<double>());
+        }
+        return floats;
+      }
       IntList ints;
       for (size_t i = 0; i < value.size(); ++i) {
         if (value[i].is_boolean()) {

@@ -34,6 +34,10 @@ json arg_json(const Graph& g, const ArgValue& a) {
           return number(v);
         } else if constexpr (std::is_same_v<T, DType>) {
           return std::string(dtype_name(v));
+        } else if constexpr (std::is_same_v<T, FloatList>) {
+          json list = json::array();
+          for (double x : v) list.push_back(number(x));
+          return list;
         } else if constexpr (std::is_same_v<T, TensorList>) {
           json list = json::array();
           for (const auto& item : v.items) list.push_back(item ? ref_text(g, *item) : json());

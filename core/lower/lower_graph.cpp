@@ -13,7 +13,7 @@ std::map<std::string, LowerFn> all_lowerings() {
   std::map<std::string, LowerFn> rules;
   for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
                      matmul_lowerings, scatter_lowerings, pool_lowerings, conv_lowerings,
-                     pool_backward_lowerings, embed_lowerings}) {
+                     pool_backward_lowerings, embed_lowerings, upsample_lowerings}) {
     rules.merge(table());
   }
   return rules;

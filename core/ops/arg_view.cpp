@@ -71,6 +71,14 @@ std::optional<IntList> ArgView::opt_ints(int i) const {
   return get_ints(i);
 }
 
+std::optional<FloatList> ArgView::opt_floats(int i) const {
+  if (is_none(i)) return std::nullopt;
+  const ArgValue& v = at(i);
+  if (const auto* l = std::get_if<FloatList>(&v)) return *l;
+  if (const auto* l = std::get_if<IntList>(&v)) return FloatList(l->begin(), l->end());
+  op_bug(schema_->op + ": argument '" + name(i) + "' is not a float list");
+}
+
 std::optional<DType> ArgView::opt_dtype(int i) const {
   if (is_none(i)) return std::nullopt;
   if (const auto* d = std::get_if<DType>(&at(i))) return *d;

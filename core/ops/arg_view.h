@@ -34,6 +34,7 @@ class ArgView {
   bool get_bool(int i) const;
   IntList get_ints(int i) const;  // a single int reads as a one-element list
   std::optional<IntList> opt_ints(int i) const;
+  std::optional<FloatList> opt_floats(int i) const;
   std::optional<DType> opt_dtype(int i) const;
   std::string get_str(int i) const;
   std::optional<std::string> opt_str(int i) const;

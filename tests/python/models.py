@@ -181,6 +181,20 @@ class PoolZoo(nn.Module):
         return sum((t * t).mean() for t in (a, b, c, d, e, f))
 
 
+class Interpolations(nn.Module):
+    """F.interpolate as users call it: nearest and bilinear, sizes and fractional scale
+    factors, align_corners both ways."""
+
+    def forward(self, x):
+        outs = [F.interpolate(x, scale_factor=2, mode="nearest"),
+                F.interpolate(x, size=(5, 11), mode="nearest"),
+                F.interpolate(x, scale_factor=(1.7, 0.6), mode="nearest"),
+                F.interpolate(x, size=(9, 13), mode="bilinear", align_corners=False),
+                F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=(2.5, 0.75), mode="bilinear", align_corners=False)]
+        return [o.relu() for o in outs]
+
+
 def training_cases():
     """(name, module, input shapes) whose whole training step kiln runs as kernels."""
     return [

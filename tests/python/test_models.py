@@ -61,6 +61,15 @@ class Models(unittest.TestCase):
                 for a, e in zip(again(*args), expected):
                     torch.testing.assert_close(a, e, **TOLERANCE)
 
+    def test_interpolation_matches_eager_as_kernels(self):
+        torch.manual_seed(5)
+        module, x = models.Interpolations(), torch.randn(2, 3, 6, 7)
+        graph, weights = kiln.export(module, (x,), name="interpolations")
+        compiled = kiln.compile(graph, weights)
+        for a, e in zip(compiled(x), module(x)):
+            torch.testing.assert_close(a, e, **TOLERANCE)
+        self.assertEqual(compiled.stats["host_ops"], [])
+
     def test_exported_files_run_in_the_cli(self):
         name, module, args = models.inference_cases()[2]  # gpt2
         with tempfile.TemporaryDirectory() as tmp:

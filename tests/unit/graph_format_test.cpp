@@ -4,8 +4,10 @@
 
 #include <cstring>
 
+#include "core/graph/graph_binary.h"
 #include "core/graph/graph_dump.h"
 #include "core/graph/graph_json.h"
+#include "core/graph/graph_json_writer.h"
 #include "core/graph/safetensors.h"
 #include "op_test_util.h"
 
@@ -200,6 +202,40 @@ TEST(GraphFormat, OverlongNumbersAreMalformedNotFatal) {
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().to_string().find("malformed JSON"), std::string::npos)
       << g.error().to_string();
+}
+
+}  // namespace
+}  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+TEST(GraphFormat, FloatListsRoundTripThroughJsonAndBinary) {
+  // Scale factors are float[]: fractions kept exactly, integers read as floats there.
+  auto g = parse_graph(
+      R"({"format": "kiln.graph/1", "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 2, 3, 4]}],
+    "nodes": [{"name": "a", "op": "aten.upsample_nearest2d.vec", "args": ["%x", null, [1.5, 0.5]]},
+              {"name": "b", "op": "aten.upsample_nearest2d.vec", "args": ["%x", null, [2, 3]]}],
+    "outputs": ["%a", "%b"]})",
+      "g.json", registry());
+  ASSERT_TRUE(g) << g.error().to_string();
+  const auto& a = std::get<FloatList>(g->nodes[0].args[2]);
+  EXPECT_EQ(a, (FloatList{1.5, 0.5}));
+  EXPECT_EQ(std::get<FloatList>(g->nodes[1].args[2]), (FloatList{2.0, 3.0}));
+  EXPECT_EQ(g->type(g->outputs[0]).sizes, (Shape{1, 2, 4, 2}));
+  EXPECT_EQ(g->type(g->outputs[1]).sizes, (Shape{1, 2, 6, 12}));
+  auto again = parse_graph(write_graph_json(*g), "again.json", registry());
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(dump_graph(*again), dump_graph(*g));
+  ByteWriter out;
+  write_graph(out, *g);
+  ByteReader in(out.bytes());
+  auto binary = read_graph(in, registry());
+  ASSERT_TRUE(binary) << binary.error().to_string();
+  EXPECT_EQ(std::get<FloatList>(binary->nodes[0].args[2]), (FloatList{1.5, 0.5}));
+  EXPECT_THAT(error_of(kHead + R"("nodes": [{"name": "a", "op": "aten.upsample_nearest2d.vec",
+    "args": ["%x", null, [1.5, "2"]]}], "outputs": ["%a"]})"),
+              HasSubstr("must be a number"));
 }
 
 }  // namespace
