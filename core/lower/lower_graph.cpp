@@ -11,9 +11,10 @@ namespace {
 
 std::map<std::string, LowerFn> all_lowerings() {
   std::map<std::string, LowerFn> rules;
-  for (auto table : {pointwise_lowerings, reduction_lowerings, data_movement_lowerings,
-                     matmul_lowerings, scatter_lowerings, pool_lowerings, conv_lowerings,
-                     pool_backward_lowerings, embed_lowerings, upsample_lowerings}) {
+  for (auto table :
+       {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings,
+        scatter_lowerings, pool_lowerings, conv_lowerings, pool_backward_lowerings, embed_lowerings,
+        upsample_lowerings, distance_lowerings, fold_lowerings}) {
     rules.merge(table());
   }
   return rules;

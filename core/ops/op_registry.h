@@ -45,6 +45,8 @@ std::vector<OpRow> pool_ops();
 std::vector<OpRow> pool_backward_ops();
 std::vector<OpRow> conv_ops();
 std::vector<OpRow> upsample_ops();
+std::vector<OpRow> distance_ops();
+std::vector<OpRow> fold_ops();
 std::vector<OpRow> norm_backward_ops();
 std::vector<OpRow> embedding_bag_ops();
 

@@ -195,6 +195,14 @@ class Interpolations(nn.Module):
         return [o.relu() for o in outs]
 
 
+class Distances(nn.Module):
+    """torch.cdist and F.pdist with the p values users pass."""
+
+    def forward(self, a, b):
+        outs = [torch.cdist(a, b, p=p) for p in (1.0, 2.0, 0.5, float("inf"))]
+        return outs + [F.pdist(a[0], p=p) for p in (2.0, 3.0)]
+
+
 def training_cases():
     """(name, module, input shapes) whose whole training step kiln runs as kernels."""
     return [

@@ -5,6 +5,7 @@ ops kiln ran on the host interpreter, the largest error, graph breaks and recomp
 
 Needs KILN_LIBRARY (libkiln.so of the build under test) and KILN_CLI (its `kiln`)."""
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -68,6 +69,29 @@ class Models(unittest.TestCase):
         compiled = kiln.compile(graph, weights)
         for a, e in zip(compiled(x), module(x)):
             torch.testing.assert_close(a, e, **TOLERANCE)
+        self.assertEqual(compiled.stats["host_ops"], [])
+
+    def test_distances_match_eager_as_kernels(self):
+        torch.manual_seed(6)
+        module, args = models.Distances(), (torch.randn(2, 9, 5), torch.randn(2, 4, 5))
+        graph, weights = kiln.export(module, args, name="distances")
+        compiled = kiln.compile(graph, weights)
+        for a, e in zip(compiled(*args), module(*args)):
+            torch.testing.assert_close(a, e, **TOLERANCE)
+        self.assertEqual(compiled.stats["host_ops"], [])
+
+    def test_col2im_matches_aten_as_a_kernel(self):
+        # Export turns F.fold into index_put; a graph that names col2im runs it as a kernel.
+        cols = torch.randn(2, 18, 16)
+        args = [[7, 8], [2, 3], [1, 2], [1, 0], [2, 1]]
+        graph = json.dumps({
+            "format": "kiln.graph/1", "name": "col2im",
+            "inputs": [{"name": "cols", "dtype": "f32", "shape": [2, 18, 16]}],
+            "nodes": [{"name": "y", "op": "aten.col2im.default", "args": ["%cols"] + args}],
+            "outputs": ["%y"]})
+        compiled = kiln.compile(graph)
+        expected = torch.ops.aten.col2im(cols, *args)
+        torch.testing.assert_close(compiled(cols)[0], expected, **TOLERANCE)
         self.assertEqual(compiled.stats["host_ops"], [])
 
     def test_exported_files_run_in_the_cli(self):
