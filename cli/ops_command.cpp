@@ -42,17 +42,19 @@ int run(const CommonFlags& flags) {
   for (size_t p = 0; p < loaded.plugins.size(); ++p)
     for (const bool core : {true, false}) {
       std::map<OpSupport, int> counts;
-      int total = 0;
+      int total = 0, by_nature = 0;
       for (const OpCoverage& row : tables[p])
         if (row.core_aten == core) {
           ++counts[row.support];
           ++total;
+          by_nature += row.by_nature ? 1 : 0;
         }
-      fmt::print("{} {} ops ({}): kernel {}, library {}, decomposed {}, host {}, unsupported {}\n",
-                 loaded.plugins[p]->name(), core ? "Core ATen" : "extra", total,
-                 counts[OpSupport::Kernel], counts[OpSupport::Library],
-                 counts[OpSupport::Decomposed], counts[OpSupport::Host],
-                 counts[OpSupport::Unsupported]);
+      fmt::print(
+          "{} {} ops ({}): kernel {}, library {}, decomposed {}, host {}, unsupported {} ({} by "
+          "nature)\n",
+          loaded.plugins[p]->name(), core ? "Core ATen" : "extra", total, counts[OpSupport::Kernel],
+          counts[OpSupport::Library], counts[OpSupport::Decomposed], counts[OpSupport::Host],
+          counts[OpSupport::Unsupported], by_nature);
     }
   return kExitOk;
 }

@@ -4,6 +4,7 @@
 
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/unsupported_ops.h"
 
 namespace kiln {
 namespace {
@@ -214,8 +215,10 @@ Result<std::vector<ValueRef>> GraphBuilder::try_ops(const std::string& op_name,
   const OpDef* def = registry_->find(op_name);
   if (def == nullptr) {
     const bool known = registry_->schemas().count(op_name) != 0;
-    return Error::user(known ? "op '" + op_name + "' is not supported by kiln yet"
-                             : "unknown op '" + op_name + "'");
+    const Unsupported why = unsupported_reason(op_name);
+    return Error::user(!known ? "unknown op '" + op_name + "'"
+                              : "op '" + op_name + "' is not supported by kiln" +
+                                    (why.reason.empty() ? " yet" : ": " + why.reason));
   }
   auto bound = bind_arguments(def->schema, std::move(args), kwargs);
   if (!bound) return std::move(bound).error();

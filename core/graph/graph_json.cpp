@@ -10,6 +10,7 @@
 #include "core/graph/builder.h"
 #include "core/graph/safetensors.h"
 #include "core/ops/op_registry.h"
+#include "core/ops/unsupported_ops.h"
 
 namespace kiln {
 namespace {
@@ -282,7 +283,9 @@ class GraphReader {
     const Schema* schema = known == schemas.end() ? nullptr : &known->second.first;
     if (schema == nullptr) fail(path + ".op", "unknown op '" + op + "' (node '" + name + "')");
     if (builder_.registry().find(op) == nullptr) {
-      fail(path + ".op", "op '" + op + "' (node '" + name + "') is not supported by kiln yet");
+      const Unsupported why = unsupported_reason(op);
+      fail(path + ".op", "op '" + op + "' (node '" + name + "') is not supported by kiln" +
+                             (why.reason.empty() ? " yet" : ": " + why.reason));
     }
     std::vector<ArgValue> args;
     if (node.contains("args")) {

@@ -6,6 +6,7 @@
 #include "core/lower/lower_graph.h"
 #include "core/ops/op_registry.h"
 #include "core/ops/schemas/schema_tables.h"
+#include "core/ops/unsupported_ops.h"
 
 namespace kiln {
 namespace {
@@ -37,6 +38,9 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
   const OpDef* def = registry.find(op);
   if (!def) {
     c.support = OpSupport::Unsupported;
+    const Unsupported why = unsupported_reason(op);
+    c.by_nature = why.by_nature;
+    c.note = why.reason;
     return c;
   }
   if (op == "aten.mm.default" || op == "aten.bmm.default") {

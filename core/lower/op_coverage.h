@@ -19,7 +19,8 @@ struct OpCoverage {
   std::string category;  // the schema table's
   bool core_aten = false;
   OpSupport support = OpSupport::Unsupported;
-  std::string note;  // when the answer depends on the arguments, or why
+  std::string note;        // when the answer depends on the arguments, or why
+  bool by_nature = false;  // unsupported because no static, functional graph can hold it
 };
 
 // For a plugin offering the library calls `externs` ("mm f32", ...), every op of the

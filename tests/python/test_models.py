@@ -216,6 +216,24 @@ class BadInput(unittest.TestCase):
         self.assertEqual(len(mine), 1, [str(w.message) for w in mine])
         self.assertIn("aten._fft_r2c.default", str(mine[0].message))
 
+    def test_nonzero_runs_in_pytorch_between_kiln_graphs(self):
+        # Its output shape depends on the data: Dynamo breaks the graph there and kiln compiles
+        # the pieces before and after it (kiln ops says so).
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+
+        def f(x):
+            return (x * 2).relu().nonzero().float().sum() + (x - 1).sum()
+
+        x = torch.randn(6, 5)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = torch.compile(f, backend="kiln")(x)
+        torch.testing.assert_close(y, f(x))
+        self.assertGreaterEqual(dynamo.stats.compiled, 2)
+        self.assertEqual([str(w.message) for w in caught if "kiln:" in str(w.message)], [])
+        self.assertNotIn("aten.nonzero.default", dynamo.stats.ops)
+
     def test_dynamic_shapes_fall_back_with_a_message(self):
         torch._dynamo.reset()
         dynamo.stats.reset()
