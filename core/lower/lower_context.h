@@ -91,6 +91,7 @@ std::map<std::string, LowerFn> upsample_lowerings();
 std::map<std::string, LowerFn> distance_lowerings();
 std::map<std::string, LowerFn> fold_lowerings();
 std::map<std::string, LowerFn> scan_sort_lowerings();
+std::map<std::string, LowerFn> grid_sampler_lowerings();
 
 // The dtype elementwise math runs in: f16/bf16/f32 compute in f32, f64 in f64, integers and
 // bools in i64 (results are cast to the output dtype when stored).

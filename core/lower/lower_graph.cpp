@@ -14,7 +14,8 @@ std::map<std::string, LowerFn> all_lowerings() {
   for (auto table :
        {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings,
         scatter_lowerings, pool_lowerings, conv_lowerings, pool_backward_lowerings, embed_lowerings,
-        upsample_lowerings, distance_lowerings, fold_lowerings, scan_sort_lowerings}) {
+        upsample_lowerings, distance_lowerings, fold_lowerings, scan_sort_lowerings,
+        grid_sampler_lowerings}) {
     rules.merge(table());
   }
   return rules;

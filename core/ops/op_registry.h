@@ -48,6 +48,7 @@ std::vector<OpRow> upsample_ops();
 std::vector<OpRow> distance_ops();
 std::vector<OpRow> fold_ops();
 std::vector<OpRow> scan_sort_ops();
+std::vector<OpRow> grid_sampler_ops();
 std::vector<OpRow> norm_backward_ops();
 std::vector<OpRow> embedding_bag_ops();
 

@@ -26,7 +26,6 @@ Unsupported unsupported_reason(std::string_view op) {
       {"aten.randn.default", {false, "random number generation is not implemented yet"}},
       {"aten.randperm.default", {false, "random number generation is not implemented yet"}},
       {"aten.native_dropout.default", {false, "random number generation is not implemented yet"}},
-      {"aten.grid_sampler_2d.default", {false, "not implemented yet"}},
   };
   auto it = table.find(op);
   return it == table.end() ? Unsupported{} : it->second;

@@ -113,6 +113,23 @@ class Models(unittest.TestCase):
         self.assertEqual(dynamo.stats.eager, [])
         self.assertEqual(sorted(dynamo.stats.host_ops), [])
 
+    def test_grid_sample_matches_eager_as_a_kernel(self):
+        torch.manual_seed(9)
+        x, grid = torch.randn(2, 3, 5, 7), torch.rand(2, 4, 6, 2) * 2.6 - 1.3
+
+        def f(x, grid):
+            return [torch.nn.functional.grid_sample(x, grid, mode=m, padding_mode=p, align_corners=a)
+                    for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")
+                    for a in (False, True)]
+
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+        got = torch.compile(f, backend="kiln")(x, grid)
+        for a, e in zip(got, f(x, grid)):
+            torch.testing.assert_close(a, e, **TOLERANCE)
+        self.assertIn("aten.grid_sampler_2d.default", dynamo.stats.ops)
+        self.assertEqual(sorted(dynamo.stats.host_ops), [])
+
     def test_exported_files_run_in_the_cli(self):
         name, module, args = models.inference_cases()[2]  # gpt2
         with tempfile.TemporaryDirectory() as tmp:
