@@ -284,6 +284,69 @@ std::vector<ValueRef> decompose_group_norm(const DecomposeContext& c) {
           b.op("aten.view.default", {rstd, IntList{n, groups}})};
 }
 
+// _native_batch_norm_legit_functional(input, weight, bias, running_mean, running_var,
+// training, momentum, eps) -> (out, save_mean, save_rstd, running_mean_out, running_var_out):
+// what a training graph's batch norm exports to. Training: batch statistics, and the running
+// statistics moved toward them by `momentum` (the variance unbiased, as PyTorch keeps it);
+// otherwise the running statistics normalize and pass through.
+std::vector<TensorType> infer_bn_functional(const InferContext& c) {
+  check_channels(c, {1, 2, 3, 4});
+  std::vector<TensorType> t = c.get_bool(5) ? infer_bn_training(c) : infer_bn_inference(c);
+  t.push_back(TensorType::contiguous(c.type(3).dtype, c.type(3).sizes));
+  t.push_back(TensorType::contiguous(c.type(4).dtype, c.type(4).sizes));
+  return t;
+}
+
+std::vector<HostTensor> bn_functional_reference(const RefContext& c) {
+  const HostTensor rm = c.tensor(3), rv = c.tensor(4);
+  if (!c.get_bool(5)) {
+    std::vector<HostTensor> out = bn_inference_reference(c, 3, 4, 7);
+    out.push_back(rm.to(rm.dtype()));
+    out.push_back(rv.to(rv.dtype()));
+    return out;
+  }
+  const HostTensor x = c.tensor(0);
+  const double momentum = c.get_float(6), eps = c.get_float(7);
+  std::vector<HostTensor> out = bn_training_reference(c, 7);
+  const double n = static_cast<double>(x.numel() / std::max<int64_t>(x.sizes()[1], 1));
+  HostTensor new_mean = c.output(3), new_var = c.output(4);
+  for (int64_t ch = 0; ch < rm.numel(); ++ch) {
+    const double r = out[2].get(ch), var = 1 / (r * r) - eps;
+    const double unbiased = n > 1 ? var * n / (n - 1) : var;
+    new_mean.set(ch, (1 - momentum) * rm.get(ch) + momentum * out[1].get(ch));
+    new_var.set(ch, (1 - momentum) * rv.get(ch) + momentum * unbiased);
+  }
+  out.push_back(new_mean);
+  out.push_back(new_var);
+  return out;
+}
+
+std::vector<ValueRef> decompose_bn_functional(const DecomposeContext& c) {
+  GraphBuilder& b = c.b;
+  const ValueRef rm = c.tensor(3), rv = c.tensor(4);
+  if (!c.get_bool(5)) {
+    std::vector<ValueRef> out = decompose_bn_inference(c, 3, 4, 7);
+    out.push_back(b.op("aten.clone.default", {rm}));
+    out.push_back(b.op("aten.clone.default", {rv}));
+    return out;
+  }
+  const TensorType x = c.type(0);
+  std::vector<ValueRef> out = decompose_bn_training(c, 7);
+  IntList dims{0};
+  for (int64_t d = 2; d < x.rank(); ++d) dims.push_back(d);
+  const ValueRef unbiased =
+      b.op("aten.var.correction", {b.cast(c.tensor(0), stats_dtype(x.dtype)), dims},
+           {{"correction", int64_t{1}}});
+  const double m = c.get_float(6);
+  const auto moved = [&](ValueRef running, ValueRef batch) {
+    const DType d = c.type(running == rm ? 3 : 4).dtype;
+    return b.cast(b.add(b.mul(b.cast(running, stats_dtype(x.dtype)), 1 - m), b.mul(batch, m)), d);
+  };
+  out.push_back(moved(rm, out[1]));
+  out.push_back(moved(rv, unbiased));
+  return out;
+}
+
 }  // namespace
 
 std::vector<OpRow> norm_ops() {
@@ -329,6 +392,8 @@ std::vector<OpRow> norm_ops() {
        },
        [](const RefContext& c) { return bn_inference_reference(c, 3, 4, 7); },
        [](const DecomposeContext& c) { return decompose_bn_inference(c, 3, 4, 7); }});
+  rows.push_back({"aten._native_batch_norm_legit_functional.default", infer_bn_functional,
+                  bn_functional_reference, decompose_bn_functional});
   rows.push_back(
       {"aten._native_batch_norm_legit.no_stats",
        [](const InferContext& c) {

@@ -203,11 +203,26 @@ class Distances(nn.Module):
         return outs + [F.pdist(a[0], p=p) for p in (2.0, 3.0)]
 
 
+class ResNetLoss(nn.Module):
+    """ResNet-18 in training mode (batch norm on batch statistics, running stats updated)
+    ending in a scalar loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = ResNet18()
+
+    def forward(self, x):
+        return self.net(x).square().mean()
+
+
 def training_cases():
     """(name, module, input shapes) whose whole training step kiln runs as kernels."""
     return [
         ("conv_zoo", ConvZoo(), [(2, 4, 11), (2, 4, 9, 8), (1, 2, 4, 5, 3)]),
         ("pool_zoo", PoolZoo(), [(2, 3, 9, 7)]),
+        # Batch 8 at 64x64: the last blocks' batch norms see 32 values per channel, enough
+        # that their gradients are well conditioned (at batch 2 and 1x1 they amplify rounding).
+        ("resnet18_train", ResNetLoss().train(), [(8, 3, 64, 64)]),
     ]
 
 

@@ -187,7 +187,7 @@ class Models(unittest.TestCase):
               f"eager {s.eager}, host ops {sorted(s.host_ops)}, max gradient error {worst:.2e}")
         self.assertGreaterEqual(s.compiled, 2, "the backward graph goes through kiln too")
 
-    def test_convolution_and_pooling_train_with_eager_gradients_and_no_host_steps(self):
+    def test_cnns_train_with_eager_gradients_and_no_host_steps(self):
         torch.manual_seed(11)
         for name, model, shapes in models.training_cases():
             with self.subTest(model=name):
@@ -206,6 +206,8 @@ class Models(unittest.TestCase):
                                                msg=lambda m, n=n: f"grad of {n}: {m}")
                 for a, b in zip(args, twin_args):
                     torch.testing.assert_close(a.grad, b.grad, **TOLERANCE)
+                for (n, a), (_, b) in zip(model.named_buffers(), twin.named_buffers()):
+                    torch.testing.assert_close(a, b, **TOLERANCE, msg=lambda m, n=n: f"buffer {n}: {m}")
                 s = dynamo.stats
                 backward_ops = sorted(o for o in s.ops if "backward" in o)
                 print(f"\ntraining {name}: {s.compiled} graphs through kiln, backward ops {backward_ops}, "

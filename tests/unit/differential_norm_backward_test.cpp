@@ -59,6 +59,27 @@ TEST_P(CompiledNormBackward, GroupNormBackwardIsKernels) {
   EXPECT_EQ(st.host_steps, 0u) << "group norm backward runs as kernels";
 }
 
+TEST_P(CompiledNormBackward, FunctionalBatchNormIsKernels) {
+  // What training graphs export batch norm to: batch statistics and moved running statistics
+  // in training, the running statistics passed through otherwise.
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  const DType stats = d == DType::F64 ? DType::F64 : DType::F32;
+  const ValueRef x = input(b, "x", c({4, 3, 5, 2})), w = input(b, "w", c({3}));
+  const ValueRef bias = input(b, "bias", c({3}));
+  const ValueRef rm = input(b, "rm", TensorType::contiguous(stats, {3}));
+  const ValueRef rv = input(b, "rv", TensorType::contiguous(stats, {3}), Range{0.5, 2});
+  for (bool training : {true, false}) {
+    const std::vector<ValueRef> out =
+        b.ops("aten._native_batch_norm_legit_functional.default",
+              {x, w, bias, rm, rv, training, 0.1, 1e-5}, {}, training ? "train" : "eval");
+    for (ValueRef v : out) b.output(v);
+  }
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledNormBackward,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
                          DTypeName());
