@@ -3,8 +3,8 @@
 eager PyTorch and torch.compile's default backend (Inductor), measured in one run.
 
 Models are tests/python/models.py at their original widths (BERT-base and GPT-2-small
-shaped: hidden 768, 12 heads, 12 layers, sequence 128; an MLP-Mixer block), batch 8, f32 and
-bf16. Per row: median ms per forward over --runs samples of --per-sample calls between CUDA
+shaped: hidden 768, 12 heads, 12 layers, sequence 128; an MLP-Mixer block; ResNet-18 at
+width 64 on 224x224 images), batch 8, f32 and bf16. Per row: median ms per forward over --runs samples of --per-sample calls between CUDA
 events (after warm-up), the ratio of eager and Inductor to kiln, the largest difference from
 eager and of eager and kiln from the same model in f32 (for bf16 rows, how far each is
 from the exact answer), compile time cold (first call, empty kiln cache) and warm (a fresh torch.compile in
@@ -48,6 +48,8 @@ def cases(dtype, batch):
         ("gpt2_small", models.Gpt2(vocab=50257, hidden=768, heads=12, layers=12, max_len=1024), (ids,)),
         ("mixer_block", models.MixerBlock(patches=196, channels=768),
          (torch.randn(batch, 196, 768, device="cuda", dtype=dtype),)),
+        ("resnet18", models.ResNet18(width=64, classes=1000),
+         (torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype),)),
     ]
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Single ops users meet in CNNs and training graphs, on one GPU: kiln (torch.compile with
+"""Single ops users meet in CNNs and training graphs (convolution, pooling, cumsum, topk over
+a vocabulary, an embedding gradient's scatter-add), on one GPU: kiln (torch.compile with
 backend="kiln", the ptx plugin) against eager PyTorch (cuDNN for convolutions) and
 torch.compile's default backend (Inductor), measured in one run. ResNet shapes at batch 16.
 
@@ -44,6 +45,13 @@ def cases(only):
         xp = randn(16, 64, 112, 112)
         add(f"max_pool3x3s2_{tag}", lambda x: F.max_pool2d(x, 3, 2, 1), xp)
         add(f"avg_pool_global_{tag}", lambda x: F.adaptive_avg_pool2d(x, 1), randn(16, 512, 7, 7))
+        add(f"cumsum_4096x4096_{tag}", lambda x: torch.cumsum(x, 1), randn(4096, 4096))
+        add(f"topk50_8x50257_{tag}", lambda x: torch.topk(x, 50, 1)[0], randn(8, 50257))
+        # An embedding gradient (GPT-2 small, 4096 tokens): scatter-add rows into the table.
+        ids = torch.randint(0, 50257, (4096,), device=dev)
+        add(f"embedding_grad_scatter_add_{tag}",
+            lambda g, i=ids: torch.zeros(50257, 768, device=dev, dtype=g.dtype).index_add_(0, i, g),
+            randn(4096, 768))
     return out
 
 

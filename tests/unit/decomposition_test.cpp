@@ -141,6 +141,22 @@ std::vector<Case> cases() {
       {"aten.native_group_norm.default",
        graph(in("x", "f32", "[2, 6, 5]") + "," + in("w", "f32", "[6]"),
              pick("aten.native_group_norm.default", R"(["%x", "%w", null, 2, 6, 5, 3, 1e-5])", 0))},
+      {"aten._native_batch_norm_legit_functional.default",
+       graph(x + "," + in("w", "f32", "[5]") + "," + in("rm", "f32", "[5]") + "," +
+                 in("rv", "f32", "[5]", "[0.5, 2]"),
+             pick("aten._native_batch_norm_legit_functional.default",
+                  R"(["%x", "%w", null, "%rm", "%rv", true, 0.1, 1e-5])", 4))},
+      {"aten.native_layer_norm_backward.default",
+       graph(x + "," + in("dy", "f32", "[3, 5, 7]") + "," + in("mean", "f32", "[3, 5, 1]") + "," +
+                 in("rstd", "f32", "[3, 5, 1]", "[0.5, 2]") + "," + in("w", "f32", "[7]"),
+             pick("aten.native_layer_norm_backward.default",
+                  R"(["%dy", "%x", [7], "%mean", "%rstd", "%w", null, [true, true, true]])", 0))},
+      {"aten.native_group_norm_backward.default",
+       graph(in("x", "f32", "[2, 6, 5]") + "," + in("dy", "f32", "[2, 6, 5]") + "," +
+                 in("mean", "f32", "[2, 3]") + "," + in("rstd", "f32", "[2, 3]", "[0.5, 2]") + "," +
+                 in("w", "f32", "[6]"),
+             pick("aten.native_group_norm_backward.default",
+                  R"(["%dy", "%x", "%mean", "%rstd", "%w", 2, 6, 5, 3, [true, true, true]])", 1))},
   };
 }
 

@@ -67,7 +67,8 @@ TEST(GraphFormat, MalformedFilesNameThePathAndWhy) {
       error_of(
           kHead +
           R"("nodes": [{"name": "y", "op": "aten.nonzero.default", "args": ["%x"]}], "outputs": ["%y"]})"),
-      HasSubstr("nodes[0].op: op 'aten.nonzero.default' (node 'y') is not supported by kiln yet"));
+      HasSubstr("nodes[0].op: op 'aten.nonzero.default' (node 'y') is not supported by kiln: its "
+                "output shape depends on the data"));
   EXPECT_THAT(
       error_of(
           kHead +
