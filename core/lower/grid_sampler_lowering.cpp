@@ -20,7 +20,11 @@ struct Coords {
     const auto n = static_cast<double>(size);
     v = align ? op("mul", op("div", op("add", v, c(1)), c(2)), c(n - 1))
               : op("div", op("sub", op("mul", op("add", v, c(1)), c(n)), c(1)), c(2));
-    const auto clip = [&](int x) { return op("min", c(n - 1), op("max", x, c(0))); };
+    // fmin/fmax as the reference: a NaN coordinate clips to 0.
+    const auto clip = [&](int x) {
+      const int nan = kb.math("isnan", DType::Bool, {x});
+      return op("min", c(n - 1), op("max", kb.where(nan, c(0), x), c(0)));
+    };
     if (padding == 1) return clip(v);
     if (padding == 2) {
       const double low = align ? 0 : -0.5, span = align ? n - 1 : n;

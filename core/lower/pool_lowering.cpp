@@ -116,6 +116,20 @@ TapRange tap_range(const Expr& x, const Window& w, size_t d, int64_t size) {
   return {start, start + skipped * Expr::constant(dil), start + kept * Expr::constant(dil)};
 }
 
+// Whether some window along a dim has no tap inside the input (dilation can step over it
+// all); such a window's maximum is -inf at no position, which the substitution cannot give.
+bool has_empty_window(const Window& w, size_t d, int64_t in, int64_t out) {
+  for (int64_t o = 0; o < out; ++o) {
+    bool any = false;
+    for (int64_t t = 0; t < w.kernel[d] && !any; ++t) {
+      const int64_t at = o * w.stride[d] - w.padding[d] + t * w.dilation[d];
+      any = at >= 0 && at < in;
+    }
+    if (!any) return true;
+  }
+  return false;
+}
+
 LowerFn max_pool(size_t dims) {
   return [=](NodeLowering& n) {
     const TensorType& out = n.out_type(0);
@@ -123,6 +137,9 @@ LowerFn max_pool(size_t dims) {
     const Window w = pool_window(n.args(), dims, true);
     const IntList& kernel = w.kernel;
     const size_t lead = static_cast<size_t>(out.rank()) - dims;
+    if (in.numel() == 0 || out.numel() == 0) return false;
+    for (size_t d = 0; d < dims; ++d)
+      if (has_empty_window(w, d, in.sizes[lead + d], out.sizes[lead + d])) return false;
     KernelBuilder kb = n.kernel(out.sizes, Shape(kernel.begin(), kernel.end()));
     std::vector<Expr> idx;
     for (size_t i = 0; i < lead; ++i) idx.push_back(kb.x(i));

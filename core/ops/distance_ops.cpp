@@ -59,6 +59,7 @@ OpRow pdist_row() {
                      "_pdist_forward: expected a 2-D floating input, got " + x.to_string());
             check_p(c.get_float(1), "_pdist_forward");
             const int64_t n = x.sizes[0];
+            op_check(n < (int64_t{1} << 31), "_pdist_forward: at most 2^31 rows");
             return one(x.dtype, {n * (n - 1) / 2});
           },
           [](const RefContext& c) {

@@ -39,9 +39,12 @@ OpRow col2im_row() {
             op_check(cols % taps == 0, "col2im: " + std::to_string(cols) +
                                            " columns do not divide into kernel windows of " +
                                            std::to_string(taps));
-            op_check(l == f.blocks[0] * f.blocks[1], "col2im: " + std::to_string(l) +
-                                                         " blocks given, the window makes " +
-                                                         std::to_string(f.blocks[0] * f.blocks[1]));
+            int64_t positions = 0;
+            op_check(!__builtin_mul_overflow(f.blocks[0], f.blocks[1], &positions),
+                     "col2im: the window makes too many positions");
+            op_check(l == positions, "col2im: " + std::to_string(l) +
+                                         " blocks given, the window makes " +
+                                         std::to_string(f.blocks[0] * f.blocks[1]));
             Shape out(x.sizes.begin(), x.sizes.end() - 2);
             out.insert(out.end(), {cols / taps, f.out[0], f.out[1]});
             return one(x.dtype, out);

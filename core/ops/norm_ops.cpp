@@ -306,14 +306,18 @@ std::vector<HostTensor> bn_functional_reference(const RefContext& c) {
     return out;
   }
   const HostTensor x = c.tensor(0);
-  const double momentum = c.get_float(6), eps = c.get_float(7);
+  const double momentum = c.get_float(6);
   std::vector<HostTensor> out = bn_training_reference(c, 7);
+  // The batch statistics again in f64 (eps 0 gives rstd = 1/sqrt(var)): the running
+  // variance takes the unbiased variance, n/(n-1) of the batch's (NaN for one value, as
+  // PyTorch's).
+  const auto [mean, rstd] = batch_stats(x, 0.0);
   const double n = static_cast<double>(x.numel() / std::max<int64_t>(x.sizes()[1], 1));
   HostTensor new_mean = c.output(3), new_var = c.output(4);
   for (int64_t ch = 0; ch < rm.numel(); ++ch) {
-    const double r = out[2].get(ch), var = 1 / (r * r) - eps;
-    const double unbiased = n > 1 ? var * n / (n - 1) : var;
-    new_mean.set(ch, (1 - momentum) * rm.get(ch) + momentum * out[1].get(ch));
+    const double r = rstd[static_cast<size_t>(ch)];
+    const double unbiased = 1 / (r * r) * n / (n - 1);
+    new_mean.set(ch, (1 - momentum) * rm.get(ch) + momentum * mean[static_cast<size_t>(ch)]);
     new_var.set(ch, (1 - momentum) * rv.get(ch) + momentum * unbiased);
   }
   out.push_back(new_mean);

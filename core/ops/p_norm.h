@@ -36,7 +36,7 @@ double p_distance(double p, int64_t n, Diff d) {
         acc += a * a;
         break;
       case PNorm::Inf:
-        acc = std::fmax(acc, a);
+        acc = std::isnan(a) || a > acc ? a : acc;  // NaN propagates, as the max reduction
         break;
       case PNorm::General:
         acc += std::pow(a, p);

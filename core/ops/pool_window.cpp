@@ -65,6 +65,9 @@ Shape window_output(const Shape& in, const Window& w, const std::string& op) {
                w.dilation.size() == w.dims,
            op + ": kernel, stride, padding and dilation need " + std::to_string(w.dims) +
                " values each");
+  // As PyTorch: every dim but the batch must be non-empty.
+  for (size_t d = in.size() == w.dims + 2 ? 1 : 0; d < in.size(); ++d)
+    op_check(in[d] > 0, op + ": every dim but the batch must be non-empty, got " + shape_text(in));
   Shape out(in.begin(), in.end() - static_cast<std::ptrdiff_t>(w.dims));
   for (size_t d = 0; d < w.dims; ++d) {
     out.push_back(pooled_size(in[in.size() - w.dims + d], w.kernel[d], w.stride[d], w.padding[d],

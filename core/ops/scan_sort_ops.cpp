@@ -53,7 +53,9 @@ OpRow cumsum_row() {
               for (int64_t k = 0; k < l.length; ++k) {
                 const int64_t at = l.base(line) + k * l.stride;
                 if (exact) {
-                  isum += x.get_int(at);
+                  // int64 wraps on overflow, as PyTorch's sum does.
+                  isum = static_cast<int64_t>(static_cast<uint64_t>(isum) +
+                                              static_cast<uint64_t>(x.get_int(at)));
                   out.set_int(at, isum);
                 } else {
                   sum += x.get(at);
@@ -74,7 +76,10 @@ std::vector<HostTensor> sorted_lines(const RefContext& c, const HostTensor& x, c
     const int64_t base = l.base(line);
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return sorts_before(x.get(base + a * l.stride), a, x.get(base + b * l.stride), b, descending);
+      const int64_t at = base + a * l.stride, bt = base + b * l.stride;
+      if (!is_floating(x.dtype()))
+        return sorts_before(x.get_int(at), a, x.get_int(bt), b, descending);
+      return sorts_before(x.get(at), a, x.get(bt), b, descending);
     });
     const int64_t out_base = line / l.stride * l.stride * keep + line % l.stride;
     for (int64_t k = 0; k < keep; ++k) {

@@ -17,4 +17,10 @@ inline bool sorts_before(double a, int64_t ia, double b, int64_t ib, bool descen
   return bn || (!an && a < b);
 }
 
+// Integers compare exactly (int64 beyond 2^53 does not fit a double).
+inline bool sorts_before(int64_t a, int64_t ia, int64_t b, int64_t ib, bool descending) {
+  if (a == b) return ia < ib;
+  return descending ? a > b : a < b;
+}
+
 }  // namespace kiln

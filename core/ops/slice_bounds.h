@@ -11,7 +11,7 @@ namespace kiln {
 
 struct SliceBounds {
   int64_t start = 0, end = 0, step = 1;
-  int64_t count() const { return (end - start + step - 1) / step; }
+  int64_t count() const { return end == start ? 0 : (end - start - 1) / step + 1; }
 };
 
 inline SliceBounds slice_bounds(int64_t n, std::optional<int64_t> start, std::optional<int64_t> end,

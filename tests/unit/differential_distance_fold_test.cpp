@@ -3,6 +3,7 @@
 // batched and strided operands, odd sizes, and col2im with stride, padding and dilation.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "tests/unit/differential.h"
@@ -23,6 +24,10 @@ TEST_P(CompiledDistance, CdistAndPdistAreKernels) {
   const ValueRef tall = input(b, "tall", c({97, 3}));  // the pair-to-row mapping at length
   output_of(b, "pdist_tall", "aten._pdist_forward.default", {tall, 2.0});
   const double inf = std::numeric_limits<double>::infinity();
+  // A NaN difference propagates through every p, infinity's maximum included.
+  const ValueRef with_nan =
+      b.op("aten.where.self", {b.op("aten.gt.Scalar", {bb, 1.6}), std::nan(""), bb});
+  output_of(b, "cdist_nan_inf", "aten._cdist_forward.default", {a, with_nan, inf, None{}});
   int i = 0;
   for (double p : {0.0, 1.0, 2.0, inf, 0.5, 3.0}) {
     const std::string tag = std::to_string(i++);

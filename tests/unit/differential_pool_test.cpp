@@ -121,6 +121,19 @@ TEST_P(CompiledPool, PoolingBackwardIsAKernel) {
   EXPECT_EQ(st.host_steps, 0u) << "pooling backward runs as kernels";
 }
 
+TEST_P(CompiledPool, MaxPoolingWithAnEmptyWindowRunsOnTheHost) {
+  // Dilation 3 over a width of 2 with padding 1: the window's taps sit at -1 and 2, both
+  // outside; its maximum is -inf at index -1, which stays with the reference.
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {1, 1, 3, 2}));
+  for (ValueRef v : b.ops("aten.max_pool2d_with_indices.default",
+                          {x, ints{1, 2}, ints{1, 1}, ints{0, 1}, ints{1, 3}, false}, {}, "empty"))
+    b.output(v);
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPool,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
                          DTypeName());

@@ -50,6 +50,14 @@ TEST(Robustness, BadIndexingArgumentsAreErrors) {
                       tensor(DType::F32, {1, 1, 1, 1, 1}, {1}), None{}, IntList{1, 1}, IntList{0},
                       IntList{1}, false, IntList{0}, 1});
   EXPECT_THAT(conv.error, HasSubstr("need 3 values each"));
+  auto empty_pool = run_op(
+      "aten.max_pool2d_with_indices.default",
+      {HostTensor::zeros(DType::F32, {1, 1, 0, 4}), IntList{2, 2}, IntList{}, IntList{1, 1}});
+  EXPECT_THAT(empty_pool.error, HasSubstr("every dim but the batch must be non-empty"));
+  auto huge_step = run_op("aten.slice_scatter.default", {f32({4}, {1, 2, 3, 4}), f32({1}, {9}), 0,
+                                                         0, 4, int64_t{9223372036854775807}});
+  ASSERT_TRUE(huge_step.ok()) << huge_step.error;
+  expect_near(huge_step.out(), {9, 2, 3, 4});
   const auto conv2d = [&](Shape x, Shape w, IntList padding, bool transposed, IntList out_pad,
                           int64_t groups) {
     return run_op("aten.convolution.default",
