@@ -130,6 +130,80 @@ bool any_empty(const Shape& s) {
   return shape_numel(s) == 0;
 }
 
+// Access `a` (over dims d0..) read through a view whose dim i is `dims[i]` of the old ones.
+Access view_of(const Access& a, const Shape& sizes, const std::vector<Expr>& old_dims) {
+  std::map<std::string, Expr> bindings;
+  for (size_t i = 0; i < old_dims.size(); ++i) bindings["d" + std::to_string(i)] = old_dims[i];
+  return {a.buffer, substitute(a.index, bindings), TensorType::contiguous(a.type.dtype, sizes)};
+}
+
+// A 1x1 convolution with stride 1, no padding and one group is a batched matrix product,
+// y[n] = W [O, C] @ x[n] [C, P] over the P spatial positions: a call to the plugin's matmul
+// library (a generated matmul where it has none), the bias added by an elementwise kernel
+// (f32 and f64; half types with a bias keep the gather form).
+bool pointwise_conv(NodeLowering& n, const Access& x, const Access& w, const Access* bias,
+                    const ConvArgs& a) {
+  const Window& win = a.window;
+  for (size_t d = 0; d < win.dims; ++d)
+    if (win.kernel[d] != 1 || win.stride[d] != 1 || win.padding[d] != 0) return false;
+  if (a.transposed || a.groups != 1) return false;
+  const TensorType& out = n.out_type(0);
+  // The product is stored in the output dtype before the bias is added: for half types that
+  // is a second rounding, which a bias cancelling the product magnifies. Those stay gathers.
+  if (bias && compute_dtype(out.dtype) != out.dtype) return false;
+  const Shape& xs = x.type.sizes;
+  const int64_t batch = xs[0], in_ch = xs[1], out_ch = out.sizes[1];
+  const Shape spatial(xs.begin() + 2, xs.end());
+  const int64_t positions = shape_numel(spatial);
+  // W as [N, O, C] (batch stride 0): d0 -> O, d1 -> C, kernel dims 0.
+  std::vector<Expr> w_dims{dim_var(1), dim_var(2)};
+  for (size_t d = 0; d < win.dims; ++d) w_dims.push_back(Expr::constant(0));
+  const Access wv = view_of(w, {batch, out_ch, in_ch}, w_dims);
+  // x as [N, C, P]: one stride over the positions when the spatial dims nest (NCHW and
+  // channels-last both do), else the position unravelled over them (a copy follows).
+  Access xv;
+  const auto sx = affine_strides(x);
+  bool nested = sx.has_value();
+  int64_t step = 1, span = 1;  // the position's stride; the elements the inner dims cover
+  for (size_t d = spatial.size(); nested && d-- > 0;) {
+    if (spatial[d] == 1) continue;  // any stride: only index 0 is read
+    const int64_t stride = (*sx)[3 + d];
+    if (span == 1)
+      step = stride;
+    else
+      nested = stride == step * span;
+    span *= spatial[d];
+  }
+  if (nested) {
+    xv = {x.buffer,
+          Expr::constant((*sx)[0]) + dim_var(0) * Expr::constant((*sx)[1]) +
+              dim_var(1) * Expr::constant((*sx)[2]) + dim_var(2) * Expr::constant(step),
+          TensorType::contiguous(x.type.dtype, {batch, in_ch, positions})};
+  } else {
+    std::vector<Expr> x_dims{dim_var(0), dim_var(1)};
+    int64_t inner = positions;
+    for (size_t d = 0; d < spatial.size(); ++d) {
+      inner /= spatial[d];
+      const Expr q = floordiv(dim_var(2), Expr::constant(inner));
+      x_dims.push_back(d == 0 ? q : mod(q, Expr::constant(spatial[d])));
+    }
+    xv = view_of(x, {batch, in_ch, positions}, x_dims);
+  }
+  if (!bias) return emit_matmul_call(n, wv, xv, n.realize_output(0).buffer, out.dtype, -1);
+  const int product = n.temp_buffer("product", out.dtype, out.numel());
+  if (!emit_matmul_call(n, wv, xv, product, out.dtype, -1)) return false;
+  KernelBuilder kb = n.kernel(out.sizes);
+  const DType acc = compute_dtype(out.dtype);
+  const Expr at = contiguous_index(out.sizes, kb.pointwise_vars());
+  const int sum = kb.math("add", acc,
+                          {kb.cast(kb.load(product, out.dtype, kb.simplify_index(at)), acc),
+                           kb.cast(n.load(kb, *bias, {kb.x(1)}), acc)});
+  const Access o = n.realize_output(0);
+  kb.store(o.buffer, at, kb.cast(sum, out.dtype));
+  n.emit(std::move(kb).finish());
+  return true;
+}
+
 // convolution(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
 // groups)
 bool convolution(NodeLowering& n) {
@@ -138,6 +212,7 @@ bool convolution(NodeLowering& n) {
   if (any_empty(n.out_type().sizes) || any_empty(x.type.sizes) || any_empty(w.type.sizes))
     return false;  // nothing to sum or nothing to write: the host gives zeros and bias
   const Access* bias = n.args().is_none(2) ? nullptr : &n.operand(2);
+  if (pointwise_conv(n, x, w, bias, a)) return true;
   if (a.transposed)
     wide_side(n, x, w, bias, a.window, a.groups, 0);
   else

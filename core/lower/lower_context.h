@@ -93,6 +93,15 @@ std::map<std::string, LowerFn> fold_lowerings();
 std::map<std::string, LowerFn> scan_sort_lowerings();
 std::map<std::string, LowerFn> grid_sampler_lowerings();
 
+// [offset, stride of d0, stride of d1, ...] when `a`'s index is exactly affine in its dims.
+std::optional<std::vector<int64_t>> affine_strides(const Access& a);
+
+// An mm (rank-2 operands) or bmm (rank 3) library call writing the contiguous product into
+// `out_buffer`: operands pass by offset and strides (a copy first when not affine in their
+// dims); a plugin without the library gets a generated matmul instead. `node` is the graph
+// node the call stands for, or -1 when it is only part of one (a 1x1 convolution).
+bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType dtype, int node);
+
 // The dtype elementwise math runs in: f16/bf16/f32 compute in f32, f64 in f64, integers and
 // bools in i64 (results are cast to the output dtype when stored).
 DType compute_dtype(DType d);

@@ -11,9 +11,7 @@
 #include "core/lower/lower_context.h"
 
 namespace kiln {
-namespace {
 
-// The strides of `a` if its index is offset + sum(d_i * stride_i) exactly.
 std::optional<std::vector<int64_t>> affine_strides(const Access& a) {
   const size_t rank = a.type.sizes.size();
   std::map<std::string, int64_t> zero;
@@ -33,56 +31,67 @@ std::optional<std::vector<int64_t>> affine_strides(const Access& a) {
   return result;
 }
 
-LowerFn matmul(bool batched) {
-  return [batched](NodeLowering& n) {
-    const TensorType& out = n.out_type(0);
+namespace {}  // namespace
+
+bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType dtype, int node) {
+  const bool batched = a.type.rank() == 3;
+  auto sa = affine_strides(a);
+  if (!sa) {
+    a = n.contiguous(a);
+    sa = affine_strides(a);
+  }
+  auto sb = affine_strides(b);
+  if (!sb) {
+    b = n.contiguous(b);
+    sb = affine_strides(b);
+  }
+  if (!sa || !sb) return false;
+  LoopKernel k;
+  k.name = n.kernel({}).finish().name;
+  k.origin = n.node().name;
+  k.kind = LoopKernelKind::Extern;
+  k.extern_name = batched ? "bmm" : "mm";
+  k.node = node;
+  k.extern_inputs = {a.buffer, b.buffer};
+  k.extern_outputs = {out_buffer};
+  const size_t off = batched ? 1 : 0;
+  const auto& as = a.type.sizes;
+  const auto& s1 = *sa;
+  const auto& s2 = *sb;
+  k.attrs = {{"dtype", static_cast<int64_t>(dtype)},
+             {"batch", batched ? as[0] : 1},
+             {"m", as[off]},
+             {"n", b.type.sizes[off + 1]},
+             {"k", as[off + 1]},
+             {"a_offset", s1[0]},
+             {"a_batch_stride", batched ? s1[1] : 0},
+             {"a_row_stride", s1[off + 1]},
+             {"a_col_stride", s1[off + 2]},
+             {"b_offset", s2[0]},
+             {"b_batch_stride", batched ? s2[1] : 0},
+             {"b_row_stride", s2[off + 1]},
+             {"b_col_stride", s2[off + 2]}};
+  n.emit(std::move(k));
+  return true;
+}
+
+namespace {
+
+LowerFn matmul() {
+  return [](NodeLowering& n) {
+    // Copies (for operands that are not affine) come before the output is realized.
     Access a = n.operand(0), b = n.operand(1);
-    auto sa = affine_strides(a);
-    if (!sa) {
-      a = n.contiguous(a);
-      sa = affine_strides(a);
-    }
-    auto sb = affine_strides(b);
-    if (!sb) {
-      b = n.contiguous(b);
-      sb = affine_strides(b);
-    }
-    if (!sa || !sb) return false;
-    const Access o = n.realize_output(0);
-    LoopKernel k;
-    k.name = n.kernel({}).finish().name;
-    k.origin = n.node().name;
-    k.kind = LoopKernelKind::Extern;
-    k.extern_name = batched ? "bmm" : "mm";
-    k.node = n.node_index();  // runs on the host oracle if the plugin has no such extern
-    k.extern_inputs = {a.buffer, b.buffer};
-    k.extern_outputs = {o.buffer};
-    const size_t off = batched ? 1 : 0;
-    const auto& as = a.type.sizes;
-    const auto& s1 = *sa;
-    const auto& s2 = *sb;
-    k.attrs = {{"dtype", static_cast<int64_t>(out.dtype)},
-               {"batch", batched ? as[0] : 1},
-               {"m", as[off]},
-               {"n", b.type.sizes[off + 1]},
-               {"k", as[off + 1]},
-               {"a_offset", s1[0]},
-               {"a_batch_stride", batched ? s1[1] : 0},
-               {"a_row_stride", s1[off + 1]},
-               {"a_col_stride", s1[off + 2]},
-               {"b_offset", s2[0]},
-               {"b_batch_stride", batched ? s2[1] : 0},
-               {"b_row_stride", s2[off + 1]},
-               {"b_col_stride", s2[off + 2]}};
-    n.emit(std::move(k));
-    return true;
+    if (!affine_strides(a)) a = n.contiguous(a);
+    if (!affine_strides(b)) b = n.contiguous(b);
+    return emit_matmul_call(n, a, b, n.realize_output(0).buffer, n.out_type(0).dtype,
+                            n.node_index());
   };
 }
 
 }  // namespace
 
 std::map<std::string, LowerFn> matmul_lowerings() {
-  return {{"aten.mm.default", matmul(false)}, {"aten.bmm.default", matmul(true)}};
+  return {{"aten.mm.default", matmul()}, {"aten.bmm.default", matmul()}};
 }
 
 }  // namespace kiln

@@ -48,6 +48,16 @@ TEST_P(CompiledConv, ForwardIsAKernel) {
   b.output(conv(b, xt1, wt1, bt1, {2}, {1}, {1}, true, {1}, 1));
   const ValueRef wt2 = in("wt2", c({6, 2, 3, 2}));
   b.output(conv(b, x3, wt2, None{}, {2, 3}, {1, 0}, {2, 1}, true, {1, 2}, 3));
+  // 1x1, stride 1, one group: a matmul call (bias and ReLU after it), on NCHW, channels-last,
+  // a size-1 spatial dim, 1-d and 3-d, and a sliced input (copied first).
+  const ValueRef wp = in("wp", c({4, 5, 1, 1})), bp = in("bp", c({4}));
+  b.output(b.op("aten.relu.default", {conv(b, x2, wp, bp, {1}, {0}, {1}, false, {0}, 1)}));
+  const ValueRef x1h = in("x1h", c({2, 5, 1, 6}));
+  b.output(conv(b, x1h, wp, None{}, {1}, {0}, {1}, false, {0}, 1));
+  b.output(conv(b, x1, in("wp1", c({3, 4, 1})), None{}, {1}, {0}, {1}, false, {0}, 1));
+  b.output(conv(b, x5, in("wp3", c({3, 2, 1, 1, 1})), None{}, {1}, {0}, {1}, false, {0}, 1));
+  b.output(
+      conv(b, xs, in("wps", c({3, 2, 1, 1})), in("bps", c({3})), {1}, {0}, {1}, false, {0}, 1));
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u) << "convolutions run as kernels";
 }
