@@ -8,13 +8,6 @@
 namespace kiln {
 namespace {
 
-void store_result(NodeLowering& n, KernelBuilder& kb, int value) {
-  const TensorType& out = n.out_type(0);
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(value, out.dtype));
-  n.emit(std::move(kb).finish());
-}
-
 // full, full_like, fill, scalar_tensor, empty (zeros, as the reference makes them).
 LowerFn filled(int value_arg) {
   return [value_arg](NodeLowering& n) {
@@ -26,7 +19,7 @@ LowerFn filled(int value_arg) {
                      : int_value   ? static_cast<double>(n.args().get_int(value_arg))
                                    : n.args().get_float(value_arg);
     if (int_value && static_cast<double>(static_cast<int64_t>(v)) != v) return false;
-    store_result(n, kb, kb.constant(out.dtype, v));
+    n.store_output(kb, kb.constant(out.dtype, v));
     return true;
   };
 }
@@ -40,7 +33,7 @@ bool lower_arange(NodeLowering& n) {
   const int i = kb.cast(kb.index(kb.x(0)), c);
   const int start = kb.constant(c, fp ? n.args().get_float(0) : n.args().get_int(0));
   const int step = kb.constant(c, fp ? n.args().get_float(2) : n.args().get_int(2));
-  store_result(n, kb, kb.math("add", c, {start, kb.math("mul", c, {i, step})}));
+  n.store_output(kb, kb.math("add", c, {start, kb.math("mul", c, {i, step})}));
   return true;
 }
 
@@ -77,7 +70,7 @@ bool lower_cat(NodeLowering& n) {
     offset += size;
   }
   if (result < 0) result = kb.constant(out.dtype, 0);
-  store_result(n, kb, result);
+  n.store_output(kb, result);
   return true;
 }
 
@@ -97,7 +90,7 @@ bool lower_constant_pad(NodeLowering& n) {
     mask = mask < 0 ? m : kb.math("and", DType::Bool, {mask, m});
   }
   const int v = n.load(kb, in, idx, mask, value);
-  store_result(n, kb, mask < 0 ? v : kb.where(mask, v, kb.constant(out.dtype, value)));
+  n.store_output(kb, mask < 0 ? v : kb.where(mask, v, kb.constant(out.dtype, value)));
   return true;
 }
 
@@ -121,7 +114,7 @@ LowerFn lower_index_pad(bool reflect) {
       // it) but lets interval bounds see that, so checks prove every read inside the input.
       idx[d] = min(max(reflect ? mirrored : at, Expr::constant(0)), last);
     }
-    store_result(n, kb, n.load(kb, in, idx, -1, 0));
+    n.store_output(kb, n.load(kb, in, idx, -1, 0));
     return true;
   };
 }
@@ -136,7 +129,7 @@ bool lower_repeat(NodeLowering& n) {
     const int64_t s = in.type.sizes[i];
     idx.push_back(s <= 1 ? Expr::constant(0) : mod(kb.x(lead + i), Expr::constant(s)));
   }
-  store_result(n, kb, n.load(kb, in, idx));
+  n.store_output(kb, n.load(kb, in, idx));
   return true;
 }
 
@@ -157,7 +150,7 @@ bool lower_gather(NodeLowering& n) {
   KernelBuilder kb = n.kernel(out.sizes);
   std::vector<Expr> idx = kb.pointwise_vars();
   idx[d] = indirect(n, kb, index, kb.pointwise_vars(), self.type.sizes[d]);
-  store_result(n, kb, n.load(kb, self, idx));
+  n.store_output(kb, n.load(kb, self, idx));
   return true;
 }
 
@@ -173,7 +166,7 @@ bool lower_index_select(NodeLowering& n) {
   std::vector<Expr> idx = kb.pointwise_vars();
   const std::vector<Expr> at = index.type.rank() == 0 ? std::vector<Expr>{} : std::vector{idx[d]};
   idx[d] = indirect(n, kb, index, at, self.type.sizes[d]);
-  store_result(n, kb, n.load(kb, self, idx));
+  n.store_output(kb, n.load(kb, self, idx));
   return true;
 }
 
@@ -186,7 +179,7 @@ bool lower_embedding(NodeLowering& n) {
   const std::vector<Expr> vars = kb.pointwise_vars();
   const std::vector<Expr> at(vars.begin(), vars.end() - 1);
   const Expr row = indirect(n, kb, indices, at, weight.type.sizes[0]);
-  store_result(n, kb, n.load(kb, weight, {row, vars.back()}));
+  n.store_output(kb, n.load(kb, weight, {row, vars.back()}));
   return true;
 }
 
@@ -224,7 +217,7 @@ bool lower_index(NodeLowering& n) {
       at.push_back(a.type.sizes[i] == 1 ? Expr::constant(0) : block[offset + i]);
     idx[static_cast<size_t>(k)] = indirect(n, kb, a, at, self.type.sizes[static_cast<size_t>(k)]);
   }
-  store_result(n, kb, n.load(kb, self, idx));
+  n.store_output(kb, n.load(kb, self, idx));
   return true;
 }
 

@@ -49,9 +49,7 @@ bool cdist(NodeLowering& n) {
   const DType acc = compute_dtype(out.dtype);
   const int diff = difference(n, kb, n.operand(0), i1, n.operand(1), i2, acc);
   const int dist = distance(kb, diff, n.args().get_float(2), acc);
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(dist, out.dtype));
-  n.emit(std::move(kb).finish());
+  n.store_output(kb, dist);
   return true;
 }
 
@@ -108,9 +106,7 @@ bool pdist(NodeLowering& n) {
   const int diff =
       difference(n, kb, n.operand(0), {row_i, kb.r(0)}, n.operand(0), {row_j, kb.r(0)}, acc);
   const int dist = distance(kb, diff, n.args().get_float(1), acc);
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(dist, out.dtype));
-  n.emit(std::move(kb).finish());
+  n.store_output(kb, dist);
   return true;
 }
 

@@ -15,9 +15,7 @@ void emit_embed(NodeLowering& n, KernelBuilder& kb, int inside,
   const TensorType& out = n.out_type(0);
   const int src = kb.cast(n.load(kb, n.operand(1), src_index, inside), out.dtype);
   const int self = kb.cast(n.load(kb, n.operand(0), kb.pointwise_vars()), out.dtype);
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.where(inside, src, self));
-  n.emit(std::move(kb).finish());
+  n.store_output(kb, kb.where(inside, src, self));
 }
 
 // select_scatter(self, src, dim, index)

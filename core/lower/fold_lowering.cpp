@@ -36,9 +36,7 @@ bool col2im(NodeLowering& n) {
   idx.push_back(block);
   const DType acc = compute_dtype(out.dtype);
   const int sum = kb.reduce("sum", acc, kb.cast(n.load(kb, n.operand(0), idx, mask), acc));
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(sum, out.dtype));
-  n.emit(std::move(kb).finish());
+  n.store_output(kb, sum);
   return true;
 }
 

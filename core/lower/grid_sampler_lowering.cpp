@@ -87,9 +87,7 @@ bool grid_sampler(NodeLowering& n) {
     result = co.op("add", result, co.op("mul", tap(yi, xi, 1, 0), co.op("mul", ex, dy)));
     result = co.op("add", result, co.op("mul", tap(yi, xi, 1, 1), co.op("mul", dx, dy)));
   }
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(result, out.dtype));
-  n.emit(std::move(kb).finish());
+  n.store_output(kb, result);
   return true;
 }
 

@@ -101,6 +101,13 @@ Access NodeLowering::realize_output(size_t k) {
   return a;
 }
 
+void NodeLowering::store_output(KernelBuilder& kb, int value, size_t k) {
+  const TensorType& out = out_type(k);
+  const Access o = realize_output(k);
+  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(value, out.dtype));
+  emit(std::move(kb).finish());
+}
+
 void NodeLowering::define_view(size_t k, int buffer, const Expr& index) {
   const TensorType& t = out_type(k);
   VarRanges ranges;

@@ -55,6 +55,9 @@ class NodeLowering {
 
   // A fresh contiguous buffer for output k; records it as that output's storage.
   Access realize_output(size_t k = 0);
+  // Stores `value`, cast to output k's dtype, into output k (realized here) at the kernel's
+  // pointwise variables, and emits the kernel.
+  void store_output(KernelBuilder& kb, int value, size_t k = 0);
   // Output k is a view: it reads another value's storage through `index` (over d0..).
   void define_view(size_t k, int buffer, const Expr& index);
   void emit(LoopKernel kernel);

@@ -19,15 +19,6 @@ Expr c(int64_t v) {
   return Expr::constant(v);
 }
 
-// Stores the row's sum of `term` into grad_input.
-void store_sum(NodeLowering& n, KernelBuilder& kb, int term, DType acc) {
-  const TensorType& out = n.out_type(0);
-  const int sum = kb.reduce("sum", acc, term);
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(sum, out.dtype));
-  n.emit(std::move(kb).finish());
-}
-
 std::vector<Expr> lead_vars(const KernelBuilder& kb, size_t lead) {
   std::vector<Expr> idx;
   for (size_t i = 0; i < lead; ++i) idx.push_back(kb.x(i));
@@ -63,7 +54,8 @@ bool avg_pool2d_backward(NodeLowering& n) {
   const Expr divisor = n.args().is_none(7) ? max(count, c(1)) : c(n.args().get_int(7));
   const DType acc = compute_dtype(in.dtype);
   const int g = kb.cast(n.load(kb, n.operand(0), idx, mask), acc);
-  store_sum(n, kb, kb.math("div", acc, {g, kb.cast(kb.index(divisor), acc)}), acc);
+  n.store_output(kb,
+                 kb.reduce("sum", acc, kb.math("div", acc, {g, kb.cast(kb.index(divisor), acc)})));
   return true;
 }
 
@@ -96,7 +88,7 @@ bool max_pool2d_backward(NodeLowering& n) {
   const int g = kb.cast(n.load(kb, n.operand(0), idx, mask), acc);
   const int chosen = n.load(kb, n.operand(7), idx, mask, -1);
   const int hit = kb.math("eq", DType::Bool, {chosen, kb.index(flat)});
-  store_sum(n, kb, kb.where(hit, g, kb.constant(acc, 0)), acc);
+  n.store_output(kb, kb.reduce("sum", acc, kb.where(hit, g, kb.constant(acc, 0))));
   return true;
 }
 
@@ -134,7 +126,8 @@ bool adaptive_avg_pool2d_backward(NodeLowering& n) {
   }
   const DType acc = compute_dtype(in.dtype);
   const int g = kb.cast(n.load(kb, n.operand(0), idx, mask), acc);
-  store_sum(n, kb, kb.math("div", acc, {g, kb.cast(kb.index(count), acc)}), acc);
+  n.store_output(kb,
+                 kb.reduce("sum", acc, kb.math("div", acc, {g, kb.cast(kb.index(count), acc)})));
   return true;
 }
 

@@ -64,10 +64,7 @@ bool cumsum(NodeLowering& n) {
                              kb.simplify_index(contiguous_index(
                                  per_block, with_dim(kb.pointwise_vars(), dim,
                                                      floordiv(kb.x(dim), Expr::constant(block))))));
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()),
-           kb.cast(kb.math("add", acc, {prefix, partial}), out.dtype));
-  n.emit(std::move(kb).finish());
+  n.store_output(kb, kb.math("add", acc, {prefix, partial}));
   return true;
 }
 

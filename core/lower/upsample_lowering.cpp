@@ -9,13 +9,6 @@
 namespace kiln {
 namespace {
 
-void store_result(NodeLowering& n, KernelBuilder& kb, int value) {
-  const TensorType& out = n.out_type(0);
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, contiguous_index(out.sizes, kb.pointwise_vars()), kb.cast(value, out.dtype));
-  n.emit(std::move(kb).finish());
-}
-
 // upsample_nearest2d.vec(input, output_size?, scale_factors?)
 bool nearest(NodeLowering& n) {
   const Shape &in = n.in_type(0).sizes, &out = n.out_type(0).sizes;
@@ -38,7 +31,7 @@ bool nearest(NodeLowering& n) {
       idx.push_back(clamp_index(kb.indirect(kb.cast(src, DType::I64)), 0, i - 1));
     }
   }
-  store_result(n, kb, n.load(kb, n.operand(0), idx));
+  n.store_output(kb, n.load(kb, n.operand(0), idx));
   return true;
 }
 
@@ -77,7 +70,7 @@ bool bilinear(NodeLowering& n) {
   };
   const int top = lerp(tap(lo[0], lo[1]), tap(lo[0], hi[1]), w1[1]);
   const int bottom = lerp(tap(hi[0], lo[1]), tap(hi[0], hi[1]), w1[1]);
-  store_result(n, kb, lerp(top, bottom, w1[0]));
+  n.store_output(kb, lerp(top, bottom, w1[0]));
   return true;
 }
 
