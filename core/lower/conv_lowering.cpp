@@ -28,8 +28,12 @@ void finish_rows(NodeLowering& n, KernelBuilder& kb, int sum, DType acc, const A
   n.emit(std::move(kb).finish());
 }
 
-int product(KernelBuilder& kb, int a, int b, DType acc) {
-  return kb.math("mul", acc, {kb.cast(a, acc), kb.cast(b, acc)});
+// The row's sum of a * b in the compute dtype, finished as finish_rows does.
+void sum_products(NodeLowering& n, KernelBuilder& kb, int a, int b, const Access* bias,
+                  const Expr& channel, size_t slot) {
+  const DType acc = compute_dtype(n.out_type(slot).dtype);
+  const int sum = kb.reduce("sum", acc, kb.math("mul", acc, {kb.cast(a, acc), kb.cast(b, acc)}));
+  finish_rows(n, kb, sum, acc, bias, channel, slot);
 }
 
 // y = conv(x, w) into output `slot`: x [N, C, *], w [O, C/groups, *k], y [N, O, *].
@@ -51,10 +55,7 @@ void narrow_side(NodeLowering& n, const Access& x, const Access& w, const Access
     xi.push_back(clamp_index(at, 0, xs[2 + d] - 1));
     wi.push_back(kb.r(1 + d));
   }
-  const DType acc = compute_dtype(n.out_type(slot).dtype);
-  const int sum =
-      kb.reduce("sum", acc, product(kb, n.load(kb, x, xi, mask), n.load(kb, w, wi), acc));
-  finish_rows(n, kb, sum, acc, bias, kb.x(1), slot);
+  sum_products(n, kb, n.load(kb, x, xi, mask), n.load(kb, w, wi), bias, kb.x(1), slot);
 }
 
 // x = conv^T(y, w) into output `slot`: y [N, O, *], w [O, C/groups, *k], x [N, C, *].
@@ -72,20 +73,10 @@ void wide_side(NodeLowering& n, const Access& y, const Access& w, const Access* 
   int mask = -1;
   for (size_t d = 0; d < win.dims; ++d) {
     const Expr num = kb.x(2 + d) + c(win.padding[d]) + kb.r(1 + d) * c(-win.dilation[d]);
-    const Expr at = floordiv(num, c(win.stride[d]));
-    if (win.stride[d] != 1) {
-      const int exact = kb.math("eq", DType::Bool,
-                                {kb.index(mod(num, c(win.stride[d]))), kb.constant(DType::I64, 0)});
-      mask = mask_and(kb, mask, exact);
-    }
-    mask = mask_and(kb, mask, between(kb, at, 0, c(ys[2 + d])));
-    yi.push_back(clamp_index(at, 0, ys[2 + d] - 1));
+    yi.push_back(landing_position(kb, mask, num, win.stride[d], ys[2 + d]));
     wi.push_back(kb.r(1 + d));
   }
-  const DType acc = compute_dtype(n.out_type(slot).dtype);
-  const int sum =
-      kb.reduce("sum", acc, product(kb, n.load(kb, y, yi, mask), n.load(kb, w, wi), acc));
-  finish_rows(n, kb, sum, acc, bias, kb.x(1), slot);
+  sum_products(n, kb, n.load(kb, y, yi, mask), n.load(kb, w, wi), bias, kb.x(1), slot);
 }
 
 // grad_weight into output `slot` [O, C/groups, *k]: dy [N, O, *], x [N, C, *] (the regular
@@ -107,10 +98,7 @@ void weight_grad(NodeLowering& n, const Access& dy, const Access& x, const Windo
     yi.push_back(kb.r(1 + d));
     xi.push_back(clamp_index(at, 0, xs[2 + d] - 1));
   }
-  const DType acc = compute_dtype(n.out_type(slot).dtype);
-  const int sum =
-      kb.reduce("sum", acc, product(kb, n.load(kb, dy, yi), n.load(kb, x, xi, mask), acc));
-  finish_rows(n, kb, sum, acc, nullptr, Expr(), slot);
+  sum_products(n, kb, n.load(kb, dy, yi), n.load(kb, x, xi, mask), nullptr, Expr(), slot);
 }
 
 // grad_bias into output `slot` [O]: the sum of dy over batch and space.

@@ -21,14 +21,7 @@ bool col2im(NodeLowering& n) {
     const int64_t s = f.w.stride[d];
     const Expr num = kb.x(lead + 1 + d) + Expr::constant(f.w.padding[d]) +
                      kb.r(d) * Expr::constant(-f.w.dilation[d]);
-    const Expr at = floordiv(num, Expr::constant(s));
-    if (s != 1) {
-      mask = mask_and(kb, mask,
-                      kb.math("eq", DType::Bool,
-                              {kb.index(mod(num, Expr::constant(s))), kb.constant(DType::I64, 0)}));
-    }
-    mask = mask_and(kb, mask, between(kb, at, 0, Expr::constant(f.blocks[d])));
-    block = block * Expr::constant(f.blocks[d]) + clamp_index(at, 0, f.blocks[d] - 1);
+    block = block * Expr::constant(f.blocks[d]) + landing_position(kb, mask, num, s, f.blocks[d]);
   }
   std::vector<Expr> idx;
   if (lead) idx.push_back(kb.x(0));

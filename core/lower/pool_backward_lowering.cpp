@@ -74,14 +74,7 @@ bool max_pool2d_backward(NodeLowering& n) {
   for (size_t d = 0; d < kDims; ++d) {
     const int64_t s = w.stride[d], out = dy[lead + d];
     const Expr num = kb.x(lead + d) + c(w.padding[d]) + kb.r(d) * c(-w.dilation[d]);
-    const Expr o = floordiv(num, c(s));
-    if (s != 1) {
-      mask = mask_and(
-          kb, mask,
-          kb.math("eq", DType::Bool, {kb.index(mod(num, c(s))), kb.constant(DType::I64, 0)}));
-    }
-    mask = mask_and(kb, mask, between(kb, o, 0, c(out)));
-    idx.push_back(clamp_index(o, 0, out - 1));
+    idx.push_back(landing_position(kb, mask, num, s, out));
     flat = flat * c(in.sizes[lead + d]) + kb.x(lead + d);
   }
   const DType acc = compute_dtype(in.dtype);

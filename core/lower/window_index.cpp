@@ -17,6 +17,19 @@ int between(KernelBuilder& kb, const Expr& e, int64_t lo, const Expr& hi) {
   return kb.math("and", DType::Bool, {ge, lt});
 }
 
+Expr landing_position(KernelBuilder& kb, int& mask, const Expr& num, int64_t stride,
+                      int64_t positions) {
+  const Expr at = floordiv(num, Expr::constant(stride));
+  if (stride != 1) {
+    const int exact =
+        kb.math("eq", DType::Bool,
+                {kb.index(mod(num, Expr::constant(stride))), kb.constant(DType::I64, 0)});
+    mask = mask_and(kb, mask, exact);
+  }
+  mask = mask_and(kb, mask, between(kb, at, 0, Expr::constant(positions)));
+  return clamp_index(at, 0, positions - 1);
+}
+
 Expr window_taps(const Expr& start, int64_t kernel, int64_t size, int64_t pad, bool count_pad) {
   const Expr end =
       min(start + Expr::constant(kernel), Expr::constant(count_pad ? size + pad : size));
