@@ -47,7 +47,7 @@ namespace {
 kir::OpKind to_kir(LoopOpKind k) {
   return static_cast<kir::OpKind>(static_cast<int>(k));
 }
-static_assert(static_cast<int>(LoopOpKind::Math) == static_cast<int>(kir::OpKind::Math));
+static_assert(static_cast<int>(LoopOpKind::Scatter) == static_cast<int>(kir::OpKind::Scatter));
 
 }  // namespace
 
@@ -95,6 +95,11 @@ EmittedKernel emit_kir(const LoopKernel& k, const LoopProgram& program) {
       case LoopOpKind::Store:
         ko.name = names.at(op.buffer);
         ko.index = to_kir(op.index);
+        break;
+      case LoopOpKind::Scatter:
+        ko.name = names.at(op.buffer);
+        ko.index = to_kir(op.index);
+        ko.combine = op.name;
         break;
       case LoopOpKind::Index:
         ko.index = to_kir(op.index);

@@ -2,6 +2,7 @@
 // through masked loads with an explicit `other`, repeat through mod, and indexing
 // (gather, index_select, embedding, index.Tensor) through checked indirect loads: an index
 // out of range is reported by the kernel, never read.
+#include "core/lower/advanced_index_at.h"
 #include "core/lower/lower_context.h"
 #include "core/ops/indexing.h"
 
@@ -184,40 +185,10 @@ bool lower_embedding(NodeLowering& n) {
 }
 
 bool lower_index(NodeLowering& n) {
-  const TensorType& out = n.out_type(0);
   const Access& self = n.operand(0);
-  const auto& items = n.args().tensor_list(1).items;
-  std::vector<std::optional<TensorType>> types;
-  for (size_t k = 0; k < items.size(); ++k) {
-    types.push_back(items[k] ? std::optional(n.list_operand(1, k).type) : std::nullopt);
-  }
-  const AdvancedIndex plan = plan_advanced_index(self.type.sizes, types, "index.Tensor");
-  KernelBuilder kb = n.kernel(out.sizes);
-  const std::vector<Expr> vars = kb.pointwise_vars();
-  // Output dims: kept dims before the block (adjacent only), the broadcast block, the rest.
-  size_t before = 0;
-  if (plan.adjacent) {
-    for (size_t d : plan.kept) before += d < plan.insert_at ? 1 : 0;
-  }
-  const std::vector<Expr> block(
-      vars.begin() + static_cast<std::ptrdiff_t>(before),
-      vars.begin() + static_cast<std::ptrdiff_t>(before + plan.broadcast.size()));
-  std::vector<Expr> idx(self.type.sizes.size());
-  size_t next_kept = 0;
-  for (size_t d : plan.kept) {
-    const bool in_front = plan.adjacent && d < plan.insert_at;
-    idx[d] = in_front ? vars[next_kept] : vars[plan.broadcast.size() + next_kept];
-    ++next_kept;
-  }
-  for (int k : plan.indexed) {
-    const Access& a = n.list_operand(1, static_cast<size_t>(k));
-    std::vector<Expr> at;
-    const size_t offset = plan.broadcast.size() - a.type.sizes.size();
-    for (size_t i = 0; i < a.type.sizes.size(); ++i)
-      at.push_back(a.type.sizes[i] == 1 ? Expr::constant(0) : block[offset + i]);
-    idx[static_cast<size_t>(k)] = indirect(n, kb, a, at, self.type.sizes[static_cast<size_t>(k)]);
-  }
-  n.store_output(kb, n.load(kb, self, idx));
+  const AdvancedIndex plan = plan_advanced_index(self.type.sizes, list_types(n, 1), "index.Tensor");
+  KernelBuilder kb = n.kernel(n.out_type(0).sizes);
+  n.store_output(kb, n.load(kb, self, advanced_index_at(n, kb, plan, 1, kb.pointwise_vars())));
   return true;
 }
 

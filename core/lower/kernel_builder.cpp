@@ -54,6 +54,15 @@ void KernelBuilder::store(int buffer, const Expr& index, int value, int mask) {
   kernel_.body.push_back(std::move(op));
 }
 
+void KernelBuilder::scatter(const std::string& combine, int buffer, const Expr& index, int value,
+                            int mask) {
+  LoopOp op = make_loop_op(LoopOpKind::Scatter, dtype(value), {value}, combine);
+  op.buffer = buffer;
+  op.index = simplify_index(index);
+  op.mask = mask;
+  kernel_.body.push_back(std::move(op));
+}
+
 int KernelBuilder::constant(DType dtype, double value) {
   LoopOp op = make_loop_op(LoopOpKind::Const, dtype);
   op.value = value;

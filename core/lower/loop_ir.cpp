@@ -43,11 +43,16 @@ int64_t extern_attr(const LoopKernel& k, const std::string& key) {
   return 1;
 }
 
+bool scatters(const LoopKernel& k) {
+  return std::any_of(k.body.begin(), k.body.end(),
+                     [](const LoopOp& op) { return op.kind == LoopOpKind::Scatter; });
+}
+
 std::vector<int> kernel_reads(const LoopKernel& k) {
   std::vector<int> reads;
   for (int b : k.extern_inputs) add_once(reads, b);
   for (const LoopOp& op : k.body)
-    if (op.kind == LoopOpKind::Load) add_once(reads, op.buffer);
+    if (op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Scatter) add_once(reads, op.buffer);
   return reads;
 }
 
@@ -55,7 +60,7 @@ std::vector<int> kernel_writes(const LoopKernel& k) {
   std::vector<int> writes;
   for (int b : k.extern_outputs) add_once(writes, b);
   for (const LoopOp& op : k.body)
-    if (op.kind == LoopOpKind::Store) add_once(writes, op.buffer);
+    if (op.kind == LoopOpKind::Store || op.kind == LoopOpKind::Scatter) add_once(writes, op.buffer);
   return writes;
 }
 

@@ -14,7 +14,21 @@
 
 namespace kiln {
 
-enum class LoopOpKind { Load, Store, Const, Index, Cast, Where, Reduce, Extract, CheckIndex, Math };
+// Scatter (last, as in KIR): a write at a data-dependent address into a buffer that already
+// holds values, combined by `name` (store, sum, prod, max, min); the buffer is read and written.
+enum class LoopOpKind {
+  Load,
+  Store,
+  Const,
+  Index,
+  Cast,
+  Where,
+  Reduce,
+  Extract,
+  CheckIndex,
+  Math,
+  Scatter
+};
 
 // Reduction kinds; welford yields (mean, m2, count), read with Extract 0, 1, 2.
 inline constexpr const char* kReduceKinds[] = {"sum",    "max",    "min",     "prod",
@@ -24,7 +38,7 @@ struct LoopOp {
   LoopOpKind kind = LoopOpKind::Math;
   int id = -1;  // SSA id; -1 for stores
   DType dtype = DType::F32;
-  std::string name;       // math op name or reduce kind
+  std::string name;       // math op name, reduce kind or scatter combine
   std::vector<int> args;  // SSA operands
   int buffer = -1;        // load/store: program buffer id
   Expr index;             // load/store address (elements), or an Index op's value
@@ -70,6 +84,21 @@ struct LoopProgram {
 // An op with its kind, dtype, operands and (math, reduce) name; the rest left at defaults.
 LoopOp make_loop_op(LoopOpKind kind, DType dtype, std::vector<int> args = {},
                     std::string name = {});
+
+// Whether `op` names a buffer (load, store, scatter).
+inline bool accesses_buffer(const LoopOp& op) {
+  return op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store ||
+         op.kind == LoopOpKind::Scatter;
+}
+
+// Whether `op` defines an SSA value (all but store and scatter).
+inline bool defines_value(const LoopOp& op) {
+  return op.kind != LoopOpKind::Store && op.kind != LoopOpKind::Scatter;
+}
+
+// Whether kernel `k` scatters: it must run alone, after its buffer's earlier writers and
+// before its readers, with no other body merged into its loop.
+bool scatters(const LoopKernel& k);
 
 // What the simplifier may assume inside `k`: each loop variable within its range, and each
 // checked index value (tN of a check_index) within its dim.

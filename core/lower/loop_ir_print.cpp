@@ -42,6 +42,10 @@ std::string print_op(const LoopOp& op) {
     case LoopOpKind::Store:
       return fmt::format("store b{}[{}] {}{}", op.buffer, op.index.to_string(), ids(op.args, "%"),
                          op.mask >= 0 ? fmt::format(" mask %{}", op.mask) : std::string());
+    case LoopOpKind::Scatter:
+      return fmt::format("scatter {} b{}[{}] {}{}", op.name, op.buffer, op.index.to_string(),
+                         ids(op.args, "%"),
+                         op.mask >= 0 ? fmt::format(" mask %{}", op.mask) : std::string());
     case LoopOpKind::Const:
       return fmt::format("{}const {} {}", def, dt, op.value);
     case LoopOpKind::Index:

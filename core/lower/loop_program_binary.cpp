@@ -70,7 +70,7 @@ void write_op(ByteWriter& out, const LoopOp& op) {
 
 LoopOp read_op(ByteReader& in) {
   LoopOp op;
-  op.kind = in.enumerator(LoopOpKind::Math);
+  op.kind = in.enumerator(LoopOpKind::Scatter);
   op.id = in.i32();
   op.dtype = read_dtype(in);
   op.name = in.string();
@@ -93,8 +93,7 @@ bool references_hold(const LoopKernel& k, size_t buffers, size_t graph_nodes) {
     for (int a : op.args)
       if (!defined.count(a)) return false;
     if (op.mask >= 0 && !defined.count(op.mask)) return false;
-    const bool memory = op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store;
-    if (memory && !buffer_ok(op.buffer)) return false;
+    if (accesses_buffer(op) && !buffer_ok(op.buffer)) return false;
     if (op.id >= 0) defined.insert(op.id);
   }
   for (int b : k.extern_inputs)

@@ -95,6 +95,7 @@ std::map<std::string, LowerFn> distance_lowerings();
 std::map<std::string, LowerFn> fold_lowerings();
 std::map<std::string, LowerFn> scan_sort_lowerings();
 std::map<std::string, LowerFn> grid_sampler_lowerings();
+std::map<std::string, LowerFn> masked_scatter_lowerings();
 
 // [offset, stride of d0, stride of d1, ...] when `a`'s index is exactly affine in its dims.
 std::optional<std::vector<int64_t>> affine_strides(const Access& a);

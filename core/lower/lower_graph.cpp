@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "core/lower/program_builder.h"
+#include "core/lower/scatter_combine.h"
 #include "core/ops/op_def.h"
 #include "core/ops/op_error.h"
 
@@ -15,7 +16,7 @@ std::map<std::string, LowerFn> all_lowerings() {
        {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings,
         scatter_lowerings, pool_lowerings, conv_lowerings, pool_backward_lowerings, embed_lowerings,
         upsample_lowerings, distance_lowerings, fold_lowerings, scan_sort_lowerings,
-        grid_sampler_lowerings}) {
+        grid_sampler_lowerings, scatter_combine_lowerings, masked_scatter_lowerings}) {
     rules.merge(table());
   }
   return rules;

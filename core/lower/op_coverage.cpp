@@ -49,11 +49,6 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
     c.note = library ? "a generated matmul where the autotuner or dtype says so" : "";
     return c;
   }
-  if (op == "aten.scatter.src" || op == "aten.scatter.value") {
-    c.support = OpSupport::Host;
-    c.note = "a kernel when scattering into a constant";
-    return c;
-  }
   if (has_lowering_rule(op) || (def->view && def->is_primitive())) {
     c.support = OpSupport::Kernel;
     if (def->view && !has_lowering_rule(op)) c.note = "a view: an index remap in its readers";

@@ -1,14 +1,12 @@
 // cumsum, sort and topk without a scan or sort primitive in KIR, from Reduction kernels:
-//  - cumsum in blocks of B = ceil(sqrt(n)) along the dim: the blocks' sums, their exclusive
-//    prefix sums, then each element adds its block's prefix to the elements of its block up
-//    to itself (masked). O(n * sqrt(n)) work per line instead of a scan's O(n).
+//  - cumsum as a blocked prefix sum (prefix_sum.h), O(n * sqrt(n)) per line.
 //  - sort and topk by rank: an element's place is the count of elements that sort before it
 //    (scan_sort_order.h: NaN last ascending, first descending, ties by index), O(n^2) per
 //    line; each output place then finds the element of that rank (the first index whose
 //    rank matches) and reads it.
 #include <cmath>
 
-#include "core/lower/lower_context.h"
+#include "core/lower/prefix_sum.h"
 #include "core/lower/window_index.h"
 
 namespace kiln {
@@ -20,28 +18,25 @@ std::vector<Expr> with_dim(std::vector<Expr> vars, size_t dim, const Expr& at) {
   return vars;
 }
 
-bool cumsum(NodeLowering& n) {
-  const TensorType& out = n.out_type(0);
-  if (out.numel() == 0 || out.rank() == 0) return false;
-  const auto dim = static_cast<size_t>(*normalize_dim(n.args().get_int(1), out.rank()));
-  const int64_t len = out.sizes[dim];
+}  // namespace
+
+void blocked_prefix_sum(NodeLowering& n, const Shape& sizes, size_t dim, DType acc,
+                        const PrefixElement& element, const PrefixFinish& finish) {
+  const int64_t len = sizes[dim];
   const auto block = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(len))));
   const int64_t blocks = (len + block - 1) / block;
-  const DType acc = compute_dtype(out.dtype);
-  Shape per_block = out.sizes;
+  Shape per_block = sizes;
   per_block[dim] = blocks;
   const int sums = n.temp_buffer("block_sums", acc, shape_numel(per_block));
   const int before = n.temp_buffer("block_prefix", acc, shape_numel(per_block));
-  const auto element = [&](KernelBuilder& kb, const Expr& at, int mask) {
-    return kb.cast(
-        kb.cast(n.load(kb, n.operand(0), with_dim(kb.pointwise_vars(), dim, at), mask), out.dtype),
-        acc);
+  const auto at_dim = [&](KernelBuilder& kb, const Expr& at, int mask) {
+    return kb.cast(element(kb, with_dim(kb.pointwise_vars(), dim, at), mask), acc);
   };
   {  // each block's sum
     KernelBuilder kb = n.kernel(per_block, {block});
     const Expr at = kb.x(dim) * Expr::constant(block) + kb.r(0);
     const int inside = between(kb, at, 0, Expr::constant(len));
-    const int v = element(kb, clamp_index(at, 0, len - 1), inside);
+    const int v = at_dim(kb, clamp_index(at, 0, len - 1), inside);
     kb.store(sums, contiguous_index(per_block, kb.pointwise_vars()), kb.reduce("sum", acc, v));
     n.emit(std::move(kb).finish());
   }
@@ -55,16 +50,30 @@ bool cumsum(NodeLowering& n) {
     kb.store(before, contiguous_index(per_block, kb.pointwise_vars()), kb.reduce("sum", acc, v));
     n.emit(std::move(kb).finish());
   }
-  KernelBuilder kb = n.kernel(out.sizes, {block});
+  KernelBuilder kb = n.kernel(sizes, {block});
   const Expr first = floordiv(kb.x(dim), Expr::constant(block)) * Expr::constant(block);
   const Expr at = first + kb.r(0);
   const int upto = kb.math("le", DType::Bool, {kb.index(at), kb.index(kb.x(dim))});
-  const int partial = kb.reduce("sum", acc, element(kb, clamp_index(at, 0, len - 1), upto));
+  const int partial = kb.reduce("sum", acc, at_dim(kb, clamp_index(at, 0, len - 1), upto));
   const int prefix = kb.load(before, acc,
                              kb.simplify_index(contiguous_index(
                                  per_block, with_dim(kb.pointwise_vars(), dim,
                                                      floordiv(kb.x(dim), Expr::constant(block))))));
-  n.store_output(kb, kb.math("add", acc, {prefix, partial}));
+  finish(kb, kb.math("add", acc, {prefix, partial}));
+}
+
+namespace {
+
+bool cumsum(NodeLowering& n) {
+  const TensorType& out = n.out_type(0);
+  if (out.numel() == 0 || out.rank() == 0) return false;
+  const auto dim = static_cast<size_t>(*normalize_dim(n.args().get_int(1), out.rank()));
+  blocked_prefix_sum(
+      n, out.sizes, dim, compute_dtype(out.dtype),
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int mask) {
+        return kb.cast(n.load(kb, n.operand(0), at, mask), out.dtype);
+      },
+      [&](KernelBuilder& kb, int sum) { n.store_output(kb, sum); });
   return true;
 }
 

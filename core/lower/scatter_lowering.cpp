@@ -1,9 +1,11 @@
+// scatter.src/.value: into a constant (below), elementwise; into anything else, scatter_combine.
 // scatter upon a constant: `scatter(full(c), dim, index, v)` with one index per row along
 // `dim` is `where(index == iota(dim), v, c)`, elementwise, so it fuses with its readers and a
 // one-hot matrix (cross-entropy written with scatter) is never stored. The indices are checked
 // by a small kernel of their own, which keeps the elementwise kernel free of checks (a kernel
 // that checks indices is never inlined: a partial reader would skip checks).
 #include "core/lower/lower_context.h"
+#include "core/lower/scatter_combine.h"
 #include "core/ops/op_def.h"
 
 namespace kiln {
@@ -32,20 +34,21 @@ LowerFn scatter_on_constant(bool from_tensor) {
     const Access& index = n.operand(2);
     const auto fill = constant_fill(n.producer(0), out.dtype);
     auto dim_r = normalize_dim(n.args().get_int(1), out.rank());
-    if (!fill || !dim_r || out.rank() == 0 || index.type.rank() != out.rank()) return false;
+    if (!fill || !dim_r || out.rank() == 0 || index.type.rank() != out.rank())
+      return lower_scatter_into(n, from_tensor);
     const auto dim = static_cast<size_t>(*dim_r);
     for (size_t d = 0; d < out.sizes.size(); ++d)
-      if (index.type.sizes[d] != (d == dim ? 1 : out.sizes[d])) return false;
+      if (index.type.sizes[d] != (d == dim ? 1 : out.sizes[d])) return lower_scatter_into(n, from_tensor);
     double value = 0;
     if (from_tensor) {
       const TensorType& src = n.in_type(3);
-      if (src.rank() != out.rank()) return false;
+      if (src.rank() != out.rank()) return lower_scatter_into(n, from_tensor);
       for (size_t d = 0; d < out.sizes.size(); ++d)
-        if (src.sizes[d] < index.type.sizes[d]) return false;
+        if (src.sizes[d] < index.type.sizes[d]) return lower_scatter_into(n, from_tensor);
     } else {
       value = n.args().get_float(3);
       if (!is_floating(out.dtype) && static_cast<double>(static_cast<int64_t>(value)) != value)
-        return false;
+        return lower_scatter_into(n, from_tensor);
     }
     // Every index checked once, into a buffer of checked indices.
     const int checked = n.temp_buffer("checked_index", DType::I64, index.type.numel());

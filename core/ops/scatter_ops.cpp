@@ -267,15 +267,22 @@ std::vector<OpRow> scatter_ops() {
          HostTensor out = self.to(self.dtype());
          const Broadcaster bv(values.sizes(), plan.result);
          const bool accumulate = c.get_bool(3);
+         // Float sums in f64, rounded once at the end (not per step, which would make the
+         // result depend on the order of the repeated indices in half precision).
+         std::vector<double> sums;
+         if (is_floating(out.dtype()))
+           for (int64_t o = 0; o < out.numel(); ++o) sums.push_back(out.get(o));
          for (int64_t r = 0; r < shape_numel(plan.result); ++r) {
            const int64_t o = plan.source(r, self.sizes(), indices, "index_put");
            if (is_floating(out.dtype())) {
-             out.set(o, accumulate ? out.get(o) + values.get(bv(r)) : values.get(bv(r)));
+             double& sum = sums[static_cast<size_t>(o)];
+             sum = accumulate ? sum + values.get(bv(r)) : values.get(bv(r));
            } else {
              out.set_int(o, accumulate ? wrap_add(out.get_int(o), values.get_int(bv(r)))
                                        : values.get_int(bv(r)));
            }
          }
+         for (size_t o = 0; o < sums.size(); ++o) out.set(static_cast<int64_t>(o), sums[o]);
          return std::vector{out};
        }});
   rows.push_back({"aten.masked_scatter.default",

@@ -97,7 +97,7 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
   if (iterations == 0) return "";
   const VarRanges ranges = loop_var_ranges(k);
   for (const LoopOp& op : k.body) {
-    if (op.kind != LoopOpKind::Load && op.kind != LoopOpKind::Store) continue;
+    if (!accesses_buffer(op)) continue;
     if (op.buffer < 0 || static_cast<size_t>(op.buffer) >= buffers.size())
       return "kernel '" + k.name + "' names no buffer";
     VarRanges where = ranges;

@@ -37,7 +37,7 @@ void eliminate_common_ops(LoopKernel& k) {
     for (int& a : op.args) a = dense.at(replaced.at(a));
     if (op.mask >= 0) op.mask = dense.at(replaced.at(op.mask));
     op.index = substitute(op.index, t_names);
-    if (op.kind == LoopOpKind::Store) {
+    if (!defines_value(op)) {
       body.push_back(std::move(op));
       continue;
     }

@@ -200,7 +200,7 @@ void prune_buffers(LoopProgram& prog) {
     for (int& b : k.extern_inputs) map(b);
     for (int& b : k.extern_outputs) map(b);
     for (LoopOp& op : k.body)
-      if (op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store) map(op.buffer);
+      if (accesses_buffer(op)) map(op.buffer);
   }
   for (int& b : prog.outputs) map(b);
   prog.buffers = std::move(kept);

@@ -19,6 +19,7 @@ std::string var(char prefix, size_t i) {
 std::string inline_blocker(const LoopProgram& prog, size_t pi, const InlineOptions& o) {
   const LoopKernel& p = prog.kernels[pi];
   if (p.kind != LoopKernelKind::Pointwise) return "not pointwise";
+  if (scatters(p)) return "scatters";
   const LoopOp* store = nullptr;
   for (const LoopOp& op : p.body) {
     if (op.kind != LoopOpKind::Store) continue;
@@ -96,7 +97,7 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
     LoopOp op = original;
     rename_args(op);
     op.index = substitute(op.index, t_names);
-    if (op.kind == LoopOpKind::Store) {
+    if (!defines_value(op)) {
       body.push_back(std::move(op));
       continue;
     }
@@ -165,7 +166,7 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
     for (int& a : op.args) a = dense.at(a);
     if (op.mask >= 0) op.mask = dense.at(op.mask);
     op.index = substitute(op.index, dense_t);
-    if (op.kind != LoopOpKind::Store) {
+    if (defines_value(op)) {
       dense[op.id] = id;
       dense_t["t" + std::to_string(op.id)] = Expr::var("t" + std::to_string(id));
       op.id = id++;
@@ -174,8 +175,7 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
   c.body = std::move(body);
   const VarRanges r = loop_var_ranges(c);
   for (LoopOp& op : c.body)
-    if (op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store || op.kind == LoopOpKind::Index)
-      op.index = simplify(op.index, r);
+    if (accesses_buffer(op) || op.kind == LoopOpKind::Index) op.index = simplify(op.index, r);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ KernelCost kernel_cost(const LoopKernel& k, const LoopProgram& program, const Ro
   double per_point = 0;
   for (const LoopOp& op : k.body) {
     c.loads += op.kind == LoopOpKind::Load;
-    c.stores += op.kind == LoopOpKind::Store;
+    c.stores += op.kind == LoopOpKind::Store || op.kind == LoopOpKind::Scatter;
     per_point += op_flops(op);
   }
   c.flops = per_point * points;

@@ -131,6 +131,8 @@ MergeOutcome merge_kernels(const LoopKernel& first, const LoopKernel& second,
                            const std::set<int>& dropped, const MergeOptions& options) {
   if (first.kind == LoopKernelKind::Extern || second.kind == LoopKernelKind::Extern)
     return failure(FusionCategory::Realized, "a library call");
+  if (scatters(first) || scatters(second))
+    return failure(FusionCategory::Realized, "scatters: other iterations read what it writes");
   const auto ops = static_cast<int64_t>(first.body.size() + second.body.size());
   if (ops > options.max_ops) {
     return failure(FusionCategory::TooLarge,
@@ -173,8 +175,7 @@ MergeOutcome merge_kernels(const LoopKernel& first, const LoopKernel& second,
   // Check ranges were taken from the final body; indices simplify again with them.
   const VarRanges checked = loop_var_ranges(merged);
   for (LoopOp& op : merged.body)
-    if (op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store || op.kind == LoopOpKind::Index)
-      op.index = simplify(op.index, checked);
+    if (accesses_buffer(op) || op.kind == LoopOpKind::Index) op.index = simplify(op.index, checked);
   MergeOutcome out;
   out.kernel = std::move(merged);
   return out;

@@ -504,6 +504,9 @@ void ValueEmitter::emit(const kir::Op& op, Scope& s) {
     case kir::OpKind::Store:
       store(op, s);
       return;
+    case kir::OpKind::Scatter:
+      scatter(op, s);
+      return;
     case kir::OpKind::Const: {
       const double value = kir::is_float(op.dtype) || op.dtype == DType::Bool
                                ? std::strtod(op.literal.c_str(), nullptr)

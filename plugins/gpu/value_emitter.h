@@ -59,6 +59,9 @@ class ValueEmitter {
   llvm::Value* address(const kir::Op& op, const Scope& s, llvm::Type* element, llvm::Value* base);
   llvm::Value* load(const kir::Op& op, Scope& s);
   void store(const kir::Op& op, Scope& s);
+  void scatter(const kir::Op& op, Scope& s);  // scatter_emitter.cpp
+  llvm::Value* combined(const std::string& combine, llvm::Value* old, llvm::Value* v,
+                        kir::DType d);
   llvm::Value* math(const kir::Op& op, Scope& s);
   llvm::Value* unary(const std::string& name, llvm::Value* a, kir::DType d);
   llvm::Value* binary(const std::string& name, llvm::Value* a, llvm::Value* b, kir::DType d);

@@ -348,6 +348,72 @@ KRT_INLINE inline auto convert(VF v) {
   }
 }
 
+// ---- scatter: combining into memory other threads may also write ------------------------
+
+enum Combine { kStore, kCombineSum, kCombineProd, kCombineMax, kCombineMin };
+
+// `old` combined with `v` as the reference does: half precision in float, integers wrap,
+// max/min propagate NaN.
+template <Combine C, Kind K, class T>
+KRT_INLINE inline T combine1(T old, T v) {
+  if constexpr (C == kStore) {
+    return v;
+  } else if constexpr (K == kF16 || K == kBF16) {
+    const float r = combine1<C, kFloat>(convert1<float, kFloat, T, K>(old),
+                                         convert1<float, kFloat, T, K>(v));
+    return convert1<T, K, float, kFloat>(r);
+  } else if constexpr (K == kInt && C == kCombineSum) {
+    return static_cast<T>(static_cast<uint64_t>(old) + static_cast<uint64_t>(v));
+  } else if constexpr (K == kInt && C == kCombineProd) {
+    return static_cast<T>(static_cast<uint64_t>(old) * static_cast<uint64_t>(v));
+  } else if constexpr (K == kBool) {
+    return C == kCombineSum || C == kCombineMax ? (old || v) : (old && v);
+  } else if constexpr (C == kCombineSum) {
+    return old + v;
+  } else if constexpr (C == kCombineProd) {
+    return old * v;
+  } else if constexpr (C == kCombineMax) {
+    return old != old || v < old ? old : v;
+  } else {
+    return old != old || v > old ? old : v;
+  }
+}
+
+// One element: a compare-and-swap loop on its bytes (a plain atomic store for kStore).
+template <Combine C, Kind K, class T>
+KRT_INLINE inline void combine_at(T* p, T v) {
+  if constexpr (C == kStore) {
+    __atomic_store(p, &v, __ATOMIC_RELAXED);
+  } else {
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    for (;;) {
+      T next = combine1<C, K>(old, v);
+      if (memcmp(&next, &old, sizeof(T)) == 0) return;
+      if (__atomic_compare_exchange(p, &old, &next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
+    }
+  }
+}
+
+template <class Lanes, Combine C, Kind K, class T, class V_, class F>
+KRT_INLINE inline void scatter_combine(T* p, V_ v, F address) {
+  if constexpr (Lanes::n == 1) {
+    combine_at<C, K>(p + address(0), static_cast<T>(v));
+  } else {
+    for (int i = 0; i < Lanes::n; ++i) combine_at<C, K>(p + address(i), static_cast<T>(v[i]));
+  }
+}
+template <class Lanes, Combine C, Kind K, class T, class M, class V_, class F>
+KRT_INLINE inline void scatter_combine_masked(T* p, M mask, V_ v, F address) {
+  if constexpr (Lanes::n == 1) {
+    if (mask) combine_at<C, K>(p + address(0), static_cast<T>(v));
+  } else {
+    for (int i = 0; i < Lanes::n; ++i)
+      if (mask[i]) combine_at<C, K>(p + address(i), static_cast<T>(v[i]));
+  }
+}
+
 // ---- math --------------------------------------------------------------------------------
 
 template <class Lanes, class R, class A, class F>

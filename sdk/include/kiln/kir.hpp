@@ -17,7 +17,10 @@
 // Loop variables are x0.. (pointwise dims, outermost first) and r0.. (reduction dims). An
 // index may also name `t<N>`, the int64 value of op %N (an indirect, checked index).
 // Ops: load, store, const, index, cast, where, reduce <kind>, extract <k>, check_index
-// <size>, and math by name with %operands. A reduce produces one value per pointwise point
+// <size>, scatter <combine>, and math by name with %operands. `scatter` writes into an
+// inout buffer that already holds values, at an address that may repeat across iterations:
+// `store` (any one writer wins), `sum`, `prod`, `max` or `min` (atomic read-modify-write;
+// max/min propagate NaN); only pointwise kernels scatter. A reduce produces one value per pointwise point
 // (row); ops that use it and vary along the reduced dims run per element again, so a body
 // may nest reductions (softmax: a sum over exp(x - max)) and store per element; see
 // docs/kir.md ("levels"). Every masked load carries an explicit `other`.
@@ -89,16 +92,21 @@ struct Expr {
   bool is_atom() const { return kind == Const || kind == Var || kind == Min || kind == Max; }
 };
 
-enum class OpKind { Load, Store, Const, Index, Cast, Where, Reduce, Extract, CheckIndex, Math };
+// Append-only: a kind's number never changes (Scatter came after kir/1's first ten).
+enum class OpKind { Load, Store, Const, Index, Cast, Where, Reduce, Extract, CheckIndex, Math, Scatter };
+
+// How a scatter combines its value with what the buffer holds.
+inline constexpr const char* kScatterCombines[] = {"store", "sum", "prod", "max", "min"};
 
 struct Op {
   OpKind kind = OpKind::Math;
   int id = -1;               // the %N this op defines; -1 for store
   DType dtype = DType::F32;  // result dtype (store: unused)
-  std::string name;          // math op name, reduce kind, or the buffer of a load/store
-  std::vector<int> args;     // %operands (store: value; where: cond, a, b)
-  Expr index;                // load/store address, or the value of `index`
-  int mask = -1;             // load/store: a bool %value, or -1
+  std::string name;          // math op name, reduce kind, or the buffer of a load/store/scatter
+  std::vector<int> args;     // %operands (store, scatter: value; where: cond, a, b)
+  Expr index;                // load/store/scatter address, or the value of `index`
+  int mask = -1;             // load/store/scatter: a bool %value, or -1
+  std::string combine;       // scatter: one of kScatterCombines
   std::string other;         // load with mask: the value masked lanes read, as text
   std::string literal;       // const: the value as text (e.g. "0.5", "-inf", "3")
   int64_t number = 0;        // extract: component; check_index: the dim size
@@ -197,6 +205,9 @@ inline std::string print_op(const Op& op) {
     case OpKind::Store:
       return "store " + op.name + "[" + print_expr(op.index) + "] " + detail::join_ops(op.args) +
              mask;
+    case OpKind::Scatter:
+      return "scatter " + op.combine + " " + op.name + "[" + print_expr(op.index) + "] " +
+             detail::join_ops(op.args) + mask;
     case OpKind::Const:
       return def + "const " + dt + " " + op.literal;
     case OpKind::Index:
@@ -430,7 +441,14 @@ inline bool parse_body_op(Cursor& c, Op& op, std::string& why) {
     if (c.eat("mask") && !c.ref(op.mask)) return (why = "bad store mask"), false;
     return true;
   }
-  if (!c.ref(op.id) || !c.eat("=")) return (why = "expected '%N =' or 'store'"), false;
+  if (c.eat("scatter")) {
+    op.kind = OpKind::Scatter;
+    if (!c.word(op.combine) || !parse_access(c, op) || !parse_refs(c, op.args, 1))
+      return (why = "bad scatter"), false;
+    if (c.eat("mask") && !c.ref(op.mask)) return (why = "bad scatter mask"), false;
+    return true;
+  }
+  if (!c.ref(op.id) || !c.eat("=")) return (why = "expected '%N =', 'store' or 'scatter'"), false;
   std::string opname, dt;
   if (!c.word(opname)) return (why = "expected an op name"), false;
   if (opname == "reduce" && !c.word(op.name)) return (why = "reduce needs a kind"), false;
@@ -496,8 +514,17 @@ inline bool check_kernel(const Kernel& k, std::string& why) {
         return (why = "%" + std::to_string(a) + " is used before it is defined"), false;
     if (op.mask >= 0 && !known(op.mask))
       return (why = "mask %" + std::to_string(op.mask) + " is not defined"), false;
-    if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && !k.buffer(op.name))
+    if ((op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::Scatter) &&
+        !k.buffer(op.name))
       return (why = "unknown buffer '" + op.name + "'"), false;
+    if (op.kind == OpKind::Scatter) {
+      bool combine_ok = false;
+      for (const char* c : kScatterCombines) combine_ok = combine_ok || op.combine == c;
+      if (!combine_ok) return (why = "unknown scatter combine '" + op.combine + "'"), false;
+      if (k.kind != "pointwise") return (why = "only pointwise kernels scatter"), false;
+      if (k.buffer(op.name)->role != Role::InOut)
+        return (why = "scatter into '" + op.name + "', which is not inout"), false;
+    }
     if (!var_ok(op.index, var_ok)) return (why = "index names an unknown variable"), false;
     if (op.id >= 0) {
       if (known(op.id)) return (why = "%" + std::to_string(op.id) + " is defined twice"), false;

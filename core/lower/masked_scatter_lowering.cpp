@@ -1,0 +1,62 @@
+// masked_scatter: the k-th place the mask selects (row-major over self) takes source's k-th
+// element. k is the selected places' prefix count (prefix_sum.h) less one; a source with fewer
+// elements than the mask selects fails the index check, as the reference reports.
+#include "core/lower/prefix_sum.h"
+
+namespace kiln {
+namespace {
+
+// Coordinates of row-major element `linear` of a tensor of `sizes`.
+std::vector<Expr> unravel(const Expr& linear, const Shape& sizes) {
+  std::vector<Expr> at(sizes.size());
+  int64_t stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    at[d] = mod(floordiv(linear, Expr::constant(stride)), Expr::constant(sizes[d]));
+    stride *= sizes[d];
+  }
+  return at;
+}
+
+// The coordinates in a tensor of `sizes` that broadcasts to coordinates `at` of a larger one.
+std::vector<Expr> broadcast_from(const std::vector<Expr>& at, const Shape& sizes) {
+  std::vector<Expr> out;
+  const size_t lead = at.size() - sizes.size();
+  for (size_t d = 0; d < sizes.size(); ++d)
+    out.push_back(sizes[d] == 1 ? Expr::constant(0) : at[lead + d]);
+  return out;
+}
+
+bool lower_masked_scatter(NodeLowering& n) {
+  const TensorType& out = n.out_type(0);
+  const Access& mask = n.operand(1);
+  const Access& source = n.operand(2);
+  if (out.numel() == 0 || source.type.numel() == 0) return false;
+  const Access o = n.realize_output(0);
+  const auto selected = [&](KernelBuilder& kb, const Expr& linear, int m) {
+    return n.load(kb, mask, broadcast_from(unravel(linear, out.sizes), mask.type.sizes), m);
+  };
+  blocked_prefix_sum(
+      n, {out.numel()}, 0, DType::I64,
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int m) {
+        return kb.cast(selected(kb, at[0], m), DType::I64);
+      },
+      [&](KernelBuilder& kb, int count) {
+        const int chosen = selected(kb, kb.x(0), -1);
+        const int k = kb.math("sub", DType::I64, {count, kb.constant(DType::I64, 1)});
+        const int place =
+            kb.check_index(kb.where(chosen, k, kb.constant(DType::I64, 0)), source.type.numel());
+        const int from_source = n.load(kb, source, unravel(kb.indirect(place), source.type.sizes));
+        const int from_self = n.load(kb, n.operand(0), unravel(kb.x(0), out.sizes));
+        kb.store(o.buffer, kb.x(0), kb.cast(kb.where(chosen, from_source, from_self), out.dtype));
+        n.emit(std::move(kb).finish());
+      });
+  return true;
+}
+
+}  // namespace
+
+std::map<std::string, LowerFn> masked_scatter_lowerings() {
+  return {{"aten.masked_scatter.default", lower_masked_scatter}};
+}
+
+}  // namespace kiln

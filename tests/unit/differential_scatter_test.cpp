@@ -1,0 +1,130 @@
+// The scatter family as KIR `scatter` kernels against the reference: scatter_add and
+// scatter_reduce (every reduce, with and without self) with repeated indices, index_put
+// (accumulating and not, broadcast values, an index after a kept dim), embedding backward
+// (padding row, gradients scaled by frequency), scatter into a non-constant; strided operands,
+// a fused reader, and an out-of-range index reported as an error.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CompiledScatter : public Differential, public ::testing::WithParamInterface<DType> {};
+
+TEST_P(CompiledScatter, CombinesAreKernels) {
+  const DType d = GetParam();
+  const bool fp = is_floating(d);
+  GraphBuilder b = builder();
+  const Range values = fp ? Range{-2, 2} : Range{0, 5};
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  // A permutation of 0..n-1 along `dim` (the indices that sort random values): indices that
+  // never repeat, for the writes whose duplicates have no defined winner.
+  const auto permutation = [&](const std::string& name, Shape sizes, int64_t dim) {
+    const ValueRef keys = input(b, name, TensorType::contiguous(DType::F32, std::move(sizes)));
+    return b.ops("aten.sort.default", {keys, dim, false}).at(1);
+  };
+  const ValueRef self = input(b, "self", c({5, 7}), values);
+  const ValueRef self_t = input(b, "self_t", TensorType{d, {5, 7}, {1, 5}}, values);
+  const ValueRef src = input(b, "src", c({6, 9}), values);
+  const ValueRef src_t = input(b, "src_t", TensorType{d, {4, 6}, {1, 4}}, values);
+  // Repeated indices: 4 x 6 indices into 7 columns, 4 x 6 into 5 rows.
+  const ValueRef cols = input(b, "cols", TensorType::contiguous(DType::I64, {4, 6}), Range{-7, 7});
+  const ValueRef rows = input(b, "rows", TensorType::contiguous(DType::I64, {4, 6}), Range{0, 5});
+  output_of(b, "scatter_add", "aten.scatter_add.default", {self, int64_t{1}, cols, src});
+  output_of(b, "scatter_add_t", "aten.scatter_add.default", {self_t, int64_t{0}, rows, src_t});
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"}) {
+    for (bool include_self : {true, false}) {
+      output_of(b, std::string(reduce) + (include_self ? "_self" : "_alone"),
+                "aten.scatter_reduce.two",
+                {self_t, int64_t{-1}, cols, src, std::string(reduce)},
+                {{"include_self", include_self}});
+    }
+  }
+  // index_put: rows repeated (accumulate), broadcast values, an index after a kept dim.
+  const ValueRef picks = input(b, "picks", TensorType::contiguous(DType::I64, {9}), Range{-5, 5});
+  output_of(b, "index_put_acc", "aten.index_put.default",
+            {self, TensorList{{picks}}, input(b, "row_values", c({1, 7}), values), true});
+  output_of(b, "index_put_cols_acc", "aten.index_put.default",
+            {self_t, TensorList{{std::nullopt, cols}}, input(b, "v2", c({5, 4, 6}), values),
+             true});
+  const ValueRef unique_rows = b.op(
+      "aten.slice.Tensor", {permutation("perm", {5}, 0), int64_t{0}, int64_t{0},
+                            int64_t{3}, int64_t{1}});
+  output_of(b, "index_put", "aten.index_put.default",
+            {self_t, TensorList{{unique_rows}}, input(b, "v3", c({7}), values), false});
+  // scatter into a non-constant: each row's places are a permutation (no duplicates).
+  const ValueRef places =
+      b.op("aten.slice.Tensor",
+           {permutation("perm_rows", {5, 7}, 1), int64_t{1}, int64_t{0}, int64_t{4},
+            int64_t{1}});
+  output_of(b, "scatter_src", "aten.scatter.src", {self_t, int64_t{1}, places, src});
+  output_of(b, "scatter_value", "aten.scatter.value", {self, int64_t{1}, places, 3});
+  // masked_scatter: a mask broadcast over rows and a full one; a strided, larger source.
+  const ValueRef mask_row = input(b, "mask_row", TensorType::contiguous(DType::Bool, {1, 7}));
+  const ValueRef mask = input(b, "mask", TensorType{DType::Bool, {5, 7}, {1, 5}});
+  output_of(b, "masked_scatter_row", "aten.masked_scatter.default", {self_t, mask_row, src});
+  output_of(b, "masked_scatter", "aten.masked_scatter.default",
+            {self, mask, input(b, "source_t", TensorType{d, {6, 7}, {1, 6}}, values)});
+  // A reader fused after the scatter.
+  output_of(b, "scatter_add_then_mul", "aten.mul.Tensor",
+            {b.op("aten.scatter_add.default", {self, int64_t{0}, rows, src}), self_t});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "the scatter family runs as kernels";
+}
+
+TEST_P(CompiledScatter, EmbeddingBackwardIsAKernel) {
+  const DType d = GetParam();
+  if (!is_floating(d)) GTEST_SKIP() << "embedding gradients are floating point";
+  GraphBuilder b = builder();
+  const ValueRef grad = input(b, "grad", TensorType::contiguous(d, {3, 8, 6}), Range{-2, 2});
+  const ValueRef grad_t = input(b, "grad_t", TensorType{d, {8, 5}, {1, 8}}, Range{-2, 2});
+  const ValueRef tokens = input(b, "tokens", TensorType::contiguous(DType::I64, {3, 8}), Range{0, 11});
+  const ValueRef tokens32 = input(b, "tokens32", TensorType::contiguous(DType::I32, {8}), Range{0, 4});
+  output_of(b, "plain", "aten.embedding_dense_backward.default",
+            {grad, tokens, int64_t{11}, int64_t{-1}, false});
+  output_of(b, "padding", "aten.embedding_dense_backward.default",
+            {grad, tokens, int64_t{13}, int64_t{2}, false});
+  output_of(b, "by_frequency", "aten.embedding_dense_backward.default",
+            {grad_t, tokens32, int64_t{4}, int64_t{0}, true});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledScatter,
+                         ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16,
+                                           DType::I64, DType::I32, DType::U8),
+                         DTypeName());
+
+using CompiledScatterErrors = Differential;
+
+TEST_F(CompiledScatterErrors, OutOfRangeIndexIsAnError) {
+  for (const char* op : {"scatter_add", "index_put", "masked_scatter", "embedding_backward"}) {
+    GraphBuilder b = builder();
+    const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 6}));
+    const ValueRef i = input(b, "i", TensorType::contiguous(DType::I64, {5, 3}), Range{40, 50});
+    const std::string name = op;
+    if (name == "scatter_add")
+      output_of(b, op, "aten.scatter_add.default", {x, 1, i, x});
+    if (name == "index_put")
+      output_of(b, op, "aten.index_put.default",
+                {x, TensorList{{i}}, input(b, "v", TensorType::contiguous(DType::F32, {6})), true});
+    if (name == "masked_scatter") {
+      // The mask selects every place, more than the source has elements.
+      output_of(b, op, "aten.masked_scatter.default",
+                {x, b.op("aten.ge.Scalar", {x, -10.0}),
+                 input(b, "s", TensorType::contiguous(DType::F32, {2, 3}))});
+    }
+    if (name == "embedding_backward")
+      output_of(b, op, "aten.embedding_dense_backward.default",
+                {input(b, "g", TensorType::contiguous(DType::F32, {5, 3, 4})), i, int64_t{6},
+                 int64_t{-1}, false});
+    EXPECT_THAT(run_error(b), HasSubstr("out of range")) << op;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test
