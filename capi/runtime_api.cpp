@@ -263,6 +263,10 @@ kiln_runtime_error* kiln_graph_run(kiln_graph* graph, const DLTensor* const* inp
   });
 }
 
+void kiln_graph_set_random_seed(kiln_graph* graph, uint64_t seed) {
+  if (graph) graph->compiled.set_random_seed(seed);
+}
+
 uint64_t kiln_graph_last_run_copied_bytes(const kiln_graph* graph) {
   return graph ? static_cast<uint64_t>(graph->compiled.last_run_copied_bytes()) : 0;
 }

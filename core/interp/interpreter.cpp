@@ -40,9 +40,9 @@ Status check_value(const HostTensor& t, const TensorType& type, const std::strin
 
 }  // namespace
 
-Result<std::vector<HostTensor>> run_node(
-    const Graph& graph, const Node& node,
-    const std::function<const HostTensor*(ValueRef)>& value_of) {
+Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
+                                         const std::function<const HostTensor*(ValueRef)>& value_of,
+                                         const RandomState& random) {
   std::vector<TensorType> out_types;
   for (ValueRef r : node.outputs) out_types.push_back(graph.type(r));
   std::vector<HostTensor> outs;
@@ -54,7 +54,7 @@ Result<std::vector<HostTensor>> run_node(
           if (!t) op_bug("value '" + graph.value(r).name + "' is not computed");
           return *t;
         },
-        out_types);
+        out_types, RandomDraw{random, random_stream_id(node.name)});
     outs = node.op->reference(context);
   } catch (const OpError& e) {
     const std::string text = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
@@ -87,8 +87,8 @@ Result<std::vector<HostTensor>> run_node(
   return outs;
 }
 
-Result<std::vector<HostTensor>> interpret(const Graph& graph,
-                                          const std::vector<HostTensor>& inputs) {
+Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<HostTensor>& inputs,
+                                          const RandomState& random) {
   if (inputs.size() != graph.inputs.size()) {
     return Error::user("graph '" + graph.name + "' takes " + std::to_string(graph.inputs.size()) +
                        " inputs, got " + std::to_string(inputs.size()));
@@ -112,10 +112,13 @@ Result<std::vector<HostTensor>> interpret(const Graph& graph,
   const std::vector<int64_t> last = last_uses(graph);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    auto outs = run_node(graph, node, [&](ValueRef r) -> const HostTensor* {
-      const auto& slot = values[static_cast<size_t>(r.id)];
-      return slot ? &*slot : nullptr;
-    });
+    auto outs = run_node(
+        graph, node,
+        [&](ValueRef r) -> const HostTensor* {
+          const auto& slot = values[static_cast<size_t>(r.id)];
+          return slot ? &*slot : nullptr;
+        },
+        random);
     if (!outs) return std::move(outs).error();
     for (size_t k = 0; k < outs->size(); ++k)
       values[static_cast<size_t>(node.outputs[k].id)] = std::move((*outs)[k]);

@@ -7,19 +7,21 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/ops/random_stream.h"
 #include "core/support/result.h"
 
 namespace kiln {
 
 // `inputs` in graph.inputs order; each must match its input's dtype and sizes (any
-// strides). Parameters come from graph.param_data. Returns graph.outputs in order.
-Result<std::vector<HostTensor>> interpret(const Graph& graph,
-                                          const std::vector<HostTensor>& inputs);
+// strides). Parameters come from graph.param_data; random ops draw from `random`. Returns
+// graph.outputs in order.
+Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<HostTensor>& inputs,
+                                          const RandomState& random = {});
 
 // Runs one node with its reference implementation; `value_of` returns each tensor operand
 // (nullptr: not available, an internal error). Outputs are checked against inference.
-Result<std::vector<HostTensor>> run_node(
-    const Graph& graph, const Node& node,
-    const std::function<const HostTensor*(ValueRef)>& value_of);
+Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
+                                         const std::function<const HostTensor*(ValueRef)>& value_of,
+                                         const RandomState& random = {});
 
 }  // namespace kiln

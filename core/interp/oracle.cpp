@@ -33,8 +33,9 @@ int64_t longest_reduction(const Graph& graph) {
   return longest;
 }
 
-Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTensor>& inputs) {
-  auto expected = interpret(graph, inputs);
+Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTensor>& inputs,
+                                 const RandomState& random) {
+  auto expected = interpret(graph, inputs, random);
   if (!expected) return std::move(expected).error();
   OracleResults r;
   r.expected = std::move(*expected);
@@ -44,7 +45,7 @@ Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTenso
   std::vector<HostTensor> abs_inputs;
   abs_inputs.reserve(inputs.size());
   for (const HostTensor& t : inputs) abs_inputs.push_back(magnitude_of(t));
-  if (auto m = interpret(magnitudes, abs_inputs); m && m->size() == r.expected.size())
+  if (auto m = interpret(magnitudes, abs_inputs, random); m && m->size() == r.expected.size())
     r.magnitude = std::move(*m);
   return r;
 }

@@ -8,6 +8,7 @@
 
 #include "core/graph/graph.h"
 #include "core/interp/compare.h"
+#include "core/ops/random_stream.h"
 #include "core/support/result.h"
 
 namespace kiln {
@@ -29,7 +30,8 @@ struct OracleResults {
 // Runs the interpreter on `inputs` (see interpret), and again on |inputs| and |parameters|
 // (floats only: integer inputs may be indices) for the magnitudes. When the magnitude run
 // fails, the comparison falls back to the per-element rule alone.
-Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTensor>& inputs);
+Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTensor>& inputs,
+                                 const RandomState& random = {});
 
 // The longest reduction `graph` can hold: the largest dim of any value, or the largest ratio of
 // a node's biggest tensor operand to its first output (a reduction over several dims).

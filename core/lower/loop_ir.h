@@ -65,7 +65,8 @@ struct LoopKernel {
   int node = -1;  // Extern "reference": the graph node it runs
 };
 
-enum class BufferKind { Input, Param, Temp };
+// RandomState: i64[2] (seed, call) the runtime writes before each run (core/ops/random_stream.h).
+enum class BufferKind { Input, Param, Temp, RandomState };
 
 struct LoopBuffer {
   std::string name;  // the graph value it holds

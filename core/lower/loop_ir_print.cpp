@@ -13,6 +13,8 @@ const char* kind_name(BufferKind k) {
       return "param";
     case BufferKind::Temp:
       return "temp";
+    case BufferKind::RandomState:
+      return "random";
   }
   return "?";
 }

@@ -144,7 +144,7 @@ Result<LoopProgram> read_loop_program(ByteReader& in, const Graph& graph) {
     b.name = in.string();
     b.dtype = read_dtype(in);
     b.elements = in.i64();
-    b.kind = in.enumerator(BufferKind::Temp);
+    b.kind = in.enumerator(BufferKind::RandomState);
     if (b.elements < 0 || b.elements > kMaxElements) in.fail();
     b.value.id = in.i32();
     const bool stored = b.kind == BufferKind::Input || b.kind == BufferKind::Param;

@@ -129,4 +129,8 @@ Access NodeLowering::contiguous(const Access& a) {
   return program_.copy_to_contiguous(a, node_->name);
 }
 
+int NodeLowering::random_state_buffer() {
+  return program_.random_state_buffer();
+}
+
 }  // namespace kiln

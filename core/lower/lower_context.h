@@ -65,6 +65,8 @@ class NodeLowering {
   int temp_buffer(const std::string& suffix, DType dtype, int64_t elements);
   // A contiguous buffer with the value of `a` (a itself when it already is one).
   Access contiguous(const Access& a);
+  // The run's random state buffer, i64[2]: (seed, call).
+  int random_state_buffer();
 
  private:
   ProgramBuilder& program_;
@@ -96,6 +98,8 @@ std::map<std::string, LowerFn> fold_lowerings();
 std::map<std::string, LowerFn> scan_sort_lowerings();
 std::map<std::string, LowerFn> grid_sampler_lowerings();
 std::map<std::string, LowerFn> masked_scatter_lowerings();
+std::map<std::string, LowerFn> embedding_bag_lowerings();
+std::map<std::string, LowerFn> random_lowerings();
 
 // [offset, stride of d0, stride of d1, ...] when `a`'s index is exactly affine in its dims.
 std::optional<std::vector<int64_t>> affine_strides(const Access& a);

@@ -16,7 +16,8 @@ std::map<std::string, LowerFn> all_lowerings() {
        {pointwise_lowerings, reduction_lowerings, data_movement_lowerings, matmul_lowerings,
         scatter_lowerings, pool_lowerings, conv_lowerings, pool_backward_lowerings, embed_lowerings,
         upsample_lowerings, distance_lowerings, fold_lowerings, scan_sort_lowerings,
-        grid_sampler_lowerings, scatter_combine_lowerings, masked_scatter_lowerings}) {
+        grid_sampler_lowerings, scatter_combine_lowerings, masked_scatter_lowerings,
+        embedding_bag_lowerings, random_lowerings}) {
     rules.merge(table());
   }
   return rules;

@@ -28,6 +28,12 @@ const Access& ProgramBuilder::access(ValueRef value) const {
   return *a;
 }
 
+int ProgramBuilder::random_state_buffer() {
+  if (random_state_ < 0)
+    random_state_ = add_buffer("random_state", DType::I64, 2, BufferKind::RandomState);
+  return random_state_;
+}
+
 std::string ProgramBuilder::kernel_name(const Node& node) {
   std::string op = node.op ? node.op->name : "copy";
   // "aten.add.Tensor" -> "add"

@@ -25,6 +25,8 @@ class ProgramBuilder {
   // A pointwise copy of `a` into a fresh contiguous buffer.
   Access copy_to_contiguous(const Access& a, const std::string& origin);
   bool is_contiguous_buffer(const Access& a) const;
+  // The run's random state (seed, call), one buffer for every random node.
+  int random_state_buffer();
 
   LoopProgram& program() { return program_; }
 
@@ -33,6 +35,7 @@ class ProgramBuilder {
   LoopProgram program_;
   std::vector<std::optional<Access>> access_;
   int kernels_named_ = 0;
+  int random_state_ = -1;
 };
 
 }  // namespace kiln

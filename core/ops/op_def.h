@@ -11,6 +11,7 @@
 #include "core/graph/host_tensor.h"
 #include "core/graph/schema.h"
 #include "core/ops/arg_view.h"
+#include "core/ops/random_stream.h"
 #include "core/ops/view_spec.h"
 
 namespace kiln {
@@ -29,10 +30,17 @@ struct InferContext : ArgView {
   std::function<const TensorType&(ValueRef)> type_of_;
 };
 
+// What a random op's reference draws from: the run's state and the node's stream.
+struct RandomDraw {
+  RandomState state;
+  uint32_t stream = 0;
+};
+
 struct RefContext : ArgView {
   RefContext(const Schema& schema, std::span<const ArgValue> args,
-             std::function<const HostTensor&(ValueRef)> value_of, std::span<const TensorType> out)
-      : ArgView(schema, args), out_types(out), value_of_(std::move(value_of)) {}
+             std::function<const HostTensor&(ValueRef)> value_of, std::span<const TensorType> out,
+             RandomDraw draw = {})
+      : ArgView(schema, args), out_types(out), random(draw), value_of_(std::move(value_of)) {}
   // Tensor argument i; a wrapped number becomes a 0-dim tensor of its own dtype.
   HostTensor tensor(int i) const;
   std::vector<std::optional<HostTensor>> tensors(int i) const;
@@ -40,6 +48,7 @@ struct RefContext : ArgView {
   HostTensor output(size_t k) const;
 
   std::span<const TensorType> out_types;
+  RandomDraw random;
 
  private:
   std::function<const HostTensor&(ValueRef)> value_of_;

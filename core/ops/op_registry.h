@@ -51,5 +51,6 @@ std::vector<OpRow> scan_sort_ops();
 std::vector<OpRow> grid_sampler_ops();
 std::vector<OpRow> norm_backward_ops();
 std::vector<OpRow> embedding_bag_ops();
+std::vector<OpRow> random_ops();
 
 }  // namespace kiln

@@ -22,10 +22,6 @@ Unsupported unsupported_reason(std::string_view op) {
       {"aten.sym_is_contiguous.default", {true, symbolic}},
       {"aten._fft_r2c.default", {false, "kiln has no complex dtypes yet" + between_graphs}},
       {"aten._fft_c2r.default", {false, "kiln has no complex dtypes yet" + between_graphs}},
-      {"aten.rand.default", {false, "random number generation is not implemented yet"}},
-      {"aten.randn.default", {false, "random number generation is not implemented yet"}},
-      {"aten.randperm.default", {false, "random number generation is not implemented yet"}},
-      {"aten.native_dropout.default", {false, "random number generation is not implemented yet"}},
   };
   auto it = table.find(op);
   return it == table.end() ? Unsupported{} : it->second;

@@ -66,10 +66,12 @@ const LoopProgram& CompiledGraph::program() const {
 
 Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>& inputs,
                                                    const RunOptions& options) const {
+  const RandomState random = parts_->next_random(options.random);
   if (options.poison) {
     // A runner of its own, every buffer fresh and poisoned.
     auto calls = parts_->plugin->exclusive();
     PlanRunner r(*parts_);
+    r.set_random(random);
     if (auto s = r.prepare(inputs, true); !s) return std::move(s).error();
     for (const PlanStep& step : parts_->plan) {
       if (auto s = r.step(step, false, true); !s) return std::move(s).error();
@@ -79,12 +81,18 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
   }
   WarmTurn turn(*parts_);
   PlanRunner& r = turn.runner();
+  r.set_random(random);
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   for (const PlanStep& step : parts_->plan) {
     if (auto s = r.step(step, true, false); !s) return std::move(s).error();
   }
   if (auto s = r.finish(); !s) return std::move(s).error();
   return r.outputs();
+}
+
+void CompiledGraph::set_random_seed(uint64_t seed) {
+  parts_->random_seed = seed;
+  parts_->random_calls = 0;
 }
 
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,

@@ -9,6 +9,7 @@
 
 #include "core/graph/graph.h"
 #include "core/lower/loop_ir.h"
+#include "core/ops/random_stream.h"
 #include "core/runtime/device_buffer.h"
 #include "core/runtime/tensor_ref.h"
 #include "core/sched/fusion_failure.h"
@@ -56,6 +57,9 @@ struct RunOptions {
   // Fill every buffer a kernel writes with 0xFF bytes (NaN for floats) before the run, so a
   // kernel that skips an element cannot pass for correct.
   bool poison = false;
+  // The random state to run with (core/ops/random_stream.h); by default the compiled graph's
+  // seed and its next call number.
+  std::optional<RandomState> random;
 };
 
 class CompiledGraph {
@@ -94,6 +98,9 @@ class CompiledGraph {
   // Per kernel: loads, stores, bytes, flops, the roofline estimate on this device, and the
   // measured time and GB/s when `measured_us` (from time_kernels) is given.
   std::string kernel_metadata(const std::vector<double>& measured_us = {}) const;
+
+  // Random ops draw from this seed from now on, starting again at call 0.
+  void set_random_seed(uint64_t seed);
 
   const CompileStats& stats() const;
   void set_plugin_load_ms(double ms);

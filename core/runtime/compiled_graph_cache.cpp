@@ -35,17 +35,27 @@ bool buffer_holds(const LoopBuffer& b, DType dtype, int64_t elements) {
   return b.dtype == dtype && b.elements == elements;
 }
 
+// Narrows an interval by `value CMP c`.
+void narrow(Interval& r, const std::string& cmp, int64_t c) {
+  if (cmp == "ge") r.low = std::max(r.low, c);
+  if (cmp == "gt") r.low = std::max(r.low, c + 1);
+  if (cmp == "lt") r.high = std::min(r.high, c - 1);
+  if (cmp == "le") r.high = std::min(r.high, c);
+}
+
 // Narrows `ranges` by what mask `id` says where it is on: each `x + c CMP constant` in its
-// tree of ands (how padding and cat guard their loads). Other conditions are left out, which
-// only widens the ranges, so the bounds drawn from them stay sound.
-void narrow_by_mask(const LoopKernel& k, int id, VarRanges& ranges, int depth = 0) {
+// tree of ands (how padding and cat guard their loads). Any other `index(e) CMP constant`
+// bounds the expression e itself, in `guarded` (a cat read at a computed place). Other
+// conditions are left out, which only widens the ranges, so the bounds drawn stay sound.
+void narrow_by_mask(const LoopKernel& k, int id, VarRanges& ranges,
+                    std::map<std::string, Interval>& guarded, int depth = 0) {
   if (id < 0 || static_cast<size_t>(id) >= k.body.size() || depth > 64) return;
   const LoopOp* op = nullptr;
   for (const LoopOp& o : k.body)
     if (o.id == id) op = &o;
   if (!op || op->kind != LoopOpKind::Math || op->args.size() != 2) return;
   if (op->name == "and") {
-    for (int a : op->args) narrow_by_mask(k, a, ranges, depth + 1);
+    for (int a : op->args) narrow_by_mask(k, a, ranges, guarded, depth + 1);
     return;
   }
   const LoopOp* lhs = nullptr;
@@ -67,17 +77,14 @@ void narrow_by_mask(const LoopKernel& k, int id, VarRanges& ranges, int depth = 
       if (t.is_const()) shift = t.value();
     }
   }
-  const auto it = ranges.find(var);
   const double c = rhs->value;
-  if (it == ranges.end() || !(c > -1e15 && c < 1e15) || c != static_cast<double>(int64_t(c)) ||
-      shift < -(int64_t{1} << 50) || shift > (int64_t{1} << 50))
-    return;
-  const int64_t bound = static_cast<int64_t>(c) - shift;
-  Interval& r = it->second;
-  if (op->name == "ge") r.low = std::max(r.low, bound);
-  if (op->name == "gt") r.low = std::max(r.low, bound + 1);
-  if (op->name == "lt") r.high = std::min(r.high, bound - 1);
-  if (op->name == "le") r.high = std::min(r.high, bound);
+  if (!(c > -1e15 && c < 1e15) || c != static_cast<double>(int64_t(c))) return;
+  const std::string text = e.to_string();
+  if (!guarded.contains(text)) guarded[text] = {INT64_MIN / 4, INT64_MAX / 4};
+  narrow(guarded[text], op->name, static_cast<int64_t>(c));
+  const auto it = ranges.find(var);
+  if (it == ranges.end() || shift < -(int64_t{1} << 50) || shift > (int64_t{1} << 50)) return;
+  narrow(it->second, op->name, static_cast<int64_t>(c) - shift);
 }
 
 // A generated kernel's loops and accesses, proven inside its buffers by interval bounds over
@@ -101,11 +108,17 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
     if (op.buffer < 0 || static_cast<size_t>(op.buffer) >= buffers.size())
       return "kernel '" + k.name + "' names no buffer";
     VarRanges where = ranges;
-    narrow_by_mask(k, op.mask, where);
+    std::map<std::string, Interval> guarded;
+    narrow_by_mask(k, op.mask, where, guarded);
     bool never = false;
     for (const auto& [name, r] : where) never = never || r.low > r.high;
     if (never) continue;
-    const Interval at = bounds(op.index, where);
+    Interval at = bounds(op.index, where);
+    if (auto g = guarded.find(op.index.to_string()); g != guarded.end()) {
+      at.low = std::max(at.low, g->second.low);
+      at.high = std::min(at.high, g->second.high);
+      if (at.low > at.high) continue;  // the mask is never on
+    }
     if (at.low < 0 || at.high >= buffers[static_cast<size_t>(op.buffer)].elements)
       return "kernel '" + k.name + "' reaches outside buffer '" +
              buffers[static_cast<size_t>(op.buffer)].name + "'";
@@ -123,6 +136,10 @@ std::string program_mismatch(const Graph& g, const LoopProgram& p,
   };
   for (const LoopBuffer& b : p.buffers) {
     if (b.kind == BufferKind::Temp) continue;
+    if (b.kind == BufferKind::RandomState) {
+      if (!buffer_holds(b, DType::I64, 2)) return "buffer '" + b.name + "' is no random state";
+      continue;
+    }
     const bool input = b.kind == BufferKind::Input;
     if (!listed(input ? g.inputs : g.params, b.value))
       return "buffer '" + b.name + "' holds no graph " + (input ? "input" : "parameter");

@@ -146,6 +146,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
   WarmTurn turn(*parts_);
   parts_->last_copied_bytes = 0;
   PlanRunner& runner = turn.runner();
+  runner.set_random(parts_->next_random(std::nullopt));
   // Unregistered when the run ends, however it ends; the runner's bindings are dropped at the
   // start of its next use.
   CallerMemory bindings(*parts_->plugin, parts_->device);

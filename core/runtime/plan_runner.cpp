@@ -57,6 +57,15 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
   }
   for (size_t b = 0; b < p_.program.buffers.size(); ++b) {
     const LoopBuffer& lb = p_.program.buffers[b];
+    if (lb.kind == BufferKind::RandomState) {
+      if (!buffers_[b]) {
+        if (auto s = allocate(static_cast<int>(b), false); !s) return s;
+      }
+      const int64_t words[2] = {static_cast<int64_t>(random_.seed),
+                                static_cast<int64_t>(random_.call)};
+      if (auto s = buffers_[b]->upload(std::as_bytes(std::span(words))); !s) return s;
+      continue;
+    }
     if (lb.kind != BufferKind::Input || bound_[b] != 0) continue;
     size_t i = 0;
     while (i < g.inputs.size() && !(g.inputs[i] == lb.value)) ++i;
@@ -154,10 +163,13 @@ Status PlanRunner::host_step(const PlanStep& s) {
     if (!host) return std::move(host).error();
     values[r.id] = std::move(*host);
   }
-  auto outs = run_node(p_.graph, node, [&](ValueRef r) -> const HostTensor* {
-    auto it = values.find(r.id);
-    return it == values.end() ? nullptr : &it->second;
-  });
+  auto outs = run_node(
+      p_.graph, node,
+      [&](ValueRef r) -> const HostTensor* {
+        auto it = values.find(r.id);
+        return it == values.end() ? nullptr : &it->second;
+      },
+      random_);
   if (!outs) return std::move(outs).error();
   for (size_t k = 0; k < outs->size(); ++k) {
     const int b = s.buffers.at(next + k);

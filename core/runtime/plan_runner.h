@@ -23,7 +23,10 @@ class PlanRunner {
   // kPoisonByte before the first step.
   Status open_arena(bool poison);
   // Inputs into their program buffers; an input whose buffer is bound is left alone.
+  // Also writes the random state (set_random) into its buffer, when the program has one.
   Status upload_inputs(const std::vector<HostTensor>& inputs);
+  // The random state of the coming run: its kernels and host steps draw from it.
+  void set_random(const RandomState& state) { random_ = state; }
   Status step(const PlanStep& s, bool keep_buffers, bool poison);
   // Waits for the device's work: a plugin whose launches return early reports a kernel's
   // error here even when no output is read back.
@@ -50,6 +53,7 @@ class PlanRunner {
   std::vector<std::optional<DeviceBuffer>> buffers_;
   std::vector<uint64_t> bound_;
   std::optional<DeviceBuffer> arena_;
+  RandomState random_;
 };
 
 // A turn on the runner a compiled graph's calls reuse (made on first use): its runs take

@@ -107,6 +107,7 @@ def _declare(lib):
         "kiln_graph_run": (e, [p, ctypes.POINTER(ctypes.POINTER(DLTensor)), ctypes.c_size_t,
                                ctypes.POINTER(ctypes.POINTER(DLTensor)), ctypes.c_size_t]),
         "kiln_graph_last_run_copied_bytes": (ctypes.c_uint64, [p]),
+        "kiln_graph_set_random_seed": (None, [p, ctypes.c_uint64]),
     }
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)

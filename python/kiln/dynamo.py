@@ -49,6 +49,10 @@ def _eager(gm, reason, op=None):
     return gm.forward
 
 
+_RANDOM_OPS = {"aten.rand.default", "aten.randn.default", "aten.randperm.default",
+               "aten.native_dropout.default"}
+
+
 def _compile_graph(gm, example_inputs, config):
     try:
         graph, weights, slots = fx_graph.convert(gm, list(example_inputs))
@@ -66,6 +70,10 @@ def _compile_graph(gm, example_inputs, config):
     for d in devices:
         if d.type != "cpu" and (d.type != served.type or (d.index or 0) != (served.index or 0)):
             return _eager(gm, f"inputs on {d}, but kiln compiled for {served}")
+    # Random ops (dropout) draw from a seed taken from torch's generator: torch.manual_seed
+    # before compiling repeats the same sequence of runs.
+    if _RANDOM_OPS & set(fx_graph.ops_of(graph)):
+        compiled.set_random_seed(int(torch.randint(0, 2**62, ()).item()))
     stats.compiled += 1
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))

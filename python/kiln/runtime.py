@@ -109,6 +109,10 @@ class CompiledGraph:
             return torch.device("cuda", self.device.device_id)
         return torch.device("cpu")
 
+    def set_random_seed(self, seed):
+        """Random ops draw from `seed` from now on; the k-th run after this draws (seed, k)."""
+        L.library().kiln_graph_set_random_seed(self._handle, int(seed) & (2**64 - 1))
+
     @property
     def last_run_copied_bytes(self):
         return L.library().kiln_graph_last_run_copied_bytes(self._handle)

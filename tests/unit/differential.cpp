@@ -168,7 +168,10 @@ CompileStats Differential::check(const Graph& graph, std::optional<uint64_t> see
     return {};
   }
   const std::vector<HostTensor> inputs = random_inputs(graph);
-  auto expected = run_oracle(graph, inputs);
+  // Random ops draw from a state of the test's seed (both words nonzero), the same for the
+  // oracle and the compiled graph.
+  random_ = {seed_, seed_ % 1000 + 1};
+  auto expected = run_oracle(graph, inputs, random_);
   if (!expected) {
     ADD_FAILURE() << "oracle: " << expected.error().to_string();
     return {};
@@ -205,6 +208,7 @@ CompileStats Differential::run_and_compare(const Graph& graph,
                        << (decoded ? "" : decoded.error().to_string());
   RunOptions options;
   options.poison = true;
+  options.random = random_;
   auto actual = compiled->run(inputs, options);
   if (!actual) {
     ADD_FAILURE() << actual.error().to_string();
@@ -227,6 +231,11 @@ CompileStats Differential::run_and_compare(const Graph& graph,
                         << " (max abs error " << c.max_abs << ")";
   }
   return compiled->stats();
+}
+
+Result<CompiledGraph> Differential::compile(const Graph& graph) {
+  Suite& s = *suite();
+  return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
 }
 
 std::string Differential::run_error(GraphBuilder& b) {

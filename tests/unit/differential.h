@@ -50,6 +50,8 @@ class Differential : public ::testing::Test {
   void set_input_range(const std::string& name, Range range) { ranges_[name] = range; }
   // Compiles and runs; returns the run's error text ("" when it succeeded).
   std::string run_error(GraphBuilder& b);
+  // Compiles `graph` for the suite's plugin (default schedule).
+  Result<CompiledGraph> compile(const Graph& graph);
 
   uint64_t seed() const { return seed_; }
   // Schedule options for the following checks (fusion is set by check itself).
@@ -64,6 +66,7 @@ class Differential : public ::testing::Test {
   std::map<std::string, Range> ranges_;
   ScheduleOptions base_schedule_;
   uint64_t seed_ = 0;
+  RandomState random_;
 };
 
 // Names a dtype-parameterized instance after its dtype ("f32").

@@ -39,8 +39,7 @@ TEST_P(CompiledScatter, CombinesAreKernels) {
   for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"}) {
     for (bool include_self : {true, false}) {
       output_of(b, std::string(reduce) + (include_self ? "_self" : "_alone"),
-                "aten.scatter_reduce.two",
-                {self_t, int64_t{-1}, cols, src, std::string(reduce)},
+                "aten.scatter_reduce.two", {self_t, int64_t{-1}, cols, src, std::string(reduce)},
                 {{"include_self", include_self}});
     }
   }
@@ -49,18 +48,15 @@ TEST_P(CompiledScatter, CombinesAreKernels) {
   output_of(b, "index_put_acc", "aten.index_put.default",
             {self, TensorList{{picks}}, input(b, "row_values", c({1, 7}), values), true});
   output_of(b, "index_put_cols_acc", "aten.index_put.default",
-            {self_t, TensorList{{std::nullopt, cols}}, input(b, "v2", c({5, 4, 6}), values),
-             true});
-  const ValueRef unique_rows = b.op(
-      "aten.slice.Tensor", {permutation("perm", {5}, 0), int64_t{0}, int64_t{0},
-                            int64_t{3}, int64_t{1}});
+            {self_t, TensorList{{std::nullopt, cols}}, input(b, "v2", c({5, 4, 6}), values), true});
+  const ValueRef unique_rows = b.op("aten.slice.Tensor", {permutation("perm", {5}, 0), int64_t{0},
+                                                          int64_t{0}, int64_t{3}, int64_t{1}});
   output_of(b, "index_put", "aten.index_put.default",
             {self_t, TensorList{{unique_rows}}, input(b, "v3", c({7}), values), false});
   // scatter into a non-constant: each row's places are a permutation (no duplicates).
   const ValueRef places =
       b.op("aten.slice.Tensor",
-           {permutation("perm_rows", {5, 7}, 1), int64_t{1}, int64_t{0}, int64_t{4},
-            int64_t{1}});
+           {permutation("perm_rows", {5, 7}, 1), int64_t{1}, int64_t{0}, int64_t{4}, int64_t{1}});
   output_of(b, "scatter_src", "aten.scatter.src", {self_t, int64_t{1}, places, src});
   output_of(b, "scatter_value", "aten.scatter.value", {self, int64_t{1}, places, 3});
   // masked_scatter: a mask broadcast over rows and a full one; a strided, larger source.
@@ -82,14 +78,55 @@ TEST_P(CompiledScatter, EmbeddingBackwardIsAKernel) {
   GraphBuilder b = builder();
   const ValueRef grad = input(b, "grad", TensorType::contiguous(d, {3, 8, 6}), Range{-2, 2});
   const ValueRef grad_t = input(b, "grad_t", TensorType{d, {8, 5}, {1, 8}}, Range{-2, 2});
-  const ValueRef tokens = input(b, "tokens", TensorType::contiguous(DType::I64, {3, 8}), Range{0, 11});
-  const ValueRef tokens32 = input(b, "tokens32", TensorType::contiguous(DType::I32, {8}), Range{0, 4});
+  const ValueRef tokens =
+      input(b, "tokens", TensorType::contiguous(DType::I64, {3, 8}), Range{0, 11});
+  const ValueRef tokens32 =
+      input(b, "tokens32", TensorType::contiguous(DType::I32, {8}), Range{0, 4});
   output_of(b, "plain", "aten.embedding_dense_backward.default",
             {grad, tokens, int64_t{11}, int64_t{-1}, false});
   output_of(b, "padding", "aten.embedding_dense_backward.default",
             {grad, tokens, int64_t{13}, int64_t{2}, false});
   output_of(b, "by_frequency", "aten.embedding_dense_backward.default",
             {grad_t, tokens32, int64_t{4}, int64_t{0}, true});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
+  const DType d = GetParam();
+  if (!is_floating(d)) GTEST_SKIP() << "embedding tables are floating point";
+  GraphBuilder b = builder();
+  const ValueRef table = input(b, "table", TensorType::contiguous(d, {9, 6}), Range{-2, 2});
+  const ValueRef table_t = input(b, "table_t", TensorType{d, {9, 5}, {1, 9}}, Range{-2, 2});
+  const ValueRef flat = input(b, "flat", TensorType::contiguous(DType::I64, {13}), Range{0, 9});
+  const ValueRef grid = input(b, "grid", TensorType::contiguous(DType::I32, {4, 3}), Range{-9, 9});
+  const ValueRef weights = input(b, "weights", TensorType::contiguous(d, {13}), Range{-2, 2});
+  // Bags of 1-D indices: an empty bag, and (include_last_offset) a tail in no bag.
+  const ValueRef offsets = b.op("aten.arange.start_step", {int64_t{0}, int64_t{13}, int64_t{4}},
+                                {{"dtype", DType::I64}});  // 0 4 8 12
+  // 0 4 4 8 12: bag 1 is empty.
+  const ValueRef four =
+      b.op("aten.arange.start_step", {int64_t{4}, int64_t{5}, int64_t{1}}, {{"dtype", DType::I64}});
+  const ValueRef with_empty =
+      b.ops(
+           "aten.sort.default",
+           {b.op("aten.cat.default", {TensorList{{offsets, four}}, int64_t{0}}), int64_t{0}, false})
+          .at(0);
+  const auto bag = [&](const std::string& label, std::vector<ArgValue> args) {
+    const auto outs = b.ops("aten._embedding_bag.default", std::move(args), {}, label);
+    for (size_t k = 0; k < outs.size(); ++k) b.output(outs[k]);
+  };
+  bag("sum", {table, flat, offsets, false, int64_t{0}, false, None{}, false, int64_t{-1}});
+  bag("mean_pad", {table_t, flat, offsets, false, int64_t{1}, false, None{}, false, int64_t{3}});
+  bag("max", {table, flat, offsets, false, int64_t{2}, false, None{}, true, int64_t{-1}});
+  bag("weighted", {table, flat, offsets, false, int64_t{0}, false, weights, false, int64_t{2}});
+  bag("grid_max_pad",
+      {table_t, grid, offsets, false, int64_t{2}, false, None{}, false, int64_t{1}});
+  bag("grid_mean", {table, grid, offsets, false, int64_t{1}, false, None{}, false, int64_t{-1}});
+  bag("empty_bag_mean",
+      {table, flat, with_empty, false, int64_t{1}, false, None{}, true, int64_t{-1}});
+  bag("empty_bag_max",
+      {table_t, flat, with_empty, false, int64_t{2}, false, None{}, false, int64_t{-1}});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
 }
@@ -107,8 +144,7 @@ TEST_F(CompiledScatterErrors, OutOfRangeIndexIsAnError) {
     const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 6}));
     const ValueRef i = input(b, "i", TensorType::contiguous(DType::I64, {5, 3}), Range{40, 50});
     const std::string name = op;
-    if (name == "scatter_add")
-      output_of(b, op, "aten.scatter_add.default", {x, 1, i, x});
+    if (name == "scatter_add") output_of(b, op, "aten.scatter_add.default", {x, 1, i, x});
     if (name == "index_put")
       output_of(b, op, "aten.index_put.default",
                 {x, TensorList{{i}}, input(b, "v", TensorType::contiguous(DType::F32, {6})), true});

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define KILN_RUNTIME_API_MAJOR 1u
-#define KILN_RUNTIME_API_MINOR 0u
+#define KILN_RUNTIME_API_MINOR 1u /* 1.1: kiln_graph_set_random_seed */
 
 #if defined(_WIN32)
 #define KILN_RUNTIME_EXPORT __declspec(dllexport)
@@ -164,6 +164,11 @@ KILN_RUNTIME_EXPORT kiln_runtime_error* kiln_graph_run_alloc(kiln_graph* graph,
                                                              size_t num_inputs,
                                                              kiln_dl_managed_tensor** outputs,
                                                              size_t num_outputs);
+
+/* Since 1.1. Random ops (rand, randn, randperm, native_dropout) draw from `seed` from now on:
+ * the k-th run after this call draws with (seed, k), so the same seed repeats the same
+ * sequence of runs, on any plugin. A compiled graph starts with seed 0. */
+KILN_RUNTIME_EXPORT void kiln_graph_set_random_seed(kiln_graph* graph, uint64_t seed);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,218 @@
+// _embedding_bag as kernels. A position's bag is its row of a 2-D `indices`, or, for 1-D
+// indices, the count of bag starts (offsets after the first) at or before it: each start
+// marks its position (KIR scatter), and a prefix sum of the marks (prefix_sum.h) numbers the
+// bags. Rows are then summed (per_sample_weights scaling), averaged or maxed into their bag
+// with KIR scatter; padding_idx rows count for nothing. For max, a second pass finds the
+// first position whose row reaches the maximum (max_indices, as the reference: ties go to
+// the earliest). Offsets that decrease, leave the indices or do not start at 0 fail the run
+// (reported as an index out of range).
+#include <cmath>
+
+#include "core/lower/prefix_sum.h"
+
+namespace kiln {
+namespace {
+
+enum Mode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
+
+struct Bags {
+  int64_t count = 0;      // B
+  int64_t positions = 0;  // N: elements of indices
+  int64_t width = 1;      // L for 2-D indices, 0 for 1-D
+  int buffer = -1;        // 1-D: i64[N], the bag of each position (B or more: in no bag)
+};
+
+// The bag of position `i` in `kb`, and whether it is a bag at all.
+// The bag is a checked index (always in range: positions in no bag read bag 0, masked off),
+// so every address built from it is provably inside its buffer.
+std::pair<int, int> bag_of(KernelBuilder& kb, const Bags& bags, const Expr& i) {
+  const int64_t count = bags.count;
+  if (bags.width > 0) {
+    const int bag = kb.check_index(kb.index(floordiv(i, Expr::constant(bags.width))), count);
+    return {bag, kb.constant(DType::Bool, 1)};
+  }
+  const int bag = kb.load(bags.buffer, DType::I64, i);
+  const int valid =
+      kb.math("lt", DType::Bool, {bag, kb.constant(DType::I64, static_cast<double>(count))});
+  return {kb.check_index(kb.where(valid, bag, kb.constant(DType::I64, 0)), count), valid};
+}
+
+// 1-D indices: checks the offsets and numbers each position's bag.
+void number_bags(NodeLowering& n, Bags& bags) {
+  const Access& offsets = n.operand(2);
+  const int64_t starts = offsets.type.numel(), total = bags.positions;
+  const int marks = n.temp_buffer("bag_starts", DType::I64, total);
+  {
+    KernelBuilder kb = n.kernel({total});
+    kb.store(marks, kb.x(0), kb.constant(DType::I64, 0));
+    n.emit(std::move(kb).finish());
+  }
+  if (starts > 0) {
+    KernelBuilder kb = n.kernel({starts});
+    const Expr b = kb.x(0);
+    const int at = n.load(kb, offsets, {b});
+    const int before = n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))});
+    const int first = kb.math("eq", DType::Bool, {kb.index(b), kb.constant(DType::I64, 0)});
+    const auto i64 = [&](int v) { return kb.cast(v, DType::I64); };
+    const int ordered =
+        kb.where(first, kb.math("eq", DType::Bool, {i64(at), kb.constant(DType::I64, 0)}),
+                 kb.math("ge", DType::Bool, {i64(at), i64(before)}));
+    const int inside =
+        kb.math("le", DType::Bool, {i64(at), kb.constant(DType::I64, static_cast<double>(total))});
+    const int ok = kb.math("and", DType::Bool, {ordered, inside});
+    // A bad offset fails the check as index `total + 1`.
+    const int checked = kb.check_index(
+        kb.where(ok, i64(at), kb.constant(DType::I64, static_cast<double>(total + 1))), total + 1);
+    const int marks_one =
+        kb.math("and", DType::Bool,
+                {kb.math("ne", DType::Bool, {kb.index(b), kb.constant(DType::I64, 0)}),
+                 kb.math("lt", DType::Bool,
+                         {checked, kb.constant(DType::I64, static_cast<double>(total))})});
+    const int last = kb.constant(DType::I64, static_cast<double>(total - 1));
+    const int place = kb.check_index(kb.math("min", DType::I64, {checked, last}), total);
+    kb.scatter("sum", marks, kb.indirect(place), kb.constant(DType::I64, 1), marks_one);
+    n.emit(std::move(kb).finish());
+  }
+  bags.buffer = n.temp_buffer("bag", DType::I64, total);
+  blocked_prefix_sum(
+      n, {total}, 0, DType::I64,
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int mask) {
+        return kb.load(marks, DType::I64, at[0], mask);
+      },
+      [&](KernelBuilder& kb, int sum) {
+        kb.store(bags.buffer, kb.x(0), sum);
+        n.emit(std::move(kb).finish());
+      });
+}
+
+bool lower_embedding_bag(NodeLowering& n) {
+  const Access& weight = n.operand(0);
+  const Access& indices = n.operand(1);
+  const int64_t mode = n.args().get_int(4), padding = n.args().get_int(8);
+  const bool weighted = !n.args().is_none(6);
+  const TensorType& out = n.out_type(0);
+  Bags bags;
+  bags.count = out.sizes[0];
+  bags.positions = indices.type.numel();
+  const int64_t rows = weight.type.sizes[0], dims = weight.type.sizes[1];
+  if (bags.positions == 0 || bags.count == 0 || dims == 0) return false;
+  bags.width = indices.type.rank() == 2 ? indices.type.sizes[1] : 0;
+  if (bags.width == 0) number_bags(n, bags);
+  const auto position = [&](const Expr& i) {
+    return bags.width > 0 ? std::vector<Expr>{floordiv(i, Expr::constant(bags.width)),
+                                              mod(i, Expr::constant(bags.width))}
+                          : std::vector<Expr>{i};
+  };
+  // Row of position i (checked), and whether it counts: in a bag, not the padding row.
+  const auto row_of = [&](KernelBuilder& kb, const Expr& i) {
+    const int row = kb.check_index(kb.cast(n.load(kb, indices, position(i)), DType::I64), rows);
+    const auto [bag, valid] = bag_of(kb, bags, i);
+    int counts = valid;
+    if (padding >= 0)
+      counts =
+          kb.math("and", DType::Bool,
+                  {counts, kb.math("ne", DType::Bool,
+                                   {row, kb.constant(DType::I64, static_cast<double>(padding))})});
+    return std::tuple{row, bag, counts};
+  };
+  const Access offset2bag = n.realize_output(1);
+  {
+    KernelBuilder kb = n.kernel({bags.positions});
+    const auto [bag, valid] = bag_of(kb, bags, kb.x(0));
+    kb.store(offset2bag.buffer, kb.x(0), kb.where(valid, bag, kb.constant(DType::I64, 0)));
+    n.emit(std::move(kb).finish());
+  }
+  const Access bag_size = n.realize_output(2);
+  {
+    KernelBuilder kb = n.kernel({bags.count});
+    kb.store(bag_size.buffer, kb.x(0), kb.constant(DType::I64, 0));
+    n.emit(std::move(kb).finish());
+  }
+  {
+    KernelBuilder kb = n.kernel({bags.positions});
+    const auto [row, bag, counts] = row_of(kb, kb.x(0));
+    (void)row;
+    kb.scatter("sum", bag_size.buffer, kb.indirect(bag), kb.constant(DType::I64, 1), counts);
+    n.emit(std::move(kb).finish());
+  }
+  const bool half = out.dtype == DType::F16 || out.dtype == DType::BF16;
+  const DType acc = mode != kMax && half ? DType::F32 : out.dtype;
+  const int64_t cells = bags.count * dims;
+  const int sums = n.temp_buffer("bag_values", acc, cells);
+  {
+    KernelBuilder kb = n.kernel({bags.count, dims});
+    kb.store(sums, contiguous_index({bags.count, dims}, kb.pointwise_vars()),
+             kb.constant(acc, mode == kMax ? -INFINITY : 0.0));
+    n.emit(std::move(kb).finish());
+  }
+  // The weight element of position x0, column x1, in `acc`.
+  const auto element = [&](KernelBuilder& kb, int row) {
+    return kb.cast(n.load(kb, weight, {kb.indirect(row), kb.x(1)}), acc);
+  };
+  {
+    KernelBuilder kb = n.kernel({bags.positions, dims});
+    const auto [row, bag, counts] = row_of(kb, kb.x(0));
+    int v = element(kb, row);
+    if (weighted)
+      v = kb.math("mul", acc, {v, kb.cast(n.load(kb, n.operand(6), position(kb.x(0))), acc)});
+    kb.scatter(mode == kMax ? "max" : "sum", sums,
+               kb.indirect(bag) * Expr::constant(dims) + kb.x(1), v, counts);
+    n.emit(std::move(kb).finish());
+  }
+  const Access max_indices = n.realize_output(3);
+  int first = -1;
+  if (mode == kMax) {
+    first = n.temp_buffer("first_max", DType::I64, cells);
+    {
+      KernelBuilder kb = n.kernel({bags.count, dims});
+      kb.store(first, contiguous_index({bags.count, dims}, kb.pointwise_vars()),
+               kb.constant(DType::I64, static_cast<double>(bags.positions)));
+      n.emit(std::move(kb).finish());
+    }
+    KernelBuilder kb = n.kernel({bags.positions, dims});
+    const auto [row, bag, counts] = row_of(kb, kb.x(0));
+    const Expr cell = kb.indirect(bag) * Expr::constant(dims) + kb.x(1);
+    // A position outside every bag reads cell 0 (any cell: it is masked off).
+    const int reached =
+        kb.math("eq", DType::Bool,
+                {element(kb, row), kb.load(sums, acc, kb.simplify_index(cell), counts, 0)});
+    kb.scatter("min", first, cell, kb.index(kb.x(0)),
+               kb.math("and", DType::Bool, {counts, reached}));
+    n.emit(std::move(kb).finish());
+  } else {
+    KernelBuilder kb = n.kernel({bags.count});
+    kb.store(max_indices.buffer, kb.x(0), kb.constant(DType::I64, 0));
+    n.emit(std::move(kb).finish());
+  }
+  KernelBuilder kb = n.kernel({bags.count, dims});
+  const Expr at = contiguous_index({bags.count, dims}, kb.pointwise_vars());
+  const int size = kb.load(bag_size.buffer, DType::I64, kb.x(0));
+  const int empty = kb.math("eq", DType::Bool, {size, kb.constant(DType::I64, 0)});
+  int v = kb.load(sums, acc, at);
+  if (mode == kMean)
+    v = kb.math("div", acc, {v, kb.cast(kb.where(empty, kb.constant(DType::I64, 1), size), acc)});
+  if (mode == kMax) {
+    v = kb.where(empty, kb.constant(acc, 0), v);
+    const int p = kb.load(first, DType::I64, at);
+    const int found = kb.math("lt", DType::Bool,
+                              {p, kb.constant(DType::I64, static_cast<double>(bags.positions))});
+    const int clamped =
+        kb.check_index(kb.where(found, p, kb.constant(DType::I64, 0)), bags.positions);
+    const int row = kb.cast(n.load(kb, indices, position(kb.indirect(clamped))), DType::I64);
+    // Wrapped like the reference's checked index (negative rows count from the end).
+    const int wrapped = kb.where(
+        kb.math("lt", DType::Bool, {row, kb.constant(DType::I64, 0)}),
+        kb.math("add", DType::I64, {row, kb.constant(DType::I64, static_cast<double>(rows))}), row);
+    kb.store(max_indices.buffer, at, kb.where(found, wrapped, kb.constant(DType::I64, -1)));
+  }
+  n.store_output(kb, v);
+  return true;
+}
+
+}  // namespace
+
+std::map<std::string, LowerFn> embedding_bag_lowerings() {
+  return {{"aten._embedding_bag.default", lower_embedding_bag}};
+}
+
+}  // namespace kiln
