@@ -212,7 +212,8 @@ bool lower_embedding_bag(NodeLowering& n) {
 }  // namespace
 
 std::map<std::string, LowerFn> embedding_bag_lowerings() {
-  return {{"aten._embedding_bag.default", lower_embedding_bag}};
+  return {{"aten._embedding_bag.default", lower_embedding_bag},
+          {"aten._embedding_bag_forward_only.default", lower_embedding_bag}};
 }
 
 }  // namespace kiln

@@ -111,6 +111,10 @@ std::vector<OpRow> embedding_bag_ops() {
          }
          return std::vector{out, offset2bag, bag_size, max_indices};
        }});
+  // What PyTorch calls without autograd: the same op, its outputs only for the forward.
+  OpRow forward_only = rows.back();
+  forward_only.name = "aten._embedding_bag_forward_only.default";
+  rows.push_back(std::move(forward_only));
   return rows;
 }
 

@@ -53,6 +53,17 @@ _RANDOM_OPS = {"aten.rand.default", "aten.randn.default", "aten.randperm.default
                "aten.native_dropout.default"}
 
 
+def _draw_seed():
+    """A seed from torch's default generator (advancing it, as a draw would). The backend runs
+    under AOTAutograd's fake tensor mode, which a real draw must step out of."""
+    try:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+    except ImportError:  # an older torch: the seed manual_seed set
+        return torch.initial_seed()
+    with unset_fake_temporarily():
+        return int(torch.randint(0, 2**62, ()).item())
+
+
 def _compile_graph(gm, example_inputs, config):
     try:
         graph, weights, slots = fx_graph.convert(gm, list(example_inputs))
@@ -73,7 +84,7 @@ def _compile_graph(gm, example_inputs, config):
     # Random ops (dropout) draw from a seed taken from torch's generator: torch.manual_seed
     # before compiling repeats the same sequence of runs.
     if _RANDOM_OPS & set(fx_graph.ops_of(graph)):
-        compiled.set_random_seed(int(torch.randint(0, 2**62, ()).item()))
+        compiled.set_random_seed(_draw_seed())
     stats.compiled += 1
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))

@@ -113,6 +113,61 @@ class Models(unittest.TestCase):
         self.assertEqual(dynamo.stats.eager, [])
         self.assertEqual(sorted(dynamo.stats.host_ops), [])
 
+    def test_scatter_family_matches_eager_as_kernels(self):
+        torch.manual_seed(12)
+        x, src = torch.randn(5, 7), torch.randn(6, 9)
+        cols = torch.randint(0, 7, (4, 6))
+        rows = torch.randint(0, 5, (9,))
+        mask = torch.rand(5, 7) > 0.4
+        weight = torch.randn(11, 6)
+        flat = torch.randint(0, 11, (13,))
+        offsets = torch.tensor([0, 4, 4, 9])
+
+        def f(x, src, cols, rows, mask, weight, flat, offsets):
+            outs = [x.scatter_add(1, cols, src), x.index_put((rows,), src[:, :7][:1], accumulate=True),
+                    x.masked_scatter(mask, src)]
+            for reduce in ("sum", "prod", "mean", "amax", "amin"):
+                for include_self in (True, False):
+                    outs.append(x.scatter_reduce(1, cols, src, reduce, include_self=include_self))
+            for mode in ("sum", "mean", "max"):
+                outs.append(torch.nn.functional.embedding_bag(flat, weight, offsets, mode=mode))
+            return outs
+
+        args = (x, src, cols, rows, mask, weight, flat, offsets)
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+        got = torch.compile(f, backend="kiln")(*args)
+        for a, e in zip(got, f(*args)):
+            torch.testing.assert_close(a, e, **TOLERANCE)
+        self.assertEqual(dynamo.stats.eager, [])
+        self.assertEqual(sorted(dynamo.stats.host_ops), [])
+
+    def test_dropout_trains_through_kernels_and_repeats_under_a_seed(self):
+        def dropout(x):
+            return torch.nn.functional.dropout(x, 0.3, training=True)
+
+        def make():
+            torch.manual_seed(13)
+            return torch.compile(dropout, backend="kiln")
+
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+        x = (torch.rand(64, 100) + 0.5).requires_grad_()
+        drop = make()
+        y = drop(x)
+        y.sum().backward()
+        kept = y != 0
+        self.assertAlmostEqual(kept.float().mean().item(), 0.7, delta=0.03)
+        torch.testing.assert_close(y[kept], (x / 0.7)[kept].detach(), **TOLERANCE)
+        # The backward reads the forward's mask: gradient 1/0.7 where kept, 0 where dropped.
+        torch.testing.assert_close(x.grad, kept.float() / 0.7, **TOLERANCE)
+        self.assertFalse(torch.equal(drop(x), y), "a second call draws a new mask")
+        torch._dynamo.reset()
+        self.assertTrue(torch.equal(make()(x), y), "the same torch seed repeats the same masks")
+        self.assertEqual(dynamo.stats.eager, [])
+        self.assertIn("aten.native_dropout.default", dynamo.stats.ops)
+        self.assertEqual(sorted(dynamo.stats.host_ops), [])
+
     def test_grid_sample_matches_eager_as_a_kernel(self):
         torch.manual_seed(9)
         x, grid = torch.randn(2, 3, 5, 7), torch.rand(2, 4, 6, 2) * 2.6 - 1.3
@@ -186,6 +241,7 @@ class Models(unittest.TestCase):
         print(f"\ntraining gpt2: {s.compiled} graphs through kiln (forward and backward), "
               f"eager {s.eager}, host ops {sorted(s.host_ops)}, max gradient error {worst:.2e}")
         self.assertGreaterEqual(s.compiled, 2, "the backward graph goes through kiln too")
+        self.assertEqual(sorted(s.host_ops), [], "embedding gradients are kernels too")
 
     def test_cnns_train_with_eager_gradients_and_no_host_steps(self):
         torch.manual_seed(11)
