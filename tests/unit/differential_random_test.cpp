@@ -42,7 +42,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledRandom,
                          ::testing::Values(DType::F32, DType::F64, DType::F16, DType::BF16),
                          DTypeName());
 
-class RandomRuns : public Differential {
+class CompiledRandomRuns : public Differential {
  protected:
   // A compiled graph of rand [n], randn [n], dropout(ones, p) and randperm(n).
   Result<CompiledGraph> compile_draws(int64_t n, double p) {
@@ -63,7 +63,7 @@ class RandomRuns : public Differential {
   }
 };
 
-TEST_F(RandomRuns, ValuesHaveTheirDistributions) {
+TEST_F(CompiledRandomRuns, ValuesHaveTheirDistributions) {
   const int64_t n = 20000;
   const double p = 0.25;
   auto compiled = compile_draws(n, p);
@@ -93,7 +93,7 @@ TEST_F(RandomRuns, ValuesHaveTheirDistributions) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(perm[static_cast<size_t>(i)], static_cast<double>(i));
 }
 
-TEST_F(RandomRuns, EachRunDrawsAgainAndASeedReproducesItsRuns) {
+TEST_F(CompiledRandomRuns, EachRunDrawsAgainAndASeedReproducesItsRuns) {
   auto compiled = compile_draws(257, 0.5);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
   compiled->set_random_seed(42);
