@@ -133,4 +133,8 @@ int NodeLowering::random_state_buffer() {
   return program_.random_state_buffer();
 }
 
+bool NodeLowering::offers_extern(const std::string& name, DType dtype) const {
+  return program_.offers_extern(name, dtype);
+}
+
 }  // namespace kiln

@@ -67,6 +67,8 @@ class NodeLowering {
   Access contiguous(const Access& a);
   // The run's random state buffer, i64[2]: (seed, call).
   int random_state_buffer();
+  // Whether the plugin offers library call `name` for `dtype` (lower_graph's externs).
+  bool offers_extern(const std::string& name, DType dtype) const;
 
  private:
   ProgramBuilder& program_;

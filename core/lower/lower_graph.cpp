@@ -61,9 +61,9 @@ bool has_lowering_rule(std::string_view op) {
   return rules.contains(std::string(op));
 }
 
-Result<LoweredGraph> lower_graph(const Graph& graph) {
+Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs) {
   const std::map<std::string, LowerFn> rules = all_lowerings();
-  ProgramBuilder pb(graph);
+  ProgramBuilder pb(graph, externs);
   LoweredGraph out;
   for (ValueRef r : graph.inputs) bind_external(pb, graph, r, BufferKind::Input);
   for (ValueRef r : graph.params) bind_external(pb, graph, r, BufferKind::Param);

@@ -18,7 +18,9 @@ struct LoweredGraph {
   std::vector<std::string> fallbacks;  // "node (op)" run on the host oracle
 };
 
-Result<LoweredGraph> lower_graph(const Graph& graph);
+// `externs`: the plugin's library calls ("conv2d f32 f16 bf16", as extern_names lists them),
+// for the lowerings that choose one over a generated kernel when it is there.
+Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs = {});
 
 // Composite ops with a lowering of their own (var through Welford, softmax): pass this to
 // decompose() as the ops to keep.

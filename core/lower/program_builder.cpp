@@ -1,12 +1,21 @@
 #include "core/lower/program_builder.h"
 
 #include "core/expr/simplify.h"
+#include "core/lower/matmul_kernel.h"
 #include "core/ops/op_def.h"
 #include "core/support/error.h"
 
 namespace kiln {
 
-ProgramBuilder::ProgramBuilder(const Graph& graph) : graph_(graph), access_(graph.values.size()) {}
+ProgramBuilder::ProgramBuilder(const Graph& graph, std::vector<std::string> externs)
+    : graph_(graph), access_(graph.values.size()), externs_(std::move(externs)) {}
+
+bool ProgramBuilder::offers_extern(const std::string& name, DType dtype) const {
+  LoopKernel call;
+  call.extern_name = name;
+  call.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
+  return extern_available(externs_, call);
+}
 
 int ProgramBuilder::add_buffer(std::string name, DType dtype, int64_t elements, BufferKind kind,
                                ValueRef value) {

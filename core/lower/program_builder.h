@@ -12,7 +12,7 @@ namespace kiln {
 
 class ProgramBuilder {
  public:
-  explicit ProgramBuilder(const Graph& graph);
+  explicit ProgramBuilder(const Graph& graph, std::vector<std::string> externs = {});
 
   int add_buffer(std::string name, DType dtype, int64_t elements,
                  BufferKind kind = BufferKind::Temp, ValueRef value = {});
@@ -27,6 +27,8 @@ class ProgramBuilder {
   bool is_contiguous_buffer(const Access& a) const;
   // The run's random state (seed, call), one buffer for every random node.
   int random_state_buffer();
+  // Whether the plugin offers library call `name` for `dtype`.
+  bool offers_extern(const std::string& name, DType dtype) const;
 
   LoopProgram& program() { return program_; }
 
@@ -36,6 +38,7 @@ class ProgramBuilder {
   std::vector<std::optional<Access>> access_;
   int kernels_named_ = 0;
   int random_state_ = -1;
+  std::vector<std::string> externs_;
 };
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include "core/graph/graph_dump.h"
 #include "core/lower/loop_ir_print.h"
 #include "core/lower/matmul_kernel.h"
+#include "core/ops/op_def.h"
 #include "core/runtime/compile_units.h"
 #include "core/runtime/compiled_graph_cache.h"
 #include "core/runtime/compiled_graph_parts.h"
@@ -191,7 +192,16 @@ Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
                          const ScheduleOptions& schedule, const DebugDump& dump,
                          const Logging& logging, CompiledGraphRecord& record,
                          std::vector<kir::Kernel>& batch) {
-  auto scheduled = schedule_graph(graph, std::move(registry), schedule, p.roofline);
+  // A graph with a 2-d convolution asks for the plugin's library calls before lowering: a
+  // convolution becomes a library call where the plugin has one.
+  const bool convolves = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
+    return n.op->name.find("conv") != std::string::npos;
+  });
+  if (convolves) {
+    record.asked_externs = true;
+    record.externs = usable_externs(*p.plugin, schedule);
+  }
+  auto scheduled = schedule_graph(graph, std::move(registry), schedule, p.roofline, record.externs);
   if (!scheduled) return std::move(scheduled).error();
   dump.write("decomposed.txt", dump_graph(scheduled->graph));
   p.graph = std::move(scheduled->graph);
@@ -209,8 +219,10 @@ Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
   dump.write("kernels.csv", kernel_metadata_csv(p.program, p.roofline));
 
   // Asked only when there is an extern to place: a plugin may open its library lazily.
-  record.asked_externs = calls_externs(p.program);
-  if (record.asked_externs) record.externs = usable_externs(*p.plugin, schedule);
+  if (!record.asked_externs) {
+    record.asked_externs = calls_externs(p.program);
+    if (record.asked_externs) record.externs = usable_externs(*p.plugin, schedule);
+  }
   if (const int n = generate_missing_matmuls(p.program, record.externs); n > 0)
     logging.get("runtime")->info(
         "{} matmuls of '{}' run as generated kernels (plugin '{}' {})", n, graph.name,

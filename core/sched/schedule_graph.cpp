@@ -7,12 +7,13 @@ namespace kiln {
 
 Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
-                                      const ScheduleOptions& schedule, const Roofline& roofline) {
+                                      const ScheduleOptions& schedule, const Roofline& roofline,
+                                      const std::vector<std::string>& externs) {
   auto decomposed = decompose(graph, std::move(registry), lowers_directly);
   if (!decomposed) return std::move(decomposed).error();
   ScheduledGraph s;
   s.graph = std::move(*decomposed);
-  auto lowered = lower_graph(s.graph);
+  auto lowered = lower_graph(s.graph, externs);
   if (!lowered) return std::move(lowered).error();
   s.unfused = std::move(lowered->program);
   s.fallbacks = std::move(lowered->fallbacks);

@@ -28,10 +28,12 @@ struct ScheduledGraph {
   std::vector<FusionFailure> failures() const;
 };
 
-// `roofline`: the target device's, for ranking fusion candidates (unknown: by bytes).
+// `roofline`: the target device's, for ranking fusion candidates (unknown: by bytes);
+// `externs`: the plugin's library calls, for lowerings that may choose one (lower_graph).
 Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
                                       const ScheduleOptions& schedule,
-                                      const Roofline& roofline = {});
+                                      const Roofline& roofline = {},
+                                      const std::vector<std::string>& externs = {});
 
 }  // namespace kiln

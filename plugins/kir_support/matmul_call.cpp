@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kiln/plugin.hpp"
+#include "plugins/kir_support/extern_params.h"
 
 namespace kiln::kir_support {
 
@@ -33,13 +33,7 @@ MatmulCall read_matmul_call(const std::vector<int64_t>& p) {
 }
 
 MatmulCall read_matmul_call(const kiln_launch_args& args) {
-  std::vector<int64_t> params;
-  for (size_t i = 0; i < args.num_scalars; ++i) {
-    const auto s = kiln::sdk::read_array_element(args.scalars, i);
-    if (s.type != KILN_SCALAR_INT) throw std::invalid_argument("parameters are integers");
-    params.push_back(s.int_value);
-  }
-  return read_matmul_call(params);
+  return read_matmul_call(integer_params(args));
 }
 
 std::optional<BlasLayout> row_major_layout(const MatmulOperand& o, int64_t rows, int64_t cols) {

@@ -1,7 +1,9 @@
-// The ptx plugin's externs: "mm" and "bmm" through cuBLAS (when it opened), for the dtypes
-// cuBLAS has; the core generates kernels for the rest.
+// The ptx plugin's externs: "mm" and "bmm" through cuBLAS, "conv2d" through cuDNN (each when
+// its library opened), for the dtypes the library has; the core generates kernels for the
+// rest.
 #include <kiln/plugin.hpp>
 
+#include "plugins/kir_support/conv_call.h"
 #include "plugins/kir_support/matmul_call.h"
 #include "plugins/ptx/ptx_state.h"
 
@@ -14,52 +16,103 @@ using kiln::sdk::guard;
 kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
   return guard([&] {
     std::string text;
-    std::lock_guard lock(p->cublas_mutex);
-    for (const std::string& line : p->matmul_library().extern_lines()) text += line + "\n";
+    {
+      std::lock_guard lock(p->cublas_mutex);
+      for (const std::string& line : p->matmul_library().extern_lines()) text += line + "\n";
+    }
+    {
+      std::lock_guard lock(p->cudnn_mutex);
+      for (const std::string& line : p->conv_library().extern_lines()) text += line + "\n";
+    }
     *names = kiln::sdk::make_blob(std::move(text));
   });
+}
+
+// Each buffer spans `bytes[i]` inside one allocation of `device`.
+void check_buffers(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
+                   const std::vector<int64_t>& bytes, const std::string& name) {
+  if (args.num_buffers != bytes.size())
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + " takes " + std::to_string(bytes.size()) +
+                                                    " buffers, got " +
+                                                    std::to_string(args.num_buffers));
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] > 0 && !p->contains(device, args.buffers[i], static_cast<uint64_t>(bytes[i])))
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": buffer " + std::to_string(i) +
+                                                      " is not " + std::to_string(bytes[i]) +
+                                                      " bytes inside one allocation");
+  }
+}
+
+void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
+                 const std::string& name) {
+  {
+    std::lock_guard lock(p->cublas_mutex);
+    if (!p->matmul_library().available())
+      throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
+  }
+  kir_support::MatmulCall call;
+  try {
+    call = kir_support::read_matmul_call(args);
+  } catch (const std::invalid_argument& e) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
+  }
+  const std::vector<int64_t> bytes = call.buffer_bytes();
+  check_buffers(p, device, args, bytes, name);
+  p->use(device);
+  if (call.k == 0) {  // an empty sum: zeros
+    if (bytes[2] > 0)
+      p->check(p->cuda.cuMemsetD8(args.buffers[2], 0, static_cast<size_t>(bytes[2])),
+               name + ": cuMemsetD8");
+    return;
+  }
+  std::lock_guard lock(p->cublas_mutex);
+  try {
+    p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2]);
+  } catch (const std::runtime_error& e) {
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
+  }
+}
+
+void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args) {
+  std::lock_guard lock(p->cudnn_mutex);
+  if (!p->conv_library().available())
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern 'conv2d'");
+  kir_support::ConvCall call;
+  try {
+    call = kir_support::read_conv_call(args);
+  } catch (const std::invalid_argument& e) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, std::string("conv2d: ") + e.what());
+  }
+  check_buffers(p, device, args, call.buffer_bytes(), "conv2d");
+  p->use(device);
+  // The device's workspace, grown when a convolution needs more (the old one freed after
+  // the work queued on it: the legacy stream orders the free after it).
+  auto workspace = [&](size_t bytes) {
+    if (p->cudnn_workspace.size() <= device) p->cudnn_workspace.resize(device + 1, {0, 0});
+    auto& [address, size] = p->cudnn_workspace[device];
+    if (size < bytes) {
+      if (address) p->check(p->cuda.cuMemFree(address), "conv2d: freeing the workspace");
+      address = 0;
+      size = 0;
+      p->check(p->cuda.cuMemAlloc(&address, bytes), "conv2d: allocating the workspace");
+      size = bytes;
+    }
+    return address;
+  };
+  try {
+    p->cudnn.conv2d(device, call, args.buffers[0], args.buffers[1], args.buffers[2], workspace);
+  } catch (const std::runtime_error& e) {
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, std::string("conv2d: ") + e.what());
+  }
 }
 
 kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args* args_in) {
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
-    bool available = false;
-    {
-      std::lock_guard lock(p->cublas_mutex);
-      available = p->matmul_library().available();
-    }
-    if ((name != "mm" && name != "bmm") || !available)
-      throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
-    kir_support::MatmulCall call;
-    try {
-      call = kir_support::read_matmul_call(args);
-    } catch (const std::invalid_argument& e) {
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
-    }
-    const std::vector<int64_t> bytes = call.buffer_bytes();
-    if (args.num_buffers != bytes.size())
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    name + " takes 3 buffers, got " + std::to_string(args.num_buffers));
-    p->use(device);
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      if (bytes[i] > 0 && !p->contains(device, args.buffers[i], static_cast<uint64_t>(bytes[i])))
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": buffer " + std::to_string(i) +
-                                                        " is not " + std::to_string(bytes[i]) +
-                                                        " bytes inside one allocation");
-    }
-    if (call.k == 0) {  // an empty sum: zeros
-      if (bytes[2] > 0)
-        p->check(p->cuda.cuMemsetD8(args.buffers[2], 0, static_cast<size_t>(bytes[2])),
-                 name + ": cuMemsetD8");
-      return;
-    }
-    std::lock_guard lock(p->cublas_mutex);
-    try {
-      p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2]);
-    } catch (const std::runtime_error& e) {
-      throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
-    }
+    if (name == "mm" || name == "bmm") return matmul_call(p, device, args, name);
+    if (name == "conv2d") return conv_call(p, device, args);
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
   });
 }
 

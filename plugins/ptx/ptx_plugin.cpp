@@ -42,6 +42,18 @@ kiln::ptx::CublasLibrary& kiln_plugin::matmul_library() {
   return cublas;
 }
 
+kiln::ptx::CudnnLibrary& kiln_plugin::conv_library() {
+  if (cudnn_tried || devices.empty()) return cudnn;
+  cudnn_tried = true;
+  std::string why;
+  cudnn = kiln::ptx::CudnnLibrary::open(cudnn_option, why);
+  if (cudnn.available())
+    log(KILN_LOG_INFO, "ptx: 2-d convolutions through " + cudnn.path());
+  else
+    log(KILN_LOG_INFO, "ptx: no cuDNN (" + why + "); convolutions become generated kernels");
+  return cudnn;
+}
+
 bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
   std::lock_guard lock(mutex);
   auto it = allocations.upper_bound(address);
@@ -122,6 +134,12 @@ void destroy(kiln_plugin* p) {
   if (!p) return;
   if (p->cublas_prefetched.valid()) p->cublas_prefetched.wait();
   p->cublas.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
+  p->cudnn.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
+  for (uint32_t d = 0; d < p->cudnn_workspace.size(); ++d) {
+    if (!p->cudnn_workspace[d].first) continue;
+    p->cuda.cuCtxSetCurrent(p->devices[d].context);
+    p->cuda.cuMemFree(p->cudnn_workspace[d].first);
+  }
   for (auto& [address, a] : p->allocations) {
     p->cuda.cuCtxSetCurrent(p->devices[a.device].context);
     p->cuda.cuMemFree(address);
@@ -146,7 +164,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch", "libdevice", "cublas", "cublas_prefetch"};
+    std::vector<std::string> known = {"arch", "libdevice", "cublas", "cublas_prefetch", "cudnn"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -170,6 +188,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
                     "arch is 'auto' or sm_XY, got '" + plugin->arch + "'");
     plugin->fingerprint += "; arch=" + plugin->arch;
     plugin->cublas_option = options.get("cublas", "");
+    plugin->cudnn_option = options.get("cudnn", "");
     const std::string prefetch = options.get("cublas_prefetch", "false");
     if (prefetch != "true" && prefetch != "false")
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,

@@ -13,6 +13,7 @@
 #include "plugins/kir_support/registered_memory.h"
 #include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
+#include "plugins/ptx/cudnn_library.h"
 
 namespace kiln::ptx {
 
@@ -51,6 +52,14 @@ struct kiln_plugin {
   std::future<std::pair<kiln::ptx::CublasLibrary, std::string>> cublas_prefetched;
   std::mutex cublas_mutex;  // guards the three above (cuBLAS handles are made on first use)
   kiln::ptx::CublasLibrary& matmul_library();
+  // The conv2d extern: cuDNN, opened on first need like cuBLAS, and one workspace per device
+  // (grown to the largest a convolution asked for, freed with the plugin).
+  kiln::ptx::CudnnLibrary cudnn;
+  std::string cudnn_option;  // the plugin's `cudnn` option ("" searches, "off")
+  bool cudnn_tried = false;
+  std::vector<std::pair<kiln::ptx::CUdeviceptr, size_t>> cudnn_workspace;  // by device
+  std::mutex cudnn_mutex;                                                  // guards the four above
+  kiln::ptx::CudnnLibrary& conv_library();
   std::mutex mutex;  // guards `allocations` and `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.

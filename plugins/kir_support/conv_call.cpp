@@ -1,0 +1,56 @@
+#include "plugins/kir_support/conv_call.h"
+
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include "plugins/kir_support/extern_params.h"
+
+namespace kiln::kir_support {
+
+std::vector<int64_t> ConvCall::buffer_bytes() const {
+  const int64_t esize = kir::dtype_size(dtype);
+  const bool empty_x = n == 0 || c == 0 || h == 0 || w == 0;
+  const int64_t x_extent = empty_x ? 0
+                                   : (x_offset + (n - 1) * x_stride[0] + (c - 1) * x_stride[1] +
+                                      (h - 1) * x_stride[2] + (w - 1) * x_stride[3] + 1) *
+                                         esize;
+  return {x_extent, k * (groups > 0 ? c / groups : 0) * r * s * esize,
+          n * k * out_h * out_w * esize};
+}
+
+ConvCall read_conv_call(const std::vector<int64_t>& p) {
+  constexpr size_t count = std::size(kConvParams);
+  if (p.size() != count)
+    throw std::invalid_argument("takes " + std::to_string(count) + " parameters, got " +
+                                std::to_string(p.size()));
+  if (p[0] < 0 || p[0] > static_cast<int64_t>(kir::DType::F64))
+    throw std::invalid_argument("unknown dtype code " + std::to_string(p[0]));
+  if (std::any_of(p.begin() + 1, p.end(), [](int64_t v) { return v < 0; }))
+    throw std::invalid_argument("negative size, stride or offset");
+  ConvCall c;
+  c.dtype = static_cast<kir::DType>(p[0]);
+  c.n = p[1], c.c = p[2], c.h = p[3], c.w = p[4], c.k = p[5], c.r = p[6], c.s = p[7];
+  c.out_h = p[8], c.out_w = p[9], c.stride_h = p[10], c.stride_w = p[11], c.pad_h = p[12];
+  c.pad_w = p[13], c.dil_h = p[14], c.dil_w = p[15], c.groups = p[16], c.x_offset = p[17];
+  std::copy(p.begin() + 18, p.end(), c.x_stride);
+  if (c.stride_h == 0 || c.stride_w == 0 || c.dil_h == 0 || c.dil_w == 0 || c.groups == 0 ||
+      c.c % c.groups != 0 || c.k % c.groups != 0)
+    throw std::invalid_argument(
+        "zero stride, dilation or groups, or channels not divisible by groups");
+  const auto out = [](int64_t in, int64_t pad, int64_t dil, int64_t kernel, int64_t stride) {
+    const int64_t span = in + 2 * pad - dil * (kernel - 1) - 1;
+    return span < 0 ? 0 : span / stride + 1;
+  };
+  if (c.out_h != out(c.h, c.pad_h, c.dil_h, c.r, c.stride_h) ||
+      c.out_w != out(c.w, c.pad_w, c.dil_w, c.s, c.stride_w))
+    throw std::invalid_argument("the output size is not the convolution's");
+  return c;
+}
+
+ConvCall read_conv_call(const kiln_launch_args& args) {
+  return read_conv_call(integer_params(args));
+}
+
+}  // namespace kiln::kir_support

@@ -1,0 +1,37 @@
+// The "conv2d" extern call as plugins receive it (plugin-abi.md): three buffers (x read
+// through its offset and four strides, the contiguous [K, C/groups, R, S] weight, the
+// contiguous [N, K, OH, OW] output) and 22 integer parameters, read and checked once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kiln/kir.hpp"
+#include "kiln/plugin.h"
+
+namespace kiln::kir_support {
+
+struct ConvCall {
+  kir::DType dtype = kir::DType::F32;
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t k = 0, r = 0, s = 0;         // output channels, kernel height and width
+  int64_t out_h = 0, out_w = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+  int64_t x_offset = 0, x_stride[4] = {0, 0, 0, 0};  // elements, over N, C, H, W
+  // Bytes each buffer (x, weight, output) must span.
+  std::vector<int64_t> buffer_bytes() const;
+};
+
+// The parameters in their order:
+inline constexpr const char* kConvParams[] = {
+    "dtype",  "n",        "c",          "h",          "w",          "k",         "r",     "s",
+    "out_h",  "out_w",    "stride_h",   "stride_w",   "pad_h",      "pad_w",     "dil_h", "dil_w",
+    "groups", "x_offset", "x_stride_n", "x_stride_c", "x_stride_h", "x_stride_w"};
+
+// Throws std::invalid_argument naming the problem: the count, an unknown dtype, a size that is
+// negative or does not follow from the others (channels not divisible by groups, an output
+// size that is not the convolution's).
+ConvCall read_conv_call(const std::vector<int64_t>& params);
+ConvCall read_conv_call(const kiln_launch_args& args);
+
+}  // namespace kiln::kir_support

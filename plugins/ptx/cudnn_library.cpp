@@ -1,0 +1,218 @@
+#include "plugins/ptx/cudnn_library.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <stdexcept>
+#include <utility>
+
+namespace kiln::ptx {
+namespace {
+
+// Values of cuDNN's enums (cudnn_graph.h, cudnn_cnn.h).
+constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9;
+constexpr int kNchw = 0;
+constexpr int kCrossCorrelation = 1;
+constexpr int kTensorOpMath = 1, kFmaMath = 3;
+
+int data_type(kir::DType d) {
+  switch (d) {
+    case kir::DType::F32:
+      return kFloat;
+    case kir::DType::F16:
+      return kHalf;
+    case kir::DType::BF16:
+      return kBFloat16;
+    default:
+      throw std::runtime_error(std::string("cuDNN: no ") + kir::dtype_name(d) + " convolution");
+  }
+}
+
+int narrow(int64_t v) {
+  if (v > INT_MAX) throw std::runtime_error("cuDNN: a size or stride exceeds 2^31 - 1");
+  return static_cast<int>(v);
+}
+
+template <class F>
+bool bind(void* h, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(h, name));
+  return fn != nullptr;
+}
+
+}  // namespace
+
+CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
+  CudnnLibrary lib;
+  if (path == "off") {
+    why = "turned off by the plugin's cudnn option";
+    return lib;
+  }
+  const std::vector<std::string> names =
+      path.empty() ? std::vector<std::string>{"libcudnn.so.9", "libcudnn.so"}
+                   : std::vector<std::string>{path};
+  for (const std::string& name : names) {
+    // Never unmapped: cuDNN keeps process-wide state.
+    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!h) {
+      why = dlerror();
+      continue;
+    }
+    lib.library_ = h;
+    lib.path_ = name;
+    const bool all = bind(h, "cudnnCreate", lib.create_) && bind(h, "cudnnDestroy", lib.destroy_) &&
+                     bind(h, "cudnnGetErrorString", lib.error_string_) &&
+                     bind(h, "cudnnCreateTensorDescriptor", lib.create_tensor_) &&
+                     bind(h, "cudnnSetTensor4dDescriptorEx", lib.set_tensor_) &&
+                     bind(h, "cudnnDestroyTensorDescriptor", lib.destroy_tensor_) &&
+                     bind(h, "cudnnCreateFilterDescriptor", lib.create_filter_) &&
+                     bind(h, "cudnnSetFilter4dDescriptor", lib.set_filter_) &&
+                     bind(h, "cudnnDestroyFilterDescriptor", lib.destroy_filter_) &&
+                     bind(h, "cudnnCreateConvolutionDescriptor", lib.create_conv_) &&
+                     bind(h, "cudnnSetConvolution2dDescriptor", lib.set_conv_) &&
+                     bind(h, "cudnnSetConvolutionGroupCount", lib.set_groups_) &&
+                     bind(h, "cudnnSetConvolutionMathType", lib.set_math_) &&
+                     bind(h, "cudnnDestroyConvolutionDescriptor", lib.destroy_conv_) &&
+                     bind(h, "cudnnFindConvolutionForwardAlgorithm", lib.find_algorithm_) &&
+                     bind(h, "cudnnGetConvolutionForwardWorkspaceSize", lib.workspace_size_) &&
+                     bind(h, "cudnnConvolutionForward", lib.forward_);
+    if (all) return lib;
+    why = name + " lacks a function of cuDNN's convolution API";
+    lib = CudnnLibrary();
+  }
+  return lib;
+}
+
+CudnnLibrary::CudnnLibrary(CudnnLibrary&& o) noexcept {
+  *this = std::move(o);
+}
+
+CudnnLibrary& CudnnLibrary::operator=(CudnnLibrary&& o) noexcept {
+  if (this != &o) {
+    std::swap(library_, o.library_);
+    std::swap(path_, o.path_);
+    std::swap(create_, o.create_);
+    std::swap(destroy_, o.destroy_);
+    std::swap(error_string_, o.error_string_);
+    std::swap(create_tensor_, o.create_tensor_);
+    std::swap(set_tensor_, o.set_tensor_);
+    std::swap(destroy_tensor_, o.destroy_tensor_);
+    std::swap(create_filter_, o.create_filter_);
+    std::swap(set_filter_, o.set_filter_);
+    std::swap(destroy_filter_, o.destroy_filter_);
+    std::swap(create_conv_, o.create_conv_);
+    std::swap(set_conv_, o.set_conv_);
+    std::swap(set_groups_, o.set_groups_);
+    std::swap(set_math_, o.set_math_);
+    std::swap(destroy_conv_, o.destroy_conv_);
+    std::swap(find_algorithm_, o.find_algorithm_);
+    std::swap(workspace_size_, o.workspace_size_);
+    std::swap(forward_, o.forward_);
+    std::swap(handles_, o.handles_);
+    std::swap(plans_, o.plans_);
+  }
+  return *this;
+}
+
+CudnnLibrary::~CudnnLibrary() = default;  // handles go in release_handles (contexts needed)
+
+std::vector<std::string> CudnnLibrary::extern_lines() const {
+  if (!available()) return {};
+  return {"conv2d f32 f16 bf16"};
+}
+
+void CudnnLibrary::release_handles(const std::function<void(uint32_t)>& use_device) {
+  for (auto& [key, p] : plans_) destroy(p);
+  plans_.clear();
+  for (uint32_t d = 0; d < handles_.size(); ++d) {
+    if (!handles_[d]) continue;
+    use_device(d);
+    destroy_(handles_[d]);
+    handles_[d] = nullptr;
+  }
+}
+
+void CudnnLibrary::conv2d(uint32_t device, const kir_support::ConvCall& c, CUdeviceptr x,
+                          CUdeviceptr w, CUdeviceptr y,
+                          const std::function<CUdeviceptr(size_t)>& workspace) {
+  const int type = data_type(c.dtype);
+  if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
+  if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
+  if (!handles_[device]) check(create_(&handles_[device]), "cudnnCreate");
+  std::string key = std::to_string(device);
+  for (int64_t v :
+       {int64_t{type}, c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.stride_h, c.stride_w, c.pad_h, c.pad_w,
+        c.dil_h, c.dil_w, c.groups, c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]})
+    key += "," + std::to_string(v);
+  auto found = plans_.find(key);
+  if (found == plans_.end()) found = plans_.emplace(key, plan(device, c, type)).first;
+  const Plan& p = found->second;
+  const CUdeviceptr space = p.workspace > 0 ? workspace(p.workspace) : 0;
+  const float one = 1.0f, zero = 0.0f;
+  const int64_t esize = kir::dtype_size(c.dtype);
+  check(forward_(handles_[device], &one, p.x,
+                 reinterpret_cast<const void*>(x + static_cast<uint64_t>(c.x_offset * esize)), p.w,
+                 reinterpret_cast<const void*>(w), p.conv, p.algo, reinterpret_cast<void*>(space),
+                 p.workspace, &zero, p.y, reinterpret_cast<void*>(y)),
+        "cudnnConvolutionForward");
+}
+
+void CudnnLibrary::check(int status, const char* what) const {
+  if (status != 0)
+    throw std::runtime_error(std::string(what) + " failed: " + error_string_(status));
+}
+
+CudnnLibrary::Plan CudnnLibrary::plan(uint32_t device, const kir_support::ConvCall& c, int type) {
+  Plan p;
+  // Descriptors made so far go with `p` if a step fails.
+  struct Undo {
+    CudnnLibrary& lib;
+    Plan& p;
+    bool keep = false;
+    ~Undo() {
+      if (!keep) lib.destroy(p);
+    }
+  } undo{*this, p};
+  check(create_tensor_(&p.x), "cudnnCreateTensorDescriptor");
+  check(set_tensor_(p.x, type, narrow(c.n), narrow(c.c), narrow(c.h), narrow(c.w),
+                    narrow(c.x_stride[0]), narrow(c.x_stride[1]), narrow(c.x_stride[2]),
+                    narrow(c.x_stride[3])),
+        "cudnnSetTensor4dDescriptorEx (input)");
+  check(create_tensor_(&p.y), "cudnnCreateTensorDescriptor");
+  const int64_t plane = c.out_h * c.out_w;
+  check(set_tensor_(p.y, type, narrow(c.n), narrow(c.k), narrow(c.out_h), narrow(c.out_w),
+                    narrow(c.k * plane), narrow(plane), narrow(c.out_w), 1),
+        "cudnnSetTensor4dDescriptorEx (output)");
+  check(create_filter_(&p.w), "cudnnCreateFilterDescriptor");
+  check(
+      set_filter_(p.w, type, kNchw, narrow(c.k), narrow(c.c / c.groups), narrow(c.r), narrow(c.s)),
+      "cudnnSetFilter4dDescriptor");
+  check(create_conv_(&p.conv), "cudnnCreateConvolutionDescriptor");
+  check(set_conv_(p.conv, narrow(c.pad_h), narrow(c.pad_w), narrow(c.stride_h), narrow(c.stride_w),
+                  narrow(c.dil_h), narrow(c.dil_w), kCrossCorrelation, kFloat),
+        "cudnnSetConvolution2dDescriptor");
+  check(set_groups_(p.conv, narrow(c.groups)), "cudnnSetConvolutionGroupCount");
+  check(set_math_(p.conv, c.dtype == kir::DType::F32 ? kFmaMath : kTensorOpMath),
+        "cudnnSetConvolutionMathType");
+  // Timed once per shape (cuDNN runs each algorithm, fastest first in its answer).
+  AlgoPerf perf[8] = {};
+  int returned = 0;
+  check(find_algorithm_(handles_[device], p.x, p.w, p.conv, p.y, 8, &returned, perf),
+        "cudnnFindConvolutionForwardAlgorithm");
+  for (int i = 0; i < returned && p.algo < 0; ++i)
+    if (perf[i].status == 0) p.algo = perf[i].algo;
+  if (p.algo < 0) throw std::runtime_error("cuDNN has no algorithm for this convolution");
+  check(workspace_size_(handles_[device], p.x, p.w, p.conv, p.y, p.algo, &p.workspace),
+        "cudnnGetConvolutionForwardWorkspaceSize");
+  undo.keep = true;
+  return p;
+}
+
+void CudnnLibrary::destroy(Plan& p) {
+  if (p.x) destroy_tensor_(p.x);
+  if (p.y) destroy_tensor_(p.y);
+  if (p.w) destroy_filter_(p.w);
+  if (p.conv) destroy_conv_(p.conv);
+  p = Plan();
+}
+
+}  // namespace kiln::ptx

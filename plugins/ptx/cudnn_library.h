@@ -1,0 +1,83 @@
+// cuDNN, opened at run time when present (libcudnn.so.9: the toolkit does not ship it; the
+// nvidia-cudnn wheels and distributions do): the ptx plugin's "conv2d" extern for f32, f16 and
+// bf16. f32 runs without TF32 (FMA math: the reference's precision), half types on tensor cores
+// with f32 accumulation. Without it the plugin lists no conv2d and the core generates kernels.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plugins/kir_support/conv_call.h"
+#include "plugins/ptx/cuda_driver.h"
+
+namespace kiln::ptx {
+
+class CudnnLibrary {
+ public:
+  // Tries `path` ("" for libcudnn.so.9 on the loader's path; "off" to go without). `why` says
+  // what happened when it did not open.
+  static CudnnLibrary open(const std::string& path, std::string& why);
+  CudnnLibrary() = default;
+  CudnnLibrary(CudnnLibrary&& other) noexcept;
+  CudnnLibrary& operator=(CudnnLibrary&& other) noexcept;
+  CudnnLibrary(const CudnnLibrary&) = delete;
+  CudnnLibrary& operator=(const CudnnLibrary&) = delete;
+  ~CudnnLibrary();
+
+  bool available() const { return library_ != nullptr; }
+  const std::string& path() const { return path_; }
+  std::vector<std::string> extern_lines() const;
+  // Destroys the handles, each after `use_device(its device)` makes its context current.
+  void release_handles(const std::function<void(uint32_t)>& use_device);
+  // y = conv2d(x, weight) on the current context's default stream for device slot `device`;
+  // `workspace(bytes)` gives device memory of at least that size. Throws std::runtime_error.
+  void conv2d(uint32_t device, const kir_support::ConvCall& call, CUdeviceptr x, CUdeviceptr w,
+              CUdeviceptr y, const std::function<CUdeviceptr(size_t)>& workspace);
+
+ private:
+  using Handle = void*;
+  using Desc = void*;
+  struct AlgoPerf {  // cudnnConvolutionFwdAlgoPerf_t
+    int algo, status;
+    float time;
+    size_t memory;
+    int determinism, math_type, reserved[3];
+  };
+  void* library_ = nullptr;
+  std::string path_;
+  int (*create_)(Handle*) = nullptr;
+  int (*destroy_)(Handle) = nullptr;
+  const char* (*error_string_)(int) = nullptr;
+  int (*create_tensor_)(Desc*) = nullptr;
+  int (*set_tensor_)(Desc, int, int, int, int, int, int, int, int, int) = nullptr;
+  int (*destroy_tensor_)(Desc) = nullptr;
+  int (*create_filter_)(Desc*) = nullptr;
+  int (*set_filter_)(Desc, int, int, int, int, int, int) = nullptr;
+  int (*destroy_filter_)(Desc) = nullptr;
+  int (*create_conv_)(Desc*) = nullptr;
+  int (*set_conv_)(Desc, int, int, int, int, int, int, int, int) = nullptr;
+  int (*set_groups_)(Desc, int) = nullptr;
+  int (*set_math_)(Desc, int) = nullptr;
+  int (*destroy_conv_)(Desc) = nullptr;
+  int (*find_algorithm_)(Handle, Desc, Desc, Desc, Desc, int, int*, AlgoPerf*) = nullptr;
+  int (*workspace_size_)(Handle, Desc, Desc, Desc, Desc, int, size_t*) = nullptr;
+  int (*forward_)(Handle, const void*, Desc, const void*, Desc, const void*, Desc, int, void*,
+                  size_t, const void*, Desc, void*) = nullptr;
+  // A convolution's descriptors, its algorithm (the fastest cuDNN timed) and workspace size,
+  // made once per device and shape: cuDNN plans again for every new descriptor.
+  struct Plan {
+    Desc x = nullptr, y = nullptr, w = nullptr, conv = nullptr;
+    int algo = -1;
+    size_t workspace = 0;
+  };
+  Plan plan(uint32_t device, const kir_support::ConvCall& c, int type);
+  void destroy(Plan& p);
+  void check(int status, const char* what) const;
+  std::vector<Handle> handles_;        // by device
+  std::map<std::string, Plan> plans_;  // by device and call
+};
+
+}  // namespace kiln::ptx
