@@ -1,0 +1,113 @@
+// A 2-d convolution becomes the plugin's conv2d library call when the plugin offers one for
+// its dtype: the input read in place when packed (NCHW or channels-last, a size-1 dim given the
+// stride its layout implies, never 0), copied first otherwise; an f32 bias added by a kernel
+// after; transposed convolutions, half types with a bias, and plugins without the call keep
+// the generated kernel. And the plugins' reading of the call's parameters.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "core/graph/builder.h"
+#include "core/lower/lower_graph.h"
+#include "core/ops/op_registry.h"
+#include "plugins/kir_support/conv_call.h"
+#include "tests/unit/differential.h"
+
+namespace kiln {
+namespace {
+
+struct Lowered {
+  LoopProgram program;
+  const LoopKernel* call = nullptr;  // the conv2d call, if any
+  size_t index = 0;                  // its place among the kernels
+};
+
+Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
+                   const std::vector<std::string>& externs) {
+  auto registry = OpRegistry::create();
+  EXPECT_TRUE(registry);
+  GraphBuilder b(*registry, "conv");
+  const ValueRef xv = b.input("x", std::move(x));
+  const ValueRef w = b.input("w", TensorType::contiguous(d, {3, 4, 3, 2}));
+  ArgValue bv = None{};
+  if (bias) bv = b.input("b", TensorType::contiguous(d, {3}));
+  b.output(b.op("aten.convolution.default", {xv, w, bv, ints{2, 1}, ints{1, 0}, ints{1, 1},
+                                             transposed, ints{0, 0}, int64_t{1}}));
+  auto g = b.finish();
+  EXPECT_TRUE(g) << g.error().to_string();
+  auto lowered = lower_graph(*g, externs);
+  EXPECT_TRUE(lowered) << lowered.error().to_string();
+  Lowered out{lowered->program};
+  for (size_t i = 0; i < out.program.kernels.size(); ++i)
+    if (out.program.kernels[i].extern_name == "conv2d") {
+      out.call = &out.program.kernels[i];
+      out.index = i;
+    }
+  return out;
+}
+
+const std::vector<std::string> kCudnn = {"conv2d f32 f16 bf16"};
+
+TEST(ConvLibraryCall, PackedInputsAreReadInPlaceWithRealStrides) {
+  // Batch 1: the batch stride a view may leave at 0 is the NCHW extent.
+  const Lowered nchw = lower_conv(DType::F32, TensorType::contiguous(DType::F32, {1, 4, 6, 7}),
+                                  false, false, kCudnn);
+  ASSERT_NE(nchw.call, nullptr);
+  EXPECT_EQ(nchw.index, 0u) << "nothing copied first";
+  EXPECT_EQ(extern_attr(*nchw.call, "x_stride_n"), 4 * 6 * 7);
+  EXPECT_EQ(extern_attr(*nchw.call, "x_stride_c"), 6 * 7);
+  EXPECT_EQ(extern_attr(*nchw.call, "stride_h"), 2);
+  EXPECT_EQ(extern_attr(*nchw.call, "pad_h"), 1);
+  EXPECT_EQ(extern_attr(*nchw.call, "out_h"), 3);
+  const Lowered nhwc = lower_conv(
+      DType::BF16,
+      TensorType{DType::BF16, {2, 4, 6, 7}, test::permuted_strides({2, 4, 6, 7}, {0, 2, 3, 1})},
+      false, false, kCudnn);
+  ASSERT_NE(nhwc.call, nullptr);
+  EXPECT_EQ(nhwc.index, 0u);
+  EXPECT_EQ(extern_attr(*nhwc.call, "x_stride_c"), 1);
+  EXPECT_EQ(extern_attr(*nhwc.call, "x_stride_w"), 4);
+}
+
+TEST(ConvLibraryCall, OtherLayoutsAreCopiedAndABiasFollows) {
+  const Lowered sliced =
+      lower_conv(DType::F32, test::sliced_type(DType::F32, {2, 4, 6, 7}, 2), true, false, kCudnn);
+  ASSERT_NE(sliced.call, nullptr);
+  EXPECT_EQ(sliced.index, 1u) << "a copy to NCHW first";
+  EXPECT_EQ(extern_attr(*sliced.call, "x_stride_w"), 1);
+  ASSERT_EQ(sliced.program.kernels.size(), 3u) << "the bias kernel after the call";
+  EXPECT_EQ(sliced.program.kernels[2].kind, LoopKernelKind::Pointwise);
+}
+
+TEST(ConvLibraryCall, GeneratedWhereTheCallDoesNotApply) {
+  const TensorType f32 = TensorType::contiguous(DType::F32, {2, 4, 6, 7});
+  EXPECT_EQ(lower_conv(DType::F32, f32, false, false, {}).call, nullptr) << "no library";
+  EXPECT_EQ(lower_conv(DType::F32, f32, false, false, {"conv2d bf16"}).call, nullptr);
+  const TensorType f16 = TensorType::contiguous(DType::F16, {2, 4, 6, 7});
+  EXPECT_EQ(lower_conv(DType::F16, f16, true, false, kCudnn).call, nullptr) << "half with bias";
+  EXPECT_NE(lower_conv(DType::F16, f16, false, false, kCudnn).call, nullptr);
+}
+
+TEST(ConvCall, ReadsAndChecksItsParameters) {
+  //           dtype n  c  h  w  k  r  s  oh ow sh sw ph pw dh dw g  off sn   sc  sh sw
+  std::vector<int64_t> p = {8, 2, 4, 6, 7, 3, 3, 2, 3, 6, 2, 1, 1, 0, 1, 1, 1, 0, 168, 42, 7, 1};
+  const kir_support::ConvCall c = kir_support::read_conv_call(p);
+  EXPECT_EQ(c.k, 3);
+  EXPECT_EQ(c.buffer_bytes(),
+            (std::vector<int64_t>{2 * 4 * 6 * 7 * 4, 3 * 4 * 3 * 2 * 4, 2 * 3 * 3 * 6 * 4}));
+  auto bad = [&](size_t i, int64_t v) {
+    std::vector<int64_t> q = p;
+    q[i] = v;
+    return q;
+  };
+  EXPECT_THROW(kir_support::read_conv_call(std::vector<int64_t>(p.begin(), p.end() - 1)),
+               std::invalid_argument);
+  EXPECT_THROW(kir_support::read_conv_call(bad(0, 42)), std::invalid_argument);  // dtype
+  EXPECT_THROW(kir_support::read_conv_call(bad(4, -7)), std::invalid_argument);  // negative
+  EXPECT_THROW(kir_support::read_conv_call(bad(16, 3)), std::invalid_argument);  // groups
+  EXPECT_THROW(kir_support::read_conv_call(bad(8, 4)), std::invalid_argument);   // out_h
+  EXPECT_THROW(kir_support::read_conv_call(bad(10, 0)), std::invalid_argument);  // stride 0
+}
+
+}  // namespace
+}  // namespace kiln
