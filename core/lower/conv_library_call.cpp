@@ -1,5 +1,6 @@
 #include "core/lower/conv_library_call.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace kiln {
@@ -45,6 +46,11 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
     if (affine) sx = packed_strides(*affine, x.type.sizes);
   }
   if (!sx) return false;
+  // cuDNN takes int sizes and strides: larger tensors keep the generated kernel.
+  constexpr int64_t kIntMax = 2147483647;
+  int64_t largest = std::max(x.type.numel(), out.numel());
+  for (int64_t v : *sx) largest = std::max(largest, v);
+  if (largest > kIntMax) return false;
   const Access wc = n.contiguous(w);
   const int y =
       bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;

@@ -5,7 +5,9 @@
 // with KIR scatter; padding_idx rows count for nothing. For max, a second pass finds the
 // first position whose row reaches the maximum (max_indices, as the reference: ties go to
 // the earliest). Offsets that decrease, leave the indices or do not start at 0 fail the run
-// (reported as an index out of range).
+// (reported as an index out of range). Not matched yet: a NaN weight in max mode makes the
+// kernel's bag NaN (max_indices -1), where the reference, as PyTorch, ignores a NaN that is
+// not its bag's first element.
 #include <cmath>
 
 #include "core/lower/prefix_sum.h"
@@ -104,9 +106,12 @@ bool lower_embedding_bag(NodeLowering& n) {
                           : std::vector<Expr>{i};
   };
   // Row of position i (checked), and whether it counts: in a bag, not the padding row.
+  // A position in no bag (after the last offset) is never read by the reference: its index
+  // is not checked.
   const auto row_of = [&](KernelBuilder& kb, const Expr& i) {
-    const int row = kb.check_index(kb.cast(n.load(kb, indices, position(i)), DType::I64), rows);
     const auto [bag, valid] = bag_of(kb, bags, i);
+    const int raw = kb.cast(n.load(kb, indices, position(i)), DType::I64);
+    const int row = kb.check_index(kb.where(valid, raw, kb.constant(DType::I64, 0)), rows);
     int counts = valid;
     if (padding >= 0)
       counts =

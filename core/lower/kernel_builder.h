@@ -22,8 +22,7 @@ class KernelBuilder {
   void store(int buffer, const Expr& index, int value, int mask = -1);
   // Combines `value` into buffer[index] (store, sum, prod, max, min), which holds values
   // already; iterations may name the same element. Only pointwise kernels scatter.
-  void scatter(const std::string& combine, int buffer, const Expr& index, int value,
-               int mask = -1);
+  void scatter(const std::string& combine, int buffer, const Expr& index, int value, int mask = -1);
   int constant(DType dtype, double value);
   int index(const Expr& value);   // an int64 value computed from loop variables
   int cast(int value, DType to);  // no-op when already `to`

@@ -38,17 +38,15 @@ void lower_scatter_combine(NodeLowering& n, const ScatterSpec& spec) {
     if (r == "max" || r == "min") {
       scatter("store", target, true, itself);
     } else {
-      scatter("store", target, false, [&](KernelBuilder& kb, int) {
-        return kb.constant(acc, r == "prod" ? 1 : 0);
-      });
+      scatter("store", target, false,
+              [&](KernelBuilder& kb, int) { return kb.constant(acc, r == "prod" ? 1 : 0); });
     }
   }
   int count = -1;
   if (r == "mean") {
     count = n.temp_buffer("count", DType::I64, out.numel());
     fill(count, [&](KernelBuilder& kb) { return kb.constant(DType::I64, spec.include_self); });
-    scatter("sum", count, false,
-            [](KernelBuilder& kb, int) { return kb.constant(DType::I64, 1); });
+    scatter("sum", count, false, [](KernelBuilder& kb, int) { return kb.constant(DType::I64, 1); });
   }
   scatter(r == "mean" ? "sum" : r, target, true, itself);
   if (!finalize) return;
@@ -59,7 +57,8 @@ void lower_scatter_combine(NodeLowering& n, const ScatterSpec& spec) {
     // A place nothing reached (include_self false) keeps self: its count is 0, divide by 1.
     const int c = kb.load(count, DType::I64, at);
     const int one = kb.constant(DType::I64, 1);
-    const int divisor = kb.where(kb.math("gt", DType::Bool, {c, kb.constant(DType::I64, 0)}), c, one);
+    const int divisor =
+        kb.where(kb.math("gt", DType::Bool, {c, kb.constant(DType::I64, 0)}), c, one);
     v = is_floating(acc) ? kb.math("div", acc, {v, kb.cast(divisor, acc)})
                          : kb.math("floordiv", acc, {v, divisor});
   }
@@ -176,7 +175,8 @@ bool lower_embedding_backward(NodeLowering& n) {
     const int row = checked_row(n, kb, {vars.begin(), vars.end() - 1}, rows, &raw);
     ScatterSite s;
     s.address = kb.indirect(row) * Expr::constant(width) + vars.back();
-    s.mask = kb.math("ne", DType::Bool, {raw, kb.constant(DType::I64, static_cast<double>(padding))});
+    s.mask =
+        kb.math("ne", DType::Bool, {raw, kb.constant(DType::I64, static_cast<double>(padding))});
     if (want) {
       s.value = kb.cast(n.load(kb, n.operand(0), vars), dtype);
       if (frequency >= 0) {

@@ -38,7 +38,8 @@ LowerFn scatter_on_constant(bool from_tensor) {
       return lower_scatter_into(n, from_tensor);
     const auto dim = static_cast<size_t>(*dim_r);
     for (size_t d = 0; d < out.sizes.size(); ++d)
-      if (index.type.sizes[d] != (d == dim ? 1 : out.sizes[d])) return lower_scatter_into(n, from_tensor);
+      if (index.type.sizes[d] != (d == dim ? 1 : out.sizes[d]))
+        return lower_scatter_into(n, from_tensor);
     double value = 0;
     if (from_tensor) {
       const TensorType& src = n.in_type(3);

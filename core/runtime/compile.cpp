@@ -176,7 +176,7 @@ void take_schedule_stats(CompiledGraph::Parts& p, const CompiledGraphRecord& r,
 // The plan, its arena and the KIR batch of p.program (a fresh one, or one from the cache).
 Status plan_program(CompiledGraph::Parts& p, const std::vector<std::string>& externs,
                     std::vector<kir::Kernel>& batch, const DebugDump& dump) {
-  build_plan(p, externs, batch);
+  if (auto s = build_plan(p, externs, batch); !s) return s;
   std::string memory_report;
   if (auto s = plan_arena(p, memory_report); !s) return s;
   dump.write("memory_plan.txt", memory_report);

@@ -91,8 +91,8 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
 }
 
 void CompiledGraph::set_random_seed(uint64_t seed) {
-  parts_->random_seed = seed;
-  parts_->random_calls = 0;
+  std::lock_guard lock(parts_->random_mutex);
+  parts_->random = {seed, 0};
 }
 
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,

@@ -64,17 +64,26 @@ void narrow_by_mask(const LoopKernel& k, int id, VarRanges& ranges,
     if (o.id == op->args[0]) lhs = &o;
     if (o.id == op->args[1]) rhs = &o;
   }
-  if (!lhs || !rhs || lhs->kind != LoopOpKind::Index || rhs->kind != LoopOpKind::Const) return;
-  // x + c, or x alone.
+  // Only an int64 index against an integer constant: narrower or float compares would see
+  // wrapped or rounded values.
+  if (!lhs || !rhs || lhs->kind != LoopOpKind::Index || rhs->kind != LoopOpKind::Const ||
+      lhs->dtype != DType::I64 || rhs->dtype != DType::I64)
+    return;
+  // x + c, or x alone (exactly: another term would move the bound).
   const Expr& e = lhs->index;
   std::string var;
   int64_t shift = 0;
   if (e.kind() == ExprKind::Var) {
     var = e.name();
   } else if (e.kind() == ExprKind::Add && e.operands().size() == 2) {
-    for (const Expr& t : e.operands()) {
-      if (t.kind() == ExprKind::Var) var = t.name();
-      if (t.is_const()) shift = t.value();
+    const Expr& a = e.operands()[0];
+    const Expr& b = e.operands()[1];
+    if (a.kind() == ExprKind::Var && b.is_const()) {
+      var = a.name();
+      shift = b.value();
+    } else if (b.kind() == ExprKind::Var && a.is_const()) {
+      var = b.name();
+      shift = a.value();
     }
   }
   const double c = rhs->value;

@@ -2,7 +2,6 @@
 // code that runs it (compiled_graph.cpp).
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,13 +40,16 @@ struct CompiledGraph::Parts {
   mutable std::mutex warm_mutex;
   mutable std::unique_ptr<PlanRunner> warm;
   mutable int64_t last_copied_bytes = 0;  // run_into's staging, for callers to verify
-  // Random ops: the seed, and the runs so far (each run draws with the next call number).
-  std::atomic<uint64_t> random_seed{0};
-  mutable std::atomic<uint64_t> random_calls{0};
+  // Random ops: the seed, and the runs so far (each run draws with the next call number),
+  // changed together under `random_mutex`.
+  mutable std::mutex random_mutex;
+  mutable RandomState random;  // seed, and the call number of the next run
   // The state of the next run (`chosen` when the caller names one; the count moves on
   // only otherwise).
   RandomState next_random(const std::optional<RandomState>& chosen) const {
-    return chosen ? *chosen : RandomState{random_seed.load(), random_calls.fetch_add(1)};
+    if (chosen) return *chosen;
+    std::lock_guard lock(random_mutex);
+    return {random.seed, random.call++};
   }
 
   Parts();

@@ -39,8 +39,8 @@ void mark_in_place(CompiledGraph::Parts& p, std::vector<BufferLifetime>& lifetim
 
 }  // namespace
 
-void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs,
-                std::vector<kir::Kernel>& batch) {
+Status build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs,
+                  std::vector<kir::Kernel>& batch) {
   const LoopProgram& prog = p.program;
   std::vector<int> last_use(prog.buffers.size(), -1);
   std::vector<bool> allocated(prog.buffers.size(), false);
@@ -62,7 +62,11 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
       s.buffers.insert(s.buffers.end(), k.extern_outputs.begin(), k.extern_outputs.end());
       for (const auto& [key, value] : k.attrs) s.params.push_back(value);
     } else {
-      if (k.node < 0) continue;  // cannot happen: every extern records its node
+      // A library call that stands for part of a node (a convolution's product before its
+      // bias) has no node to run instead: the plugin must offer it.
+      if (k.node < 0)
+        return Error::internal("library call '" + k.extern_name + "' of '" + k.origin +
+                               "': plugin '" + p.plugin->name() + "' does not offer it");
       s.kind = PlanStep::Kind::Host;
       s.node = k.node;
       s.buffers = k.extern_inputs;
@@ -101,6 +105,7 @@ void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs
     p.stats.externs += s.kind == PlanStep::Kind::Extern;
     p.stats.host_steps += s.kind == PlanStep::Kind::Host;
   }
+  return Ok{};
 }
 
 Status plan_arena(CompiledGraph::Parts& p, std::string& report) {

@@ -15,8 +15,8 @@ namespace kiln {
 // Fills p.plan and the step counts of p.stats from p.program: kernels the plugin generates
 // (appended to `batch`, one KIR kernel each), externs it implements (`externs`, its extern
 // list), and everything else on the host oracle (named in p.stats.fallbacks).
-void build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs,
-                std::vector<kir::Kernel>& batch);
+Status build_plan(CompiledGraph::Parts& p, const std::vector<std::string>& externs,
+                  std::vector<kir::Kernel>& batch);
 
 // Lifetimes of the temporaries over p.plan and their offsets in one arena (verified before
 // use); `report` gets the table the debug dump writes.

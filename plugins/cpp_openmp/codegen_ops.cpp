@@ -295,20 +295,19 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       const kir::Buffer* buf = k.buffer(op.name);
       if (dtype_of(k, op.args.at(0)) != buf->dtype)
         throw std::runtime_error("scatter into " + op.name + " of a value of another dtype");
-      static const std::map<std::string, std::string> combines = {
-          {"store", "krt::kStore"},
-          {"sum", "krt::kCombineSum"},
-          {"prod", "krt::kCombineProd"},
-          {"max", "krt::kCombineMax"},
-          {"min", "krt::kCombineMin"}};
+      static const std::map<std::string, std::string> combines = {{"store", "krt::kStore"},
+                                                                  {"sum", "krt::kCombineSum"},
+                                                                  {"prod", "krt::kCombineProd"},
+                                                                  {"max", "krt::kCombineMax"},
+                                                                  {"min", "krt::kCombineMin"}};
       const auto combine = combines.find(op.combine);
       if (combine == combines.end())
         throw std::runtime_error("unknown scatter combine '" + op.combine + "'");
       const std::string how = combine->second + ", " + c_kind(buf->dtype);
       const std::string at = "[&](int i) { (void)i; return " + expr_c(op.index, lane_ctx) + "; }";
       if (op.mask >= 0) {
-        return "krt::scatter_combine_masked<L, " + how + ">(" + op.name + ", " + v(op.mask) +
-               ", " + v(op.args[0]) + ", " + at + ");";
+        return "krt::scatter_combine_masked<L, " + how + ">(" + op.name + ", " + v(op.mask) + ", " +
+               v(op.args[0]) + ", " + at + ");";
       }
       return "krt::scatter_combine<L, " + how + ">(" + op.name + ", " + v(op.args[0]) + ", " + at +
              ");";

@@ -60,8 +60,7 @@ class ValueEmitter {
   llvm::Value* load(const kir::Op& op, Scope& s);
   void store(const kir::Op& op, Scope& s);
   void scatter(const kir::Op& op, Scope& s);  // scatter_emitter.cpp
-  llvm::Value* combined(const std::string& combine, llvm::Value* old, llvm::Value* v,
-                        kir::DType d);
+  llvm::Value* combined(const std::string& combine, llvm::Value* old, llvm::Value* v, kir::DType d);
   llvm::Value* math(const kir::Op& op, Scope& s);
   llvm::Value* unary(const std::string& name, llvm::Value* a, kir::DType d);
   llvm::Value* binary(const std::string& name, llvm::Value* a, llvm::Value* b, kir::DType d);

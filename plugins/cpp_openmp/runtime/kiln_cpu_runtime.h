@@ -359,8 +359,8 @@ KRT_INLINE inline T combine1(T old, T v) {
   if constexpr (C == kStore) {
     return v;
   } else if constexpr (K == kF16 || K == kBF16) {
-    const float r = combine1<C, kFloat>(convert1<float, kFloat, T, K>(old),
-                                         convert1<float, kFloat, T, K>(v));
+    const float r =
+        combine1<C, kFloat>(convert1<float, kFloat, T, K>(old), convert1<float, kFloat, T, K>(v));
     return convert1<T, K, float, kFloat>(r);
   } else if constexpr (K == kInt && C == kCombineSum) {
     return static_cast<T>(static_cast<uint64_t>(old) + static_cast<uint64_t>(v));

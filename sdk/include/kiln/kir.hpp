@@ -20,10 +20,10 @@
 // <size>, scatter <combine>, and math by name with %operands. `scatter` writes into an
 // inout buffer that already holds values, at an address that may repeat across iterations:
 // `store` (any one writer wins), `sum`, `prod`, `max` or `min` (atomic read-modify-write;
-// max/min propagate NaN); only pointwise kernels scatter. A reduce produces one value per pointwise point
-// (row); ops that use it and vary along the reduced dims run per element again, so a body
-// may nest reductions (softmax: a sum over exp(x - max)) and store per element; see
-// docs/kir.md ("levels"). Every masked load carries an explicit `other`.
+// max/min propagate NaN); only pointwise kernels scatter. A reduce produces one value per pointwise
+// point (row); ops that use it and vary along the reduced dims run per element again, so a body may
+// nest reductions (softmax: a sum over exp(x - max)) and store per element; see docs/kir.md
+// ("levels"). Every masked load carries an explicit `other`.
 #ifndef KILN_KIR_HPP
 #define KILN_KIR_HPP
 
@@ -93,7 +93,19 @@ struct Expr {
 };
 
 // Append-only: a kind's number never changes (Scatter came after kir/1's first ten).
-enum class OpKind { Load, Store, Const, Index, Cast, Where, Reduce, Extract, CheckIndex, Math, Scatter };
+enum class OpKind {
+  Load,
+  Store,
+  Const,
+  Index,
+  Cast,
+  Where,
+  Reduce,
+  Extract,
+  CheckIndex,
+  Math,
+  Scatter
+};
 
 // How a scatter combines its value with what the buffer holds.
 inline constexpr const char* kScatterCombines[] = {"store", "sum", "prod", "max", "min"};
