@@ -1,7 +1,5 @@
 #include "plugins/ptx/cublas_library.h"
 
-#include <dlfcn.h>
-
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
@@ -51,45 +49,20 @@ CublasLibrary CublasLibrary::open(const std::string& path, std::string& why) {
     why = "turned off by the plugin's cublas option";
     return lib;
   }
-  for (const std::string& name : candidates(path)) {
-    // Never unmapped: cuBLAS keeps process-wide state (as LLVM does in the plugin itself).
-    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!h) {
-      why = dlerror();
-      continue;
-    }
-    lib.library_ = h;
-    lib.path_ = name;
-    lib.create_ = reinterpret_cast<decltype(lib.create_)>(dlsym(h, "cublasCreate_v2"));
-    lib.destroy_ = reinterpret_cast<decltype(lib.destroy_)>(dlsym(h, "cublasDestroy_v2"));
-    lib.gemm_ = reinterpret_cast<decltype(lib.gemm_)>(dlsym(h, "cublasGemmStridedBatchedEx"));
-    if (lib.create_ && lib.destroy_ && lib.gemm_) return lib;
-    why = name + " lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmStridedBatchedEx";
-    lib = CublasLibrary();
-  }
+  lib.library_ = DynamicLibrary::open(
+      candidates(path),
+      [&](const DynamicLibrary& l) {
+        return l.symbol("cublasCreate_v2", lib.create_) &&
+               l.symbol("cublasDestroy_v2", lib.destroy_) &&
+               l.symbol("cublasGemmStridedBatchedEx", lib.gemm_);
+      },
+      why);
   return lib;
-}
-
-CublasLibrary::CublasLibrary(CublasLibrary&& o) noexcept {
-  *this = std::move(o);
-}
-
-CublasLibrary& CublasLibrary::operator=(CublasLibrary&& o) noexcept {
-  if (this != &o) {
-    std::swap(library_, o.library_);
-    std::swap(path_, o.path_);
-    std::swap(create_, o.create_);
-    std::swap(destroy_, o.destroy_);
-    std::swap(gemm_, o.gemm_);
-    std::swap(handles_, o.handles_);
-  }
-  return *this;
 }
 
 CublasLibrary::~CublasLibrary() {
   for (Handle h : handles_)
     if (h) destroy_(h);
-  if (library_) dlclose(library_);
 }
 
 std::vector<std::string> CublasLibrary::extern_lines() const {

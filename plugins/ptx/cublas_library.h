@@ -9,6 +9,7 @@
 
 #include "plugins/kir_support/matmul_call.h"
 #include "plugins/ptx/cuda_driver.h"
+#include "plugins/ptx/dynamic_library.h"
 
 namespace kiln::ptx {
 
@@ -18,13 +19,15 @@ class CublasLibrary {
   // happened when it did not open.
   static CublasLibrary open(const std::string& path, std::string& why);
   CublasLibrary() = default;
-  CublasLibrary(CublasLibrary&& other) noexcept;
-  CublasLibrary& operator=(CublasLibrary&& other) noexcept;
+  // Moved into an empty one only (open's result): a moved-over object's handles are not
+  // destroyed.
+  CublasLibrary(CublasLibrary&& other) noexcept = default;
+  CublasLibrary& operator=(CublasLibrary&& other) noexcept = default;
   CublasLibrary(const CublasLibrary&) = delete;
   CublasLibrary& operator=(const CublasLibrary&) = delete;
   ~CublasLibrary();
 
-  bool available() const { return library_ != nullptr; }
+  bool available() const { return library_.loaded(); }
   // Destroys the handles, each after `use_device(its device)` makes its context current.
   template <class UseDevice>
   void release_handles(UseDevice use_device) {
@@ -35,7 +38,7 @@ class CublasLibrary {
       handles_[d] = nullptr;
     }
   }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return library_.path(); }
   // The extern list entries it serves ("mm f32 f64 f16 bf16", "bmm ...").
   std::vector<std::string> extern_lines() const;
   // out[batch, m, n] = a @ b on the current context's default stream, for the device's
@@ -45,8 +48,7 @@ class CublasLibrary {
 
  private:
   using Handle = struct cublasContext*;
-  void* library_ = nullptr;
-  std::string path_;
+  DynamicLibrary library_;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
   int (*gemm_)(Handle, int, int, int, int, int, const void*, const void*, int, int, long long,

@@ -1,7 +1,5 @@
 #include "plugins/ptx/cudnn_library.h"
 
-#include <dlfcn.h>
-
 #include <climits>
 #include <stdexcept>
 #include <utility>
@@ -33,12 +31,6 @@ int narrow(int64_t v) {
   return static_cast<int>(v);
 }
 
-template <class F>
-bool bind(void* h, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(dlsym(h, name));
-  return fn != nullptr;
-}
-
 }  // namespace
 
 CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
@@ -47,73 +39,30 @@ CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
     why = "turned off by the plugin's cudnn option";
     return lib;
   }
-  const std::vector<std::string> names =
+  lib.library_ = DynamicLibrary::open(
       path.empty() ? std::vector<std::string>{"libcudnn.so.9", "libcudnn.so"}
-                   : std::vector<std::string>{path};
-  for (const std::string& name : names) {
-    // Never unmapped: cuDNN keeps process-wide state.
-    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!h) {
-      why = dlerror();
-      continue;
-    }
-    lib.library_ = h;
-    lib.path_ = name;
-    const bool all = bind(h, "cudnnCreate", lib.create_) && bind(h, "cudnnDestroy", lib.destroy_) &&
-                     bind(h, "cudnnGetErrorString", lib.error_string_) &&
-                     bind(h, "cudnnCreateTensorDescriptor", lib.create_tensor_) &&
-                     bind(h, "cudnnSetTensor4dDescriptorEx", lib.set_tensor_) &&
-                     bind(h, "cudnnDestroyTensorDescriptor", lib.destroy_tensor_) &&
-                     bind(h, "cudnnCreateFilterDescriptor", lib.create_filter_) &&
-                     bind(h, "cudnnSetFilter4dDescriptor", lib.set_filter_) &&
-                     bind(h, "cudnnDestroyFilterDescriptor", lib.destroy_filter_) &&
-                     bind(h, "cudnnCreateConvolutionDescriptor", lib.create_conv_) &&
-                     bind(h, "cudnnSetConvolution2dDescriptor", lib.set_conv_) &&
-                     bind(h, "cudnnSetConvolutionGroupCount", lib.set_groups_) &&
-                     bind(h, "cudnnSetConvolutionMathType", lib.set_math_) &&
-                     bind(h, "cudnnDestroyConvolutionDescriptor", lib.destroy_conv_) &&
-                     bind(h, "cudnnFindConvolutionForwardAlgorithm", lib.find_algorithm_) &&
-                     bind(h, "cudnnGetConvolutionForwardWorkspaceSize", lib.workspace_size_) &&
-                     bind(h, "cudnnConvolutionForward", lib.forward_);
-    if (all) return lib;
-    why = name + " lacks a function of cuDNN's convolution API";
-    lib = CudnnLibrary();
-  }
+                   : std::vector<std::string>{path},
+      [&](const DynamicLibrary& l) {
+        return l.symbol("cudnnCreate", lib.create_) && l.symbol("cudnnDestroy", lib.destroy_) &&
+               l.symbol("cudnnGetErrorString", lib.error_string_) &&
+               l.symbol("cudnnCreateTensorDescriptor", lib.create_tensor_) &&
+               l.symbol("cudnnSetTensor4dDescriptorEx", lib.set_tensor_) &&
+               l.symbol("cudnnDestroyTensorDescriptor", lib.destroy_tensor_) &&
+               l.symbol("cudnnCreateFilterDescriptor", lib.create_filter_) &&
+               l.symbol("cudnnSetFilter4dDescriptor", lib.set_filter_) &&
+               l.symbol("cudnnDestroyFilterDescriptor", lib.destroy_filter_) &&
+               l.symbol("cudnnCreateConvolutionDescriptor", lib.create_conv_) &&
+               l.symbol("cudnnSetConvolution2dDescriptor", lib.set_conv_) &&
+               l.symbol("cudnnSetConvolutionGroupCount", lib.set_groups_) &&
+               l.symbol("cudnnSetConvolutionMathType", lib.set_math_) &&
+               l.symbol("cudnnDestroyConvolutionDescriptor", lib.destroy_conv_) &&
+               l.symbol("cudnnFindConvolutionForwardAlgorithm", lib.find_algorithm_) &&
+               l.symbol("cudnnGetConvolutionForwardWorkspaceSize", lib.workspace_size_) &&
+               l.symbol("cudnnConvolutionForward", lib.forward_);
+      },
+      why);
   return lib;
 }
-
-CudnnLibrary::CudnnLibrary(CudnnLibrary&& o) noexcept {
-  *this = std::move(o);
-}
-
-CudnnLibrary& CudnnLibrary::operator=(CudnnLibrary&& o) noexcept {
-  if (this != &o) {
-    std::swap(library_, o.library_);
-    std::swap(path_, o.path_);
-    std::swap(create_, o.create_);
-    std::swap(destroy_, o.destroy_);
-    std::swap(error_string_, o.error_string_);
-    std::swap(create_tensor_, o.create_tensor_);
-    std::swap(set_tensor_, o.set_tensor_);
-    std::swap(destroy_tensor_, o.destroy_tensor_);
-    std::swap(create_filter_, o.create_filter_);
-    std::swap(set_filter_, o.set_filter_);
-    std::swap(destroy_filter_, o.destroy_filter_);
-    std::swap(create_conv_, o.create_conv_);
-    std::swap(set_conv_, o.set_conv_);
-    std::swap(set_groups_, o.set_groups_);
-    std::swap(set_math_, o.set_math_);
-    std::swap(destroy_conv_, o.destroy_conv_);
-    std::swap(find_algorithm_, o.find_algorithm_);
-    std::swap(workspace_size_, o.workspace_size_);
-    std::swap(forward_, o.forward_);
-    std::swap(handles_, o.handles_);
-    std::swap(plans_, o.plans_);
-  }
-  return *this;
-}
-
-CudnnLibrary::~CudnnLibrary() = default;  // handles go in release_handles (contexts needed)
 
 std::vector<std::string> CudnnLibrary::extern_lines() const {
   if (!available()) return {};

@@ -12,6 +12,7 @@
 
 #include "plugins/kir_support/conv_call.h"
 #include "plugins/ptx/cuda_driver.h"
+#include "plugins/ptx/dynamic_library.h"
 
 namespace kiln::ptx {
 
@@ -21,14 +22,15 @@ class CudnnLibrary {
   // what happened when it did not open.
   static CudnnLibrary open(const std::string& path, std::string& why);
   CudnnLibrary() = default;
-  CudnnLibrary(CudnnLibrary&& other) noexcept;
-  CudnnLibrary& operator=(CudnnLibrary&& other) noexcept;
+  // Moved into an empty one only (open's result), like CublasLibrary.
+  CudnnLibrary(CudnnLibrary&& other) noexcept = default;
+  CudnnLibrary& operator=(CudnnLibrary&& other) noexcept = default;
   CudnnLibrary(const CudnnLibrary&) = delete;
   CudnnLibrary& operator=(const CudnnLibrary&) = delete;
-  ~CudnnLibrary();
+  ~CudnnLibrary() = default;  // handles and plans go in release_handles (contexts needed)
 
-  bool available() const { return library_ != nullptr; }
-  const std::string& path() const { return path_; }
+  bool available() const { return library_.loaded(); }
+  const std::string& path() const { return library_.path(); }
   std::vector<std::string> extern_lines() const;
   // Destroys the handles, each after `use_device(its device)` makes its context current.
   void release_handles(const std::function<void(uint32_t)>& use_device);
@@ -46,8 +48,7 @@ class CudnnLibrary {
     size_t memory;
     int determinism, math_type, reserved[3];
   };
-  void* library_ = nullptr;
-  std::string path_;
+  DynamicLibrary library_;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
   const char* (*error_string_)(int) = nullptr;
