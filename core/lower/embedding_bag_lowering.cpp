@@ -44,11 +44,7 @@ void number_bags(NodeLowering& n, Bags& bags) {
   const Access& offsets = n.operand(2);
   const int64_t starts = offsets.type.numel(), total = bags.positions;
   const int marks = n.temp_buffer("bag_starts", DType::I64, total);
-  {
-    KernelBuilder kb = n.kernel({total});
-    kb.store(marks, kb.x(0), kb.constant(DType::I64, 0));
-    n.emit(std::move(kb).finish());
-  }
+  n.fill(marks, {total}, DType::I64, 0);
   if (starts > 0) {
     KernelBuilder kb = n.kernel({starts});
     const Expr b = kb.x(0);
@@ -128,11 +124,7 @@ bool lower_embedding_bag(NodeLowering& n) {
     n.emit(std::move(kb).finish());
   }
   const Access bag_size = n.realize_output(2);
-  {
-    KernelBuilder kb = n.kernel({bags.count});
-    kb.store(bag_size.buffer, kb.x(0), kb.constant(DType::I64, 0));
-    n.emit(std::move(kb).finish());
-  }
+  n.fill(bag_size.buffer, {bags.count}, DType::I64, 0);
   {
     KernelBuilder kb = n.kernel({bags.positions});
     const auto [row, bag, counts] = row_of(kb, kb.x(0));
@@ -144,12 +136,7 @@ bool lower_embedding_bag(NodeLowering& n) {
   const DType acc = mode != kMax && half ? DType::F32 : out.dtype;
   const int64_t cells = bags.count * dims;
   const int sums = n.temp_buffer("bag_values", acc, cells);
-  {
-    KernelBuilder kb = n.kernel({bags.count, dims});
-    kb.store(sums, contiguous_index({bags.count, dims}, kb.pointwise_vars()),
-             kb.constant(acc, mode == kMax ? -INFINITY : 0.0));
-    n.emit(std::move(kb).finish());
-  }
+  n.fill(sums, {bags.count, dims}, acc, mode == kMax ? -INFINITY : 0.0);
   // The weight element of position x0, column x1, in `acc`.
   const auto element = [&](KernelBuilder& kb, int row) {
     return kb.cast(n.load(kb, weight, {kb.indirect(row), kb.x(1)}), acc);
@@ -168,12 +155,7 @@ bool lower_embedding_bag(NodeLowering& n) {
   int first = -1;
   if (mode == kMax) {
     first = n.temp_buffer("first_max", DType::I64, cells);
-    {
-      KernelBuilder kb = n.kernel({bags.count, dims});
-      kb.store(first, contiguous_index({bags.count, dims}, kb.pointwise_vars()),
-               kb.constant(DType::I64, static_cast<double>(bags.positions)));
-      n.emit(std::move(kb).finish());
-    }
+    n.fill(first, {bags.count, dims}, DType::I64, static_cast<double>(bags.positions));
     KernelBuilder kb = n.kernel({bags.positions, dims});
     const auto [row, bag, counts] = row_of(kb, kb.x(0));
     const Expr cell = kb.indirect(bag) * Expr::constant(dims) + kb.x(1);
@@ -185,9 +167,7 @@ bool lower_embedding_bag(NodeLowering& n) {
                kb.math("and", DType::Bool, {counts, reached}));
     n.emit(std::move(kb).finish());
   } else {
-    KernelBuilder kb = n.kernel({bags.count});
-    kb.store(max_indices.buffer, kb.x(0), kb.constant(DType::I64, 0));
-    n.emit(std::move(kb).finish());
+    n.fill(max_indices.buffer, {bags.count}, DType::I64, 0);
   }
   KernelBuilder kb = n.kernel({bags.count, dims});
   const Expr at = contiguous_index({bags.count, dims}, kb.pointwise_vars());

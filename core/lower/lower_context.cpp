@@ -129,6 +129,12 @@ Access NodeLowering::contiguous(const Access& a) {
   return program_.copy_to_contiguous(a, node_->name);
 }
 
+void NodeLowering::fill(int buffer, const Shape& sizes, DType dtype, double value) {
+  KernelBuilder kb = kernel(sizes);
+  kb.store(buffer, contiguous_index(sizes, kb.pointwise_vars()), kb.constant(dtype, value));
+  emit(std::move(kb).finish());
+}
+
 int NodeLowering::random_state_buffer() {
   return program_.random_state_buffer();
 }

@@ -65,6 +65,8 @@ class NodeLowering {
   int temp_buffer(const std::string& suffix, DType dtype, int64_t elements);
   // A contiguous buffer with the value of `a` (a itself when it already is one).
   Access contiguous(const Access& a);
+  // A kernel that sets every element of `buffer` (contiguous over `sizes`) to `value`.
+  void fill(int buffer, const Shape& sizes, DType dtype, double value);
   // The run's random state buffer, i64[2]: (seed, call).
   int random_state_buffer();
   // Whether the plugin offers library call `name` for `dtype` (lower_graph's externs).

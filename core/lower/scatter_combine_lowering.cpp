@@ -155,11 +155,7 @@ bool lower_embedding_backward(NodeLowering& n) {
   int frequency = -1;
   if (n.args().get_bool(4)) {
     frequency = n.temp_buffer("frequency", DType::I64, rows);
-    {
-      KernelBuilder kb = n.kernel({rows});
-      kb.store(frequency, kb.x(0), kb.constant(DType::I64, 0));
-      n.emit(std::move(kb).finish());
-    }
+    n.fill(frequency, {rows}, DType::I64, 0);
     if (shape_numel(index_sizes) > 0) {
       KernelBuilder kb = n.kernel(index_sizes);
       const int row = checked_row(n, kb, kb.pointwise_vars(), rows, nullptr);
