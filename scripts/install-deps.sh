@@ -10,7 +10,7 @@ packages=(
   libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libboost1.81-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libsleef-dev libdlpack-dev
+  libopenblas-openmp-dev libsleef-dev libdlpack-dev libdnnl-dev
   python3-numpy patchelf
 )
 

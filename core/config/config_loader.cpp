@@ -182,7 +182,7 @@ Selection read_selection(const Reader& r, const YAML::Node& node) {
 }
 
 AutotuneOptions read_autotune(const Reader& r, const YAML::Node& node) {
-  r.expect_map(node, "autotune", {"kernels", "warmup", "reps", "deterministic"});
+  r.expect_map(node, "autotune", {"kernels", "warmup", "reps", "deterministic", "libraries"});
   AutotuneOptions autotune;
   if (const YAML::Node kernels = node["kernels"]) {
     const std::string text = r.string(kernels, "autotune.kernels");
@@ -200,6 +200,7 @@ AutotuneOptions read_autotune(const Reader& r, const YAML::Node& node) {
   if (node["reps"]) autotune.reps = r.integer(node["reps"], "autotune.reps", 1);
   if (node["deterministic"])
     autotune.deterministic = r.boolean(node["deterministic"], "autotune.deterministic");
+  if (node["libraries"]) autotune.libraries = r.boolean(node["libraries"], "autotune.libraries");
   return autotune;
 }
 
@@ -217,7 +218,7 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "schedule",
                {"fusion", "max_readers", "max_inline_ops", "max_kernel_ops", "min_fused_rows",
-                "max_peak_growth_bytes", "library_matmul"});
+                "max_peak_growth_bytes", "library_matmul", "library_conv"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
   if (node["max_readers"])
@@ -230,6 +231,8 @@ ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
     schedule.min_fused_rows = r.integer(node["min_fused_rows"], "schedule.min_fused_rows", 1);
   if (node["library_matmul"])
     schedule.library_matmul = r.boolean(node["library_matmul"], "schedule.library_matmul");
+  if (node["library_conv"])
+    schedule.library_conv = r.boolean(node["library_conv"], "schedule.library_conv");
   if (node["max_peak_growth_bytes"]) {
     schedule.max_peak_growth_bytes =
         r.integer(node["max_peak_growth_bytes"], "schedule.max_peak_growth_bytes", 0);

@@ -51,6 +51,9 @@ struct AutotuneOptions {
   int64_t warmup = 3;
   int64_t reps = 20;
   bool deterministic = false;  // only configs that keep the default's numerics
+  // With exhaustive: each library call (conv2d) is timed against the kernels generated
+  // instead, per shape, and the faster kept (core/tune/library_choice.h).
+  bool libraries = true;
   bool operator==(const AutotuneOptions&) const = default;
 };
 
@@ -72,6 +75,10 @@ struct ScheduleOptions {
   int64_t min_fused_rows = 32;        // an epilogue merges into a reduction with this many rows
   int64_t max_peak_growth_bytes = 0;  // how far a merge may raise the peak of live buffers
   bool library_matmul = true;  // false: mm/bmm as generated kernels even with a plugin library
+  bool library_conv = true;    // false: conv2d the same
+  // Not a config key: library calls (library_call_signature) the autotuner found slower than
+  // the kernels generated instead (core/tune/library_choice.h).
+  std::vector<std::string> declined_library_calls = {};
   bool operator==(const ScheduleOptions&) const = default;
 };
 

@@ -1,21 +1,23 @@
 #include "core/config/options_key.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kiln {
 
 std::string schedule_key_text(const ScheduleOptions& s) {
   return fmt::format(
       "fusion={} max_readers={} max_inline_ops={} max_kernel_ops={} min_fused_rows={} "
-      "max_peak_growth={} library_matmul={}",
+      "max_peak_growth={} library_matmul={} library_conv={} declined=[{}]",
       s.fusion, s.max_readers, s.max_inline_ops, s.max_kernel_ops, s.min_fused_rows,
-      s.max_peak_growth_bytes, s.library_matmul);
+      s.max_peak_growth_bytes, s.library_matmul, s.library_conv,
+      fmt::join(s.declined_library_calls, "; "));
 }
 
 std::string tuning_key_text(const AutotuneOptions& a) {
   const char* modes[] = {"off", "heuristic", "exhaustive"};
-  return fmt::format("kernels={} deterministic={}", modes[static_cast<int>(a.kernels)],
-                     a.deterministic);
+  return fmt::format("kernels={} deterministic={} libraries={}", modes[static_cast<int>(a.kernels)],
+                     a.deterministic, a.libraries);
 }
 
 }  // namespace kiln

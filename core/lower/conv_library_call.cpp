@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/lower/library_call_signature.h"
+
 namespace kiln {
 
 namespace {
@@ -12,7 +14,7 @@ namespace {
 // a size-1 dim may carry); none when x is laid out otherwise.
 std::optional<std::vector<int64_t>> packed_strides(const std::vector<int64_t>& strides,
                                                    const Shape& sizes) {
-  for (const std::vector<int> order :
+  for (const std::vector<int>& order :
        {std::vector<int>{0, 1, 2, 3}, std::vector<int>{0, 2, 3, 1}}) {
     std::vector<int64_t> dense = strides;
     int64_t expected = 1;
@@ -36,36 +38,26 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   if (a.transposed || a.window.dims != 2 || !n.offers_extern("conv2d", out.dtype)) return false;
   if (bias && compute_dtype(out.dtype) != out.dtype) return false;
   // An input neither NCHW nor NHWC packed is copied first (cuDNN reports NOT_SUPPORTED
-  // for other strides, measured on the H100).
-  Access x = x_in;
-  auto affine = affine_strides(x);
-  auto sx = affine ? packed_strides(*affine, x.type.sizes) : std::nullopt;
-  if (!sx) {
-    x = n.contiguous(x);
-    affine = affine_strides(x);
-    if (affine) sx = packed_strides(*affine, x.type.sizes);
+  // for other strides, measured on the H100): the call then reads the contiguous copy.
+  const Shape& xs = x_in.type.sizes;
+  const auto affine = affine_strides(x_in);
+  auto sx = affine ? packed_strides(*affine, xs) : std::nullopt;
+  const bool copy = !sx;
+  if (copy) {
+    std::vector<int64_t> contiguous = {0};
+    for (int64_t v : contiguous_strides(xs)) contiguous.push_back(v);
+    sx = packed_strides(contiguous, xs);
   }
   if (!sx) return false;
   // cuDNN takes int sizes and strides: larger tensors keep the generated kernel.
   constexpr int64_t kIntMax = 2147483647;
-  int64_t largest = std::max(x.type.numel(), out.numel());
+  int64_t largest = std::max(x_in.type.numel(), out.numel());
   for (int64_t v : *sx) largest = std::max(largest, v);
   if (largest > kIntMax) return false;
-  const Access wc = n.contiguous(w);
-  const int y =
-      bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;
-  const Shape& xs = x.type.sizes;
   const Window& win = a.window;
   LoopKernel k;
-  k.name = n.kernel({}).finish().name;
-  k.origin = n.node().name;
   k.kind = LoopKernelKind::Extern;
   k.extern_name = "conv2d";
-  // Never the node's own step: its buffers may be copies, so no host step could stand in
-  // for it (a cache entry is only used with the same library calls on offer).
-  k.node = -1;
-  k.extern_inputs = {x.buffer, wc.buffer};
-  k.extern_outputs = {y};
   k.attrs = {{"dtype", static_cast<int64_t>(out.dtype)},
              {"n", xs[0]},
              {"c", xs[1]},
@@ -83,11 +75,24 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
              {"dil_h", win.dilation[0]},
              {"dil_w", win.dilation[1]},
              {"groups", a.groups},
-             {"x_offset", (*sx)[0]},
+             {"x_offset", copy ? 0 : (*sx)[0]},
              {"x_stride_n", (*sx)[1]},
              {"x_stride_c", (*sx)[2]},
              {"x_stride_h", (*sx)[3]},
              {"x_stride_w", (*sx)[4]}};
+  // The autotuner timed this shape's generated kernels faster than the library.
+  if (n.declines_library_call(library_call_signature(k))) return false;
+  const Access x = copy ? n.contiguous(x_in) : x_in;
+  const Access wc = n.contiguous(w);
+  const int y =
+      bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;
+  k.name = n.kernel({}).finish().name;
+  k.origin = n.node().name;
+  // Never the node's own step: its buffers may be copies, so no host step could stand in
+  // for it (a cache entry is only used with the same library calls on offer).
+  k.node = -1;
+  k.extern_inputs = {x.buffer, wc.buffer};
+  k.extern_outputs = {y};
   n.emit(std::move(k));
   if (!bias) return true;
   KernelBuilder kb = n.kernel(out.sizes);

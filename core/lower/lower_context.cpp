@@ -143,4 +143,8 @@ bool NodeLowering::offers_extern(const std::string& name, DType dtype) const {
   return program_.offers_extern(name, dtype);
 }
 
+bool NodeLowering::declines_library_call(const std::string& signature) const {
+  return program_.declines_library_call(signature);
+}
+
 }  // namespace kiln

@@ -71,6 +71,8 @@ class NodeLowering {
   int random_state_buffer();
   // Whether the plugin offers library call `name` for `dtype` (lower_graph's externs).
   bool offers_extern(const std::string& name, DType dtype) const;
+  // Whether the autotuner chose generated kernels over the library call of this signature.
+  bool declines_library_call(const std::string& signature) const;
 
  private:
   ProgramBuilder& program_;

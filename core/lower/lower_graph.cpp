@@ -61,9 +61,10 @@ bool has_lowering_rule(std::string_view op) {
   return rules.contains(std::string(op));
 }
 
-Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs) {
+Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs,
+                                 const std::vector<std::string>& declined) {
   const std::map<std::string, LowerFn> rules = all_lowerings();
-  ProgramBuilder pb(graph, externs);
+  ProgramBuilder pb(graph, externs, declined);
   LoweredGraph out;
   for (ValueRef r : graph.inputs) bind_external(pb, graph, r, BufferKind::Input);
   for (ValueRef r : graph.params) bind_external(pb, graph, r, BufferKind::Param);

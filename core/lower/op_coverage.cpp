@@ -46,7 +46,12 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
   if (op == "aten.mm.default" || op == "aten.bmm.default") {
     const bool library = offers(externs, op == "aten.mm.default" ? "mm" : "bmm");
     c.support = library ? OpSupport::Library : OpSupport::Kernel;
-    c.note = library ? "a generated matmul where the autotuner or dtype says so" : "";
+    c.note = library ? "a generated matmul where the dtype or layout says so" : "";
+    return c;
+  }
+  if (op == "aten.convolution.default" && offers(externs, "conv2d")) {
+    c.support = OpSupport::Library;
+    c.note = "2-d; other convolutions, and shapes the autotuner gives them, generated";
     return c;
   }
   if (has_lowering_rule(op) || (def->view && def->is_primitive())) {

@@ -1,5 +1,7 @@
 #include "core/lower/program_builder.h"
 
+#include <algorithm>
+
 #include "core/expr/simplify.h"
 #include "core/lower/matmul_kernel.h"
 #include "core/ops/op_def.h"
@@ -7,8 +9,16 @@
 
 namespace kiln {
 
-ProgramBuilder::ProgramBuilder(const Graph& graph, std::vector<std::string> externs)
-    : graph_(graph), access_(graph.values.size()), externs_(std::move(externs)) {}
+ProgramBuilder::ProgramBuilder(const Graph& graph, std::vector<std::string> externs,
+                               std::vector<std::string> declined)
+    : graph_(graph),
+      access_(graph.values.size()),
+      externs_(std::move(externs)),
+      declined_(std::move(declined)) {}
+
+bool ProgramBuilder::declines_library_call(const std::string& signature) const {
+  return std::find(declined_.begin(), declined_.end(), signature) != declined_.end();
+}
 
 bool ProgramBuilder::offers_extern(const std::string& name, DType dtype) const {
   LoopKernel call;

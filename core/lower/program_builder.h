@@ -12,7 +12,8 @@ namespace kiln {
 
 class ProgramBuilder {
  public:
-  explicit ProgramBuilder(const Graph& graph, std::vector<std::string> externs = {});
+  explicit ProgramBuilder(const Graph& graph, std::vector<std::string> externs = {},
+                          std::vector<std::string> declined = {});
 
   int add_buffer(std::string name, DType dtype, int64_t elements,
                  BufferKind kind = BufferKind::Temp, ValueRef value = {});
@@ -29,6 +30,8 @@ class ProgramBuilder {
   int random_state_buffer();
   // Whether the plugin offers library call `name` for `dtype`.
   bool offers_extern(const std::string& name, DType dtype) const;
+  // Whether the autotuner chose generated kernels over the library call of this signature.
+  bool declines_library_call(const std::string& signature) const;
 
   LoopProgram& program() { return program_; }
 
@@ -39,6 +42,7 @@ class ProgramBuilder {
   int kernels_named_ = 0;
   int random_state_ = -1;
   std::vector<std::string> externs_;
+  std::vector<std::string> declined_;  // library_call_signature()s
 };
 
 }  // namespace kiln

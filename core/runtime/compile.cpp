@@ -19,6 +19,7 @@
 #include "core/sched/program_bytes.h"
 #include "core/sched/schedule_graph.h"
 #include "core/tune/kernel_tuner.h"
+#include "core/tune/library_choice.h"
 #include "core/tune/plugin_selection.h"
 
 namespace kiln {
@@ -137,15 +138,15 @@ Status upload_params(CompiledGraph::Parts& p) {
   return Ok{};
 }
 
-// The plugin's externs the plan may call (mm and bmm dropped when the options say so).
+// The plugin's externs the plan may call (mm and bmm, or conv2d, dropped when the options say
+// so).
 std::vector<std::string> usable_externs(const Plugin& plugin, const ScheduleOptions& schedule) {
   std::vector<std::string> externs = extern_names(plugin);
-  if (!schedule.library_matmul) {
-    std::erase_if(externs, [](const std::string& line) {
-      const std::string name = line.substr(0, line.find(' '));
-      return name == "mm" || name == "bmm";
-    });
-  }
+  std::erase_if(externs, [&](const std::string& line) {
+    const std::string name = line.substr(0, line.find(' '));
+    return (!schedule.library_matmul && (name == "mm" || name == "bmm")) ||
+           (!schedule.library_conv && name == "conv2d");
+  });
   return externs;
 }
 
@@ -311,6 +312,24 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
     if (auto s = schedule_and_plan(*parts, graph, registry, schedule, dump, logging, record, batch);
         !s)
       return std::move(s).error();
+    // Library calls the autotuner times slower than generated kernels are declined, and the
+    // graph lowered again without them.
+    if (autotune.kernels == KernelTuning::Exhaustive && autotune.libraries) {
+      auto declined = declined_library_calls(parts->graph, parts->program, registry, plugin, device,
+                                             cache, logging, schedule, autotune);
+      if (!declined) return std::move(declined).error();
+      if (!declined->empty()) {
+        ScheduleOptions chosen = schedule;
+        chosen.declined_library_calls = std::move(*declined);
+        parts = fresh_parts(plugin, device);
+        batch.clear();
+        record = CompiledGraphRecord{};
+        if (auto s =
+                schedule_and_plan(*parts, graph, registry, chosen, dump, logging, record, batch);
+            !s)
+          return std::move(s).error();
+      }
+    }
     auto tuned = tuned_configs(*parts, batch, cache, autotune, logging);
     if (!tuned) return std::move(tuned).error().with_context("compiling '" + graph.name + "'");
     configs = std::move(*tuned);

@@ -11,6 +11,7 @@
 #include "kiln/kir.hpp"
 #include "kiln_cpu_runtime_text.h"
 #include "loaded_module.h"
+#include "plugins/kir_support/conv_call.h"
 #include "plugins/kir_support/parse_args.h"
 
 struct kiln_executable {
@@ -43,8 +44,25 @@ CodegenOptions codegen_options(const kiln_plugin& plugin) {
   return o;
 }
 
-bool known_extern(const std::string& name) {
-  return name == "mm" || name == "bmm";
+// oneDNN, opened once (under the plugin's onednn_mutex, which the caller holds).
+OnednnLibrary& conv_library(kiln_plugin& plugin) {
+  if (plugin.onednn_tried) return plugin.onednn;
+  plugin.onednn_tried = true;
+  std::string why;
+  plugin.onednn = OnednnLibrary::open(plugin.onednn_option, why);
+  if (plugin.onednn.available())
+    plugin.log(KILN_LOG_INFO, "cpu: 2-d convolutions through " + plugin.onednn.path());
+  else
+    plugin.log(KILN_LOG_INFO,
+               "cpu: no oneDNN (" + why + "); convolutions become generated kernels");
+  return plugin.onednn;
+}
+
+bool known_extern(kiln_plugin& plugin, const std::string& name) {
+  if (name == "mm" || name == "bmm") return true;
+  if (name != "conv2d") return false;
+  std::lock_guard lock(plugin.onednn_mutex);
+  return conv_library(plugin).available();
 }
 
 kiln_error* supports(kiln_plugin* plugin, uint32_t, const char* text, size_t size, int* supported,
@@ -55,7 +73,7 @@ kiln_error* supports(kiln_plugin* plugin, uint32_t, const char* text, size_t siz
     try {
       const auto kernels = kir_support::parse_kir_argument(text, size);
       for (const auto& k : kernels) {
-        if (k.kind == "extern" && !known_extern(k.extern_name))
+        if (k.kind == "extern" && !known_extern(*plugin, k.extern_name))
           throw std::runtime_error("no extern '" + k.extern_name + "'");
       }
       generate_source(kernels, codegen_options(*plugin));
@@ -169,14 +187,23 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
   });
 }
 
+void conv_call(kiln_plugin& plugin, const kiln_launch_args& args) {
+  const kir_support::ConvCall call = kir_support::read_conv_call(args);
+  const std::vector<void*> buffers = checked_buffers(plugin, args, call.buffer_bytes(), "conv2d");
+  // Open (extern_call checked known_extern); its calls are safe from several threads.
+  plugin.onednn.conv2d(call, buffers[0], buffers[1], buffers[2]);
+}
+
 kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_args* args_in) {
   return guard([&] {
     if (device != 0)
       throw Failure(KILN_STATUS_NOT_FOUND, "device " + std::to_string(device) + " does not exist");
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
-    if (!known_extern(name)) throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
+    if (!known_extern(*plugin, name))
+      throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
     try {
+      if (name == "conv2d") return conv_call(*plugin, args);
       const kir_support::MatmulCall call = kir_support::read_matmul_call(args);
       matmul(checked_buffers(*plugin, args, call.buffer_bytes(), name), call);
     } catch (const std::invalid_argument& e) {
@@ -206,8 +233,13 @@ void add_code_functions(kiln_plugin_api& api) {
   api.load = load;
   api.executable_destroy = [](kiln_executable* e) { delete e; };
   api.launch = launch;
-  api.extern_names = [](kiln_plugin*, kiln_blob** names) {
-    return guard([&] { *names = kiln::sdk::make_blob("mm\nbmm"); });
+  api.extern_names = [](kiln_plugin* plugin, kiln_blob** names) {
+    return guard([&] {
+      std::string text = "mm\nbmm\n";
+      std::lock_guard lock(plugin->onednn_mutex);
+      for (const std::string& line : conv_library(*plugin).extern_lines()) text += line + "\n";
+      *names = kiln::sdk::make_blob(std::move(text));
+    });
   };
   api.extern_call = extern_call;
 }

@@ -103,7 +103,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    options.reject_unknown({"compiler", "flags", "threads", "vector_width"});
+    options.reject_unknown({"compiler", "flags", "threads", "vector_width", "onednn"});
     auto plugin = std::make_unique<kiln_plugin>();
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
     plugin->compiler = options.get("compiler", "g++");
@@ -112,6 +112,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->cpu = kiln::cpu::read_cpu_info();
     plugin->threads = parse_threads(options.get("threads", "auto"), plugin->cpu.logical_cores);
     plugin->vector_width = parse_vector_width(options.get("vector_width", "auto"), plugin->cpu);
+    plugin->onednn_option = options.get("onednn", "");
     try {
       plugin->fingerprint = kiln::cpu::compiler_fingerprint(*plugin);
     } catch (const std::exception& e) {

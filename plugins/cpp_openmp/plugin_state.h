@@ -2,11 +2,13 @@
 #pragma once
 
 #include <kiln/plugin.hpp>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cpu_info.h"
 #include "host_memory.h"
+#include "onednn_library.h"
 
 struct kiln_plugin {
   kiln::sdk::HostLog log;
@@ -19,6 +21,11 @@ struct kiln_plugin {
   kiln::cpu::CpuInfo cpu;
   kiln::sdk::PropertyList properties;
   kiln::cpu::HostMemory memory;
+  // oneDNN, opened on the first question about externs (code_functions.cpp: conv_library).
+  std::string onednn_option;
+  std::mutex onednn_mutex;
+  bool onednn_tried = false;
+  kiln::cpu::OnednnLibrary onednn;
 
   std::vector<std::string> all_flags() const {
     std::vector<std::string> all = flags;

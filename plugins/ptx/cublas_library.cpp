@@ -49,9 +49,9 @@ CublasLibrary CublasLibrary::open(const std::string& path, std::string& why) {
     why = "turned off by the plugin's cublas option";
     return lib;
   }
-  lib.library_ = DynamicLibrary::open(
+  lib.library_ = kir_support::DynamicLibrary::open(
       candidates(path),
-      [&](const DynamicLibrary& l) {
+      [&](const kir_support::DynamicLibrary& l) {
         return l.symbol("cublasCreate_v2", lib.create_) &&
                l.symbol("cublasDestroy_v2", lib.destroy_) &&
                l.symbol("cublasGemmStridedBatchedEx", lib.gemm_);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "plugins/kir_support/dynamic_library.h"
 #include "plugins/kir_support/matmul_call.h"
 #include "plugins/ptx/cuda_driver.h"
-#include "plugins/ptx/dynamic_library.h"
 
 namespace kiln::ptx {
 
@@ -48,7 +48,7 @@ class CublasLibrary {
 
  private:
   using Handle = struct cublasContext*;
-  DynamicLibrary library_;
+  kir_support::DynamicLibrary library_;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
   int (*gemm_)(Handle, int, int, int, int, int, const void*, const void*, int, int, long long,

@@ -39,10 +39,10 @@ CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
     why = "turned off by the plugin's cudnn option";
     return lib;
   }
-  lib.library_ = DynamicLibrary::open(
+  lib.library_ = kir_support::DynamicLibrary::open(
       path.empty() ? std::vector<std::string>{"libcudnn.so.9", "libcudnn.so"}
                    : std::vector<std::string>{path},
-      [&](const DynamicLibrary& l) {
+      [&](const kir_support::DynamicLibrary& l) {
         return l.symbol("cudnnCreate", lib.create_) && l.symbol("cudnnDestroy", lib.destroy_) &&
                l.symbol("cudnnGetErrorString", lib.error_string_) &&
                l.symbol("cudnnCreateTensorDescriptor", lib.create_tensor_) &&

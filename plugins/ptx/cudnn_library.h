@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "plugins/kir_support/conv_call.h"
+#include "plugins/kir_support/dynamic_library.h"
 #include "plugins/ptx/cuda_driver.h"
-#include "plugins/ptx/dynamic_library.h"
 
 namespace kiln::ptx {
 
@@ -48,7 +48,7 @@ class CudnnLibrary {
     size_t memory;
     int determinism, math_type, reserved[3];
   };
-  DynamicLibrary library_;
+  kir_support::DynamicLibrary library_;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
   const char* (*error_string_)(int) = nullptr;

@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "core/graph/builder.h"
+#include "core/lower/library_call_signature.h"
+#include "core/lower/loop_ir_print.h"
 #include "core/lower/lower_graph.h"
 #include "core/ops/op_registry.h"
 #include "plugins/kir_support/conv_call.h"
@@ -23,7 +25,8 @@ struct Lowered {
 };
 
 Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
-                   const std::vector<std::string>& externs) {
+                   const std::vector<std::string>& externs,
+                   const std::vector<std::string>& declined = {}) {
   auto registry = OpRegistry::create();
   EXPECT_TRUE(registry);
   GraphBuilder b(*registry, "conv");
@@ -35,7 +38,7 @@ Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
                                              transposed, ints{0, 0}, int64_t{1}}));
   auto g = b.finish();
   EXPECT_TRUE(g) << g.error().to_string();
-  auto lowered = lower_graph(*g, externs);
+  auto lowered = lower_graph(*g, externs, declined);
   EXPECT_TRUE(lowered) << lowered.error().to_string();
   Lowered out{lowered->program};
   for (size_t i = 0; i < out.program.kernels.size(); ++i)
@@ -47,6 +50,25 @@ Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
 }
 
 const std::vector<std::string> kCudnn = {"conv2d f32 f16 bf16"};
+
+TEST(ConvLibraryCall, ADeclinedShapeIsGeneratedWithNothingCopiedForTheCall) {
+  // A sliced input would be copied for the call: declined, the program is the generated one.
+  const TensorType sliced = test::sliced_type(DType::F32, {2, 4, 6, 7}, 2);
+  const Lowered called = lower_conv(DType::F32, sliced, true, false, kCudnn);
+  ASSERT_NE(called.call, nullptr);
+  const std::string signature = library_call_signature(*called.call);
+  EXPECT_EQ(signature.find("offset"), std::string::npos) << signature;
+  EXPECT_NE(signature.find("x_stride_c=42"), std::string::npos)
+      << "the copy's strides: " << signature;
+  const Lowered declined = lower_conv(DType::F32, sliced, true, false, kCudnn, {signature});
+  EXPECT_EQ(declined.call, nullptr);
+  const Lowered generated = lower_conv(DType::F32, sliced, true, false, {});
+  EXPECT_EQ(print_loop_program(declined.program), print_loop_program(generated.program));
+  // Another shape's signature declines nothing here.
+  const Lowered other =
+      lower_conv(DType::F32, sliced, true, false, kCudnn, {signature + " groups=2"});
+  EXPECT_NE(other.call, nullptr);
+}
 
 TEST(ConvLibraryCall, PackedInputsAreReadInPlaceWithRealStrides) {
   // Batch 1: the batch stride a view may leave at 0 is the NCHW extent.

@@ -12,6 +12,7 @@
 #include "core/interp/interpreter.h"
 #include "core/interp/oracle.h"
 #include "core/interp/random_tensor.h"
+#include "core/lower/matmul_kernel.h"
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
 #include "core/runtime/compiled_graph_cache.h"
@@ -236,6 +237,25 @@ CompileStats Differential::run_and_compare(const Graph& graph,
 Result<CompiledGraph> Differential::compile(const Graph& graph) {
   Suite& s = *suite();
   return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
+}
+
+Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule,
+                                            const AutotuneOptions& autotune,
+                                            const DiskCache& cache) {
+  Suite& s = *suite();
+  return compile_for_device(graph, s.registry, s.plugin, 0, cache, s.logging, "", schedule,
+                            autotune);
+}
+
+bool Differential::offers_extern(const std::string& name, DType dtype) const {
+  LoopKernel call;
+  call.extern_name = name;
+  call.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
+  return extern_available(extern_names(*suite()->plugin), call);
+}
+
+const Plugin& Differential::plugin() const {
+  return *suite()->plugin;
 }
 
 std::string Differential::run_error(GraphBuilder& b) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cache/disk_cache.h"
 #include "core/config/options.h"
 #include "core/graph/builder.h"
 #include "core/interp/oracle.h"
@@ -52,6 +53,12 @@ class Differential : public ::testing::Test {
   std::string run_error(GraphBuilder& b);
   // Compiles `graph` for the suite's plugin (default schedule).
   Result<CompiledGraph> compile(const Graph& graph);
+  // The same with these options and cache.
+  Result<CompiledGraph> compile(const Graph& graph, const ScheduleOptions& schedule,
+                                const AutotuneOptions& autotune, const DiskCache& cache);
+  // Whether the suite's plugin offers library call `name` for `dtype`.
+  bool offers_extern(const std::string& name, DType dtype) const;
+  const Plugin& plugin() const;
 
   uint64_t seed() const { return seed_; }
   // Schedule options for the following checks (fusion is set by check itself).

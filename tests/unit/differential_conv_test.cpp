@@ -22,44 +22,56 @@ ValueRef conv(GraphBuilder& b, ValueRef x, ValueRef w, ArgValue bias, ints strid
 
 TEST_P(CompiledConv, ForwardIsAKernel) {
   const DType d = GetParam();
-  GraphBuilder b = builder();
-  const auto in = [&](const std::string& name, TensorType t) { return input(b, name, t); };
-  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
-  const ValueRef x1 = in("x1", c({2, 4, 13})), w1 = in("w1", c({6, 2, 3})), b1 = in("b1", c({6}));
-  b.output(conv(b, x1, w1, b1, {2}, {1}, {1}, false, {0}, 2));
-  // ResNet's 3x3 (pad 1) and a strided 1x1 downsample, channels-last input.
-  const ValueRef x2 =
-      in("x2", TensorType{d, {2, 5, 7, 9}, permuted_strides({2, 5, 7, 9}, {0, 2, 3, 1})});
-  const ValueRef w3 = in("w3", c({3, 5, 3, 3})), w1x1 = in("w1x1", c({4, 5, 1, 1}));
-  b.output(conv(b, x2, w3, None{}, {1}, {1}, {1}, false, {0}, 1));
-  b.output(conv(b, x2, w1x1, None{}, {2}, {0}, {1}, false, {0}, 1));
-  // Dilation with uneven stride and padding; depthwise; a sliced (every 2nd) input.
-  const ValueRef x3 = in("x3", c({1, 6, 11, 10})), wd = in("wd", c({6, 2, 2, 3}));
-  b.output(conv(b, x3, wd, None{}, {2, 1}, {2, 0}, {2, 3}, false, {0}, 3));
-  const ValueRef dw = in("dw", c({6, 1, 3, 3})), bd = in("bd", c({6}));
-  b.output(conv(b, x3, dw, bd, {1}, {1}, {1}, false, {0}, 6));
-  const ValueRef xs = in("xs", sliced_type(d, {1, 2, 5, 7}, 2)), ws = in("ws", c({3, 2, 2, 2}));
-  b.output(conv(b, xs, ws, None{}, {1}, {0}, {1}, false, {0}, 1));
-  // 3-d, and transposed 1-d / 2-d (stride, dilation, output_padding, groups).
-  const ValueRef x5 = in("x5", c({1, 2, 4, 5, 3})), w5 = in("w5", c({3, 2, 2, 3, 2}));
-  b.output(conv(b, x5, w5, None{}, {1, 2, 1}, {1, 0, 1}, {1}, false, {0, 0, 0}, 1));
-  const ValueRef wt1 = in("wt1", c({4, 3, 3})), bt1 = in("bt1", c({3}));
-  const ValueRef xt1 = in("xt1", c({2, 4, 7}));
-  b.output(conv(b, xt1, wt1, bt1, {2}, {1}, {1}, true, {1}, 1));
-  const ValueRef wt2 = in("wt2", c({6, 2, 3, 2}));
-  b.output(conv(b, x3, wt2, None{}, {2, 3}, {1, 0}, {2, 1}, true, {1, 2}, 3));
-  // 1x1, stride 1, one group: a matmul call (bias and ReLU after it), on NCHW, channels-last,
-  // a size-1 spatial dim, 1-d and 3-d, and a sliced input (copied first).
-  const ValueRef wp = in("wp", c({4, 5, 1, 1})), bp = in("bp", c({4}));
-  b.output(b.op("aten.relu.default", {conv(b, x2, wp, bp, {1}, {0}, {1}, false, {0}, 1)}));
-  const ValueRef x1h = in("x1h", c({2, 5, 1, 6}));
-  b.output(conv(b, x1h, wp, None{}, {1}, {0}, {1}, false, {0}, 1));
-  b.output(conv(b, x1, in("wp1", c({3, 4, 1})), None{}, {1}, {0}, {1}, false, {0}, 1));
-  b.output(conv(b, x5, in("wp3", c({3, 2, 1, 1, 1})), None{}, {1}, {0}, {1}, false, {0}, 1));
-  b.output(
-      conv(b, xs, in("wps", c({3, 2, 1, 1})), in("bps", c({3})), {1}, {0}, {1}, false, {0}, 1));
+  const auto make = [&] {
+    GraphBuilder b = builder();
+    const auto in = [&](const std::string& name, TensorType t) { return input(b, name, t); };
+    const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+    const ValueRef x1 = in("x1", c({2, 4, 13})), w1 = in("w1", c({6, 2, 3})), b1 = in("b1", c({6}));
+    b.output(conv(b, x1, w1, b1, {2}, {1}, {1}, false, {0}, 2));
+    // ResNet's 3x3 (pad 1) and a strided 1x1 downsample, channels-last input.
+    const ValueRef x2 =
+        in("x2", TensorType{d, {2, 5, 7, 9}, permuted_strides({2, 5, 7, 9}, {0, 2, 3, 1})});
+    const ValueRef w3 = in("w3", c({3, 5, 3, 3})), w1x1 = in("w1x1", c({4, 5, 1, 1}));
+    b.output(conv(b, x2, w3, None{}, {1}, {1}, {1}, false, {0}, 1));
+    b.output(conv(b, x2, w1x1, None{}, {2}, {0}, {1}, false, {0}, 1));
+    // Dilation with uneven stride and padding; depthwise; a sliced (every 2nd) input.
+    const ValueRef x3 = in("x3", c({1, 6, 11, 10})), wd = in("wd", c({6, 2, 2, 3}));
+    b.output(conv(b, x3, wd, None{}, {2, 1}, {2, 0}, {2, 3}, false, {0}, 3));
+    const ValueRef dw = in("dw", c({6, 1, 3, 3})), bd = in("bd", c({6}));
+    b.output(conv(b, x3, dw, bd, {1}, {1}, {1}, false, {0}, 6));
+    const ValueRef xs = in("xs", sliced_type(d, {1, 2, 5, 7}, 2)), ws = in("ws", c({3, 2, 2, 2}));
+    b.output(conv(b, xs, ws, None{}, {1}, {0}, {1}, false, {0}, 1));
+    // 3-d, and transposed 1-d / 2-d (stride, dilation, output_padding, groups).
+    const ValueRef x5 = in("x5", c({1, 2, 4, 5, 3})), w5 = in("w5", c({3, 2, 2, 3, 2}));
+    b.output(conv(b, x5, w5, None{}, {1, 2, 1}, {1, 0, 1}, {1}, false, {0, 0, 0}, 1));
+    const ValueRef wt1 = in("wt1", c({4, 3, 3})), bt1 = in("bt1", c({3}));
+    const ValueRef xt1 = in("xt1", c({2, 4, 7}));
+    b.output(conv(b, xt1, wt1, bt1, {2}, {1}, {1}, true, {1}, 1));
+    const ValueRef wt2 = in("wt2", c({6, 2, 3, 2}));
+    b.output(conv(b, x3, wt2, None{}, {2, 3}, {1, 0}, {2, 1}, true, {1, 2}, 3));
+    // 1x1, stride 1, one group: a matmul call (bias and ReLU after it), on NCHW, channels-last,
+    // a size-1 spatial dim, 1-d and 3-d, and a sliced input (copied first).
+    const ValueRef wp = in("wp", c({4, 5, 1, 1})), bp = in("bp", c({4}));
+    b.output(b.op("aten.relu.default", {conv(b, x2, wp, bp, {1}, {0}, {1}, false, {0}, 1)}));
+    const ValueRef x1h = in("x1h", c({2, 5, 1, 6}));
+    b.output(conv(b, x1h, wp, None{}, {1}, {0}, {1}, false, {0}, 1));
+    b.output(conv(b, x1, in("wp1", c({3, 4, 1})), None{}, {1}, {0}, {1}, false, {0}, 1));
+    b.output(conv(b, x5, in("wp3", c({3, 2, 1, 1, 1})), None{}, {1}, {0}, {1}, false, {0}, 1));
+    b.output(
+        conv(b, xs, in("wps", c({3, 2, 1, 1})), in("bps", c({3})), {1}, {0}, {1}, false, {0}, 1));
+    return b;
+  };
+  GraphBuilder b = make();
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u) << "convolutions run as kernels";
+  if (!offers_extern("conv2d", d)) return;
+  // The plugin's library took the 2-d ones: the generated kernels for them, checked too (the
+  // 1x1 matmuls stay library calls either way).
+  ScheduleOptions generated;
+  generated.library_conv = false;
+  set_schedule(generated);
+  GraphBuilder again = make();
+  EXPECT_LT(check(again).externs, st.externs) << "2-d convolutions called the plugin's library";
 }
 
 TEST_P(CompiledConv, EpiloguesFuseIntoTheConvolution) {

@@ -1,10 +1,10 @@
-#include "plugins/ptx/dynamic_library.h"
+#include "plugins/kir_support/dynamic_library.h"
 
 #include <dlfcn.h>
 
 #include <utility>
 
-namespace kiln::ptx {
+namespace kiln::kir_support {
 
 DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& names,
                                     const std::function<bool(const DynamicLibrary&)>& bind,
@@ -40,4 +40,4 @@ void* DynamicLibrary::address(const char* name) const {
   return handle_ ? dlsym(handle_, name) : nullptr;
 }
 
-}  // namespace kiln::ptx
+}  // namespace kiln::kir_support

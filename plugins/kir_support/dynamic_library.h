@@ -1,4 +1,4 @@
-// A vendor library the ptx plugin opens at run time (cuBLAS, cuDNN): the first candidate
+// A vendor library a plugin opens at run time (cuBLAS, cuDNN, oneDNN): the first candidate
 // name that opens and has every symbol the caller binds. Kept mapped (RTLD_NODELETE): these
 // libraries keep process-wide state, as LLVM does in the plugin itself.
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::ptx {
+namespace kiln::kir_support {
 
 class DynamicLibrary {
  public:
@@ -38,4 +38,4 @@ class DynamicLibrary {
   std::string path_;
 };
 
-}  // namespace kiln::ptx
+}  // namespace kiln::kir_support

@@ -1,0 +1,350 @@
+#include "plugins/cpp_openmp/onednn_library.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "plugins/kir_support/dynamic_library.h"
+
+namespace kiln::cpu {
+namespace {
+
+dnnl_data_type_t data_type(kir::DType d) {
+  switch (d) {
+    case kir::DType::F32:
+      return dnnl_f32;
+    case kir::DType::F16:
+      return dnnl_f16;
+    case kir::DType::BF16:
+      return dnnl_bf16;
+    default:
+      throw std::runtime_error(std::string("oneDNN: no ") + kir::dtype_name(d) + " convolution");
+  }
+}
+
+size_t element_bytes(kir::DType d) {
+  return d == kir::DType::F32 ? 4 : 2;
+}
+
+// The parameters a plan is made for: every one but the offset.
+std::vector<int64_t> plan_key(const kir_support::ConvCall& c) {
+  return {static_cast<int64_t>(c.dtype),
+          c.n,
+          c.c,
+          c.h,
+          c.w,
+          c.k,
+          c.r,
+          c.s,
+          c.out_h,
+          c.out_w,
+          c.stride_h,
+          c.stride_w,
+          c.pad_h,
+          c.pad_w,
+          c.dil_h,
+          c.dil_w,
+          c.groups,
+          c.x_stride[0],
+          c.x_stride[1],
+          c.x_stride[2],
+          c.x_stride[3]};
+}
+
+}  // namespace
+
+struct OnednnLibrary::State {
+  // A reorder between the caller's layout and the one the convolution chose.
+  struct Reorder {
+    dnnl_primitive_t primitive = nullptr;
+    dnnl_memory_desc_t to{};  // the reorder's destination layout (for FROM->TO)
+    size_t bytes = 0;         // the scratch copy's size
+  };
+  struct Plan {
+    explicit Plan(const State& s) : owner(s) {}
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
+    ~Plan() {
+      for (dnnl_primitive_t q : {conv, x_in.primitive, w_in.primitive, y_out.primitive})
+        if (q) owner.primitive_destroy(q);
+    }
+    const State& owner;
+    std::mutex run;  // one execution at a time: a primitive's scratchpad is its own
+    dnnl_primitive_t conv = nullptr;
+    dnnl_memory_desc_t x{}, w{}, y{};                 // the caller's layouts
+    dnnl_memory_desc_t conv_x{}, conv_w{}, conv_y{};  // the convolution's
+    Reorder x_in, w_in, y_out;                        // primitive null: no reorder
+    std::string impl;
+  };
+
+  kir_support::DynamicLibrary library;
+  decltype(&dnnl_engine_create) engine_create = nullptr;
+  decltype(&dnnl_engine_destroy) engine_destroy = nullptr;
+  decltype(&dnnl_stream_create) stream_create = nullptr;
+  decltype(&dnnl_stream_wait) stream_wait = nullptr;
+  decltype(&dnnl_stream_destroy) stream_destroy = nullptr;
+  decltype(&dnnl_memory_desc_init_by_strides) md_by_strides = nullptr;
+  decltype(&dnnl_memory_desc_init_by_tag) md_by_tag = nullptr;
+  decltype(&dnnl_memory_desc_equal) md_equal = nullptr;
+  decltype(&dnnl_memory_desc_get_size) md_size = nullptr;
+  decltype(&dnnl_dilated_convolution_forward_desc_init) conv_init = nullptr;
+  decltype(&dnnl_primitive_desc_create) pd_create = nullptr;
+  decltype(&dnnl_reorder_primitive_desc_create) reorder_pd_create = nullptr;
+  decltype(&dnnl_primitive_desc_query) pd_query = nullptr;
+  decltype(&dnnl_primitive_desc_query_md) pd_query_md = nullptr;
+  decltype(&dnnl_primitive_desc_destroy) pd_destroy = nullptr;
+  decltype(&dnnl_primitive_create) primitive_create = nullptr;
+  decltype(&dnnl_primitive_execute) primitive_execute = nullptr;
+  decltype(&dnnl_primitive_destroy) primitive_destroy = nullptr;
+  decltype(&dnnl_memory_create) memory_create = nullptr;
+  decltype(&dnnl_memory_destroy) memory_destroy = nullptr;
+
+  dnnl_engine_t engine = nullptr;
+  std::vector<kir::DType> dtypes;
+  std::mutex mutex;  // plans
+  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
+
+  bool bind(const kir_support::DynamicLibrary& l) {
+    return l.symbol("dnnl_engine_create", engine_create) &&
+           l.symbol("dnnl_engine_destroy", engine_destroy) &&
+           l.symbol("dnnl_stream_create", stream_create) &&
+           l.symbol("dnnl_stream_wait", stream_wait) &&
+           l.symbol("dnnl_stream_destroy", stream_destroy) &&
+           l.symbol("dnnl_memory_desc_init_by_strides", md_by_strides) &&
+           l.symbol("dnnl_memory_desc_init_by_tag", md_by_tag) &&
+           l.symbol("dnnl_memory_desc_equal", md_equal) &&
+           l.symbol("dnnl_memory_desc_get_size", md_size) &&
+           l.symbol("dnnl_dilated_convolution_forward_desc_init", conv_init) &&
+           l.symbol("dnnl_primitive_desc_create", pd_create) &&
+           l.symbol("dnnl_reorder_primitive_desc_create", reorder_pd_create) &&
+           l.symbol("dnnl_primitive_desc_query", pd_query) &&
+           l.symbol("dnnl_primitive_desc_query_md", pd_query_md) &&
+           l.symbol("dnnl_primitive_desc_destroy", pd_destroy) &&
+           l.symbol("dnnl_primitive_create", primitive_create) &&
+           l.symbol("dnnl_primitive_execute", primitive_execute) &&
+           l.symbol("dnnl_primitive_destroy", primitive_destroy) &&
+           l.symbol("dnnl_memory_create", memory_create) &&
+           l.symbol("dnnl_memory_destroy", memory_destroy);
+  }
+
+  ~State() {
+    plans.clear();  // before the engine they were made on
+    if (engine) engine_destroy(engine);
+  }
+
+  static void check(dnnl_status_t s, const char* what) {
+    if (s != dnnl_success)
+      throw std::runtime_error(std::string("oneDNN: ") + what + " failed (status " +
+                               std::to_string(static_cast<int>(s)) + ")");
+  }
+
+  // A primitive from `pd` (which it then destroys), and its implementation's name.
+  dnnl_primitive_t make_primitive(dnnl_primitive_desc_t pd, std::string* impl = nullptr) const {
+    dnnl_primitive_t p = nullptr;
+    if (impl) {
+      const char* name = nullptr;
+      if (pd_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success && name) *impl = name;
+    }
+    const dnnl_status_t s = primitive_create(&p, pd);
+    pd_destroy(pd);
+    check(s, "creating a primitive");
+    return p;
+  }
+
+  Reorder reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to) const {
+    Reorder r;
+    if (md_equal(&from, &to)) return r;
+    dnnl_primitive_desc_t pd = nullptr;
+    check(reorder_pd_create(&pd, &from, engine, &to, engine, nullptr), "creating a reorder");
+    r.primitive = make_primitive(pd);
+    r.to = to;
+    r.bytes = md_size(&to);
+    return r;
+  }
+
+  // The convolution with the caller's x and y layouts (`any_layout` false) or with layouts
+  // the library picks (reordered to and from the caller's).
+  std::unique_ptr<Plan> make_plan(const kir_support::ConvCall& c, bool any_layout) const {
+    auto plan = std::make_unique<Plan>(*this);
+    const dnnl_data_type_t dt = data_type(c.dtype);
+    const dnnl_dims_t x_dims = {c.n, c.c, c.h, c.w};
+    const dnnl_dims_t x_strides = {c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]};
+    check(md_by_strides(&plan->x, 4, x_dims, dt, x_strides), "describing x");
+    const dnnl_dims_t y_dims = {c.n, c.k, c.out_h, c.out_w};
+    check(md_by_tag(&plan->y, 4, y_dims, dt, dnnl_nchw), "describing y");
+    if (c.groups == 1) {
+      const dnnl_dims_t w_dims = {c.k, c.c, c.r, c.s};
+      check(md_by_tag(&plan->w, 4, w_dims, dt, dnnl_oihw), "describing the weight");
+    } else {
+      const dnnl_dims_t w_dims = {c.groups, c.k / c.groups, c.c / c.groups, c.r, c.s};
+      check(md_by_tag(&plan->w, 5, w_dims, dt, dnnl_goihw), "describing the weight");
+    }
+    dnnl_memory_desc_t x_any = plan->x, y_any = plan->y, w_any{};
+    if (any_layout) {
+      check(md_by_tag(&x_any, 4, x_dims, dt, dnnl_format_tag_any), "describing x");
+      check(md_by_tag(&y_any, 4, y_dims, dt, dnnl_format_tag_any), "describing y");
+    }
+    check(md_by_tag(&w_any, plan->w.ndims, plan->w.dims, dt, dnnl_format_tag_any),
+          "describing the weight");
+    const dnnl_dims_t strides = {c.stride_h, c.stride_w};
+    // oneDNN counts dilation from 0 (none) and takes the right/bottom padding on its own.
+    const dnnl_dims_t dilates = {c.dil_h - 1, c.dil_w - 1};
+    const dnnl_dims_t pad = {c.pad_h, c.pad_w};
+    dnnl_convolution_desc_t desc;
+    check(conv_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &x_any, &w_any, nullptr,
+                    &y_any, strides, dilates, pad, pad),
+          "describing the convolution");
+    dnnl_primitive_desc_t pd = nullptr;
+    check(pd_create(&pd, &desc, nullptr, engine, nullptr), "choosing a convolution");
+    plan->conv_x = *pd_query_md(pd, dnnl_query_src_md, 0);
+    plan->conv_w = *pd_query_md(pd, dnnl_query_weights_md, 0);
+    plan->conv_y = *pd_query_md(pd, dnnl_query_dst_md, 0);
+    plan->conv = make_primitive(pd, &plan->impl);
+    plan->x_in = reorder(plan->x, plan->conv_x);
+    plan->w_in = reorder(plan->w, plan->conv_w);
+    plan->y_out = reorder(plan->conv_y, plan->y);
+    return plan;
+  }
+
+  // The caller's layouts where an optimized implementation takes them, else the library's.
+  std::unique_ptr<Plan> best_plan(const kir_support::ConvCall& c) const {
+    auto plan = make_plan(c, false);
+    if (plan->impl.rfind("ref", 0) != 0) return plan;
+    auto any = make_plan(c, true);
+    return any->impl.rfind("ref", 0) != 0 ? std::move(any) : std::move(plan);
+  }
+
+  Plan& plan_for(const kir_support::ConvCall& c) {
+    std::lock_guard lock(mutex);
+    const std::vector<int64_t> key = plan_key(c);
+    auto it = plans.find(key);
+    if (it == plans.end()) it = plans.emplace(key, best_plan(c)).first;
+    return *it->second;
+  }
+
+  // Runs `p` with its arguments (memory objects over the given addresses).
+  void execute(dnnl_stream_t stream, dnnl_primitive_t p,
+               std::initializer_list<std::pair<int, std::pair<const dnnl_memory_desc_t*, void*>>>
+                   args) const {
+    std::vector<dnnl_exec_arg_t> exec;
+    std::vector<dnnl_memory_t> memories;
+    dnnl_status_t s = dnnl_success;
+    for (const auto& [arg, md_handle] : args) {
+      dnnl_memory_t m = nullptr;
+      s = memory_create(&m, md_handle.first, engine, md_handle.second);
+      if (s != dnnl_success) break;
+      memories.push_back(m);
+      exec.push_back({arg, m});
+    }
+    if (s == dnnl_success)
+      s = primitive_execute(p, stream, static_cast<int>(exec.size()), exec.data());
+    if (s == dnnl_success) s = stream_wait(stream);
+    for (dnnl_memory_t m : memories) memory_destroy(m);
+    check(s, "running a primitive");
+  }
+};
+
+OnednnLibrary::OnednnLibrary() = default;
+OnednnLibrary::OnednnLibrary(OnednnLibrary&& other) noexcept = default;
+OnednnLibrary& OnednnLibrary::operator=(OnednnLibrary&& other) noexcept = default;
+OnednnLibrary::~OnednnLibrary() = default;
+
+OnednnLibrary OnednnLibrary::open(const std::string& path, std::string& why) {
+  OnednnLibrary lib;
+  if (path == "off") {
+    why = "turned off by the plugin's onednn option";
+    return lib;
+  }
+  auto state = std::make_unique<State>();
+  state->library = kir_support::DynamicLibrary::open(
+      path.empty() ? std::vector<std::string>{"libdnnl.so.2"} : std::vector<std::string>{path},
+      [&](const kir_support::DynamicLibrary& l) { return state->bind(l); }, why);
+  if (!state->library.loaded()) return lib;
+  if (state->engine_create(&state->engine, dnnl_cpu, 0) != dnnl_success) {
+    why = "no oneDNN CPU engine";
+    return lib;
+  }
+  // Half types only where an optimized implementation exists (the reference one is a scalar
+  // loop slower than the generated kernel).
+  for (const kir::DType d : {kir::DType::F32, kir::DType::BF16, kir::DType::F16}) {
+    kir_support::ConvCall probe;
+    probe.dtype = d;
+    probe.n = 1, probe.c = 16, probe.h = 8, probe.w = 8, probe.k = 16, probe.r = 3, probe.s = 3;
+    probe.out_h = 8, probe.out_w = 8, probe.pad_h = 1, probe.pad_w = 1;
+    probe.x_stride[0] = 16 * 64, probe.x_stride[1] = 64, probe.x_stride[2] = 8;
+    probe.x_stride[3] = 1;
+    try {
+      State::Plan& plan = state->plan_for(probe);
+      if (d == kir::DType::F32 || plan.impl.rfind("ref", 0) != 0) state->dtypes.push_back(d);
+    } catch (const std::runtime_error&) {
+    }
+  }
+  if (state->dtypes.empty()) {
+    why = "oneDNN has no convolution on this CPU";
+    return lib;
+  }
+  lib.state_ = std::move(state);
+  return lib;
+}
+
+bool OnednnLibrary::available() const {
+  return state_ != nullptr;
+}
+
+const std::string& OnednnLibrary::path() const {
+  static const std::string none;
+  return state_ ? state_->library.path() : none;
+}
+
+std::vector<std::string> OnednnLibrary::extern_lines() const {
+  if (!state_) return {};
+  std::string line = "conv2d";
+  for (const kir::DType d : state_->dtypes) line += std::string(" ") + kir::dtype_name(d);
+  return {line};
+}
+
+void OnednnLibrary::conv2d(const kir_support::ConvCall& call, const void* x_in, const void* w,
+                           void* y) {
+  if (!state_) throw std::runtime_error("oneDNN is not loaded");
+  State& s = *state_;
+  State::Plan& plan = s.plan_for(call);
+  void* x = const_cast<char*>(static_cast<const char*>(x_in)) +
+            call.x_offset * static_cast<int64_t>(element_bytes(call.dtype));
+  dnnl_stream_t stream = nullptr;
+  State::check(s.stream_create(&stream, s.engine, dnnl_stream_default_flags), "creating a stream");
+  struct StreamGuard {
+    const State& s;
+    dnnl_stream_t stream;
+    ~StreamGuard() { s.stream_destroy(stream); }
+  } guard{s, stream};
+  std::lock_guard lock(plan.run);
+  // Copies in the convolution's layouts where it chose others than the caller's.
+  std::vector<std::byte> x_copy(plan.x_in.bytes), w_copy(plan.w_in.bytes), y_copy(plan.y_out.bytes);
+  void* conv_x = x;
+  void* conv_w = const_cast<void*>(w);
+  void* conv_y = y;
+  if (plan.x_in.primitive) {
+    conv_x = x_copy.data();
+    s.execute(stream, plan.x_in.primitive,
+              {{DNNL_ARG_FROM, {&plan.x, x}}, {DNNL_ARG_TO, {&plan.conv_x, conv_x}}});
+  }
+  if (plan.w_in.primitive) {
+    conv_w = w_copy.data();
+    s.execute(
+        stream, plan.w_in.primitive,
+        {{DNNL_ARG_FROM, {&plan.w, const_cast<void*>(w)}}, {DNNL_ARG_TO, {&plan.conv_w, conv_w}}});
+  }
+  if (plan.y_out.primitive) conv_y = y_copy.data();
+  s.execute(stream, plan.conv,
+            {{DNNL_ARG_SRC, {&plan.conv_x, conv_x}},
+             {DNNL_ARG_WEIGHTS, {&plan.conv_w, conv_w}},
+             {DNNL_ARG_DST, {&plan.conv_y, conv_y}}});
+  if (plan.y_out.primitive)
+    s.execute(stream, plan.y_out.primitive,
+              {{DNNL_ARG_FROM, {&plan.conv_y, conv_y}}, {DNNL_ARG_TO, {&plan.y, y}}});
+}
+
+}  // namespace kiln::cpu
