@@ -120,26 +120,91 @@ class CompiledGraph:
     def __call__(self, *tensors, out=None):
         """Runs on torch tensors (in graph input order); returns the outputs as new tensors
         on the graph's device, or writes them into `out`."""
-        import torch
-
         if len(tensors) != len(self.inputs):
             raise KilnError(f"the graph takes {len(self.inputs)} inputs, got {len(tensors)}")
+        call = self.__dict__.get("_call")
+        if call is None:
+            call = self._call = _Call(self)
+        return call(tensors, out)
+
+
+class _Call:
+    """What every call of a compiled graph repeats, done once: the output dtypes and device,
+    and one DLTensor per argument whose shape and strides are rebuilt only when a tensor's
+    layout differs from the previous call's (a call then sets data pointers and runs)."""
+
+    def __init__(self, graph):
+        import threading
+
+        import torch
+
+        self.graph = graph
+        self.device = graph.torch_device
+        self.cuda = self.device.type == "cuda"
+        self.outputs = [(getattr(torch, dtype), shape) for _, dtype, shape in graph.outputs]
+        self.ins = _Arguments(len(graph.inputs))
+        self.outs = _Arguments(len(graph.outputs))
+        self.lock = threading.Lock()  # the argument structs are shared between calls
+        self.run = L.library().kiln_graph_run
+        self.raw_stream = None
+        if self.cuda:
+            # The current stream's handle (0: the legacy default stream), without building a
+            # Stream object per call.
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            index = self.device.index or 0
+            self.raw_stream = (lambda: raw(index)) if raw else (
+                lambda: torch.cuda.current_stream(self.device).cuda_stream)
+
+    def __call__(self, tensors, out):
+        import torch
+
         if out is None:
-            out = [torch.empty(shape, dtype=getattr(torch, dtype), device=self.torch_device)
-                   for _, dtype, shape in self.outputs]
-        if self.device.device_type == L.KDL_CUDA:
-            # kiln launches on the legacy default stream and waits for the device before it
-            # returns; work queued on another stream must be done before kiln reads it.
-            current = torch.cuda.current_stream(self.torch_device)
-            if current != torch.cuda.default_stream(self.torch_device):
-                current.synchronize()
-        keep = []
-        ins = [_dl_tensor(t, keep) for t in tensors]
-        outs = [_dl_tensor(t, keep) for t in out]
-        in_array = (ctypes.POINTER(L.DLTensor) * max(len(ins), 1))(*[ctypes.pointer(t) for t in ins])
-        out_array = (ctypes.POINTER(L.DLTensor) * max(len(outs), 1))(*[ctypes.pointer(t) for t in outs])
-        L.check(L.library().kiln_graph_run(self._handle, in_array, len(ins), out_array, len(outs)))
+            out = [torch.empty(shape, dtype=dtype, device=self.device)
+                   for dtype, shape in self.outputs]
+        # kiln launches on the legacy default stream and waits for the device before it
+        # returns; work queued on another stream must be done before kiln reads it.
+        if self.cuda and self.raw_stream() != 0:
+            torch.cuda.current_stream(self.device).synchronize()
+        alive = []
+        with self.lock:
+            ins = self.ins.fill(tensors, alive)
+            outs = self.outs.fill(out, alive)
+            L.check(self.run(self.graph._handle, ins, len(tensors), outs, len(out)))
         return list(out)
+
+
+class _Arguments:
+    """An array of DLTensor pointers for one side of a call, one struct per argument."""
+
+    def __init__(self, count):
+        self.structs = (L.DLTensor * max(count, 1))()
+        self.pointers = (ctypes.POINTER(L.DLTensor) * max(count, 1))(
+            *[ctypes.pointer(self.structs[i]) for i in range(max(count, 1))])
+        self.layouts = [None] * count  # (dtype, shape, strides, device) each struct describes
+        self.keep = [None] * count     # the shape and stride arrays a struct points into
+
+    def fill(self, tensors, alive):
+        """The pointer array for `tensors`; `alive` keeps tensors made here until the run."""
+        for i, t in enumerate(tensors):
+            if not isinstance(t, _torch().Tensor):
+                t = _torch().as_tensor(t)
+                alive.append(t)
+            layout = (t.dtype, t.shape, t.stride(), t.device)
+            d = self.structs[i]
+            if layout != self.layouts[i]:
+                keep = []
+                fresh = _dl_tensor(t, keep)
+                ctypes.memmove(ctypes.addressof(d), ctypes.addressof(fresh), ctypes.sizeof(d))
+                self.layouts[i] = layout
+                self.keep[i] = keep
+            d.data = t.data_ptr() if t.numel() else None
+        return self.pointers
+
+
+def _torch():
+    import torch
+
+    return torch
 
 
 def _dl_tensor(t, keep):

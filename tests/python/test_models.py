@@ -274,6 +274,26 @@ class Models(unittest.TestCase):
                 self.assertEqual(sorted(s.host_ops), [], "the forward and backward run as kernels")
 
 
+class Calls(unittest.TestCase):
+    def test_each_call_reads_its_own_tensors_whatever_their_layout(self):
+        # A compiled graph keeps its argument structs between calls and rebuilds one only when
+        # a tensor's layout changes: every call must still read the tensors it was given.
+        compiled = kiln.compile('{"format": "kiln.graph/1", "inputs": [{"name": "x", "dtype": "f32", '
+                                '"shape": [3, 4]}, {"name": "y", "dtype": "f32", "shape": [3, 4]}], '
+                                '"nodes": [{"name": "z", "op": "aten.mul.Tensor", "args": ["%x", "%y"]}], '
+                                '"outputs": ["%z"]}')
+        dense = torch.randn(3, 4)
+        strided = torch.randn(4, 3).t()  # the same sizes, columns first
+        sliced = torch.randn(3, 8)[:, ::2]
+        out = torch.empty(3, 4)
+        for x, y in [(dense, dense), (strided, dense), (dense, sliced), (strided, strided),
+                     (dense.clone(), torch.randn(3, 4))]:
+            torch.testing.assert_close(compiled(x, y)[0], x * y)
+            got = compiled(x, y, out=[out])[0]
+            self.assertIs(got, out)
+            torch.testing.assert_close(out, x * y)
+
+
 class BadInput(unittest.TestCase):
     def test_an_op_kiln_lacks_falls_back_with_one_warning(self):
         torch._dynamo.reset()
