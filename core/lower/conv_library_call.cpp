@@ -30,44 +30,49 @@ std::optional<std::vector<int64_t>> packed_strides(const std::vector<int64_t>& s
   return std::nullopt;
 }
 
-}  // namespace
+// The strides (offset first) of x as a call reads it: in place when packed, else those of
+// the contiguous copy made for it (`copy`).
+struct XLayout {
+  std::vector<int64_t> strides;
+  bool copy = false;
+};
 
-bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w,
-                            const Access* bias, const ConvArgs& a) {
-  const TensorType& out = n.out_type(0);
-  if (a.transposed || a.window.dims != 2 || !n.offers_extern("conv2d", out.dtype)) return false;
-  if (bias && compute_dtype(out.dtype) != out.dtype) return false;
-  // An input neither NCHW nor NHWC packed is copied first (cuDNN reports NOT_SUPPORTED
-  // for other strides, measured on the H100): the call then reads the contiguous copy.
-  const Shape& xs = x_in.type.sizes;
-  const auto affine = affine_strides(x_in);
-  auto sx = affine ? packed_strides(*affine, xs) : std::nullopt;
-  const bool copy = !sx;
-  if (copy) {
-    std::vector<int64_t> contiguous = {0};
-    for (int64_t v : contiguous_strides(xs)) contiguous.push_back(v);
-    sx = packed_strides(contiguous, xs);
-  }
-  if (!sx) return false;
-  // cuDNN takes int sizes and strides: larger tensors keep the generated kernel.
+XLayout x_layout(const Access& x) {
+  const Shape& xs = x.type.sizes;
+  const auto affine = affine_strides(x);
+  if (auto sx = affine ? packed_strides(*affine, xs) : std::nullopt) return {*sx, false};
+  std::vector<int64_t> contiguous = {0};
+  for (int64_t v : contiguous_strides(xs)) contiguous.push_back(v);
+  return {*packed_strides(contiguous, xs), true};
+}
+
+// cuDNN takes int sizes and strides: larger tensors keep the generated kernels.
+bool fits_int(const XLayout& x, std::initializer_list<int64_t> sizes) {
   constexpr int64_t kIntMax = 2147483647;
-  int64_t largest = std::max(x_in.type.numel(), out.numel());
-  for (int64_t v : *sx) largest = std::max(largest, v);
-  if (largest > kIntMax) return false;
+  int64_t largest = 0;
+  for (int64_t v : sizes) largest = std::max(largest, v);
+  for (int64_t v : x.strides) largest = std::max(largest, v);
+  return largest <= kIntMax;
+}
+
+// The call `name` with the forward convolution's parameters: x of sizes `xs` laid out as
+// `x`, the output of sizes `ys`.
+LoopKernel conv_call(const std::string& name, DType dtype, const Shape& xs, const XLayout& x,
+                     const Shape& ys, const ConvArgs& a) {
   const Window& win = a.window;
   LoopKernel k;
   k.kind = LoopKernelKind::Extern;
-  k.extern_name = "conv2d";
-  k.attrs = {{"dtype", static_cast<int64_t>(out.dtype)},
+  k.extern_name = name;
+  k.attrs = {{"dtype", static_cast<int64_t>(dtype)},
              {"n", xs[0]},
              {"c", xs[1]},
              {"h", xs[2]},
              {"w", xs[3]},
-             {"k", out.sizes[1]},
+             {"k", ys[1]},
              {"r", win.kernel[0]},
              {"s", win.kernel[1]},
-             {"out_h", out.sizes[2]},
-             {"out_w", out.sizes[3]},
+             {"out_h", ys[2]},
+             {"out_w", ys[3]},
              {"stride_h", win.stride[0]},
              {"stride_w", win.stride[1]},
              {"pad_h", win.padding[0]},
@@ -75,25 +80,50 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
              {"dil_h", win.dilation[0]},
              {"dil_w", win.dilation[1]},
              {"groups", a.groups},
-             {"x_offset", copy ? 0 : (*sx)[0]},
-             {"x_stride_n", (*sx)[1]},
-             {"x_stride_c", (*sx)[2]},
-             {"x_stride_h", (*sx)[3]},
-             {"x_stride_w", (*sx)[4]}};
-  // The autotuner timed this shape's generated kernels faster than the library.
-  if (n.declines_library_call(library_call_signature(k))) return false;
-  const Access x = copy ? n.contiguous(x_in) : x_in;
-  const Access wc = n.contiguous(w);
-  const int y =
-      bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;
+             {"x_offset", x.copy ? 0 : x.strides[0]},
+             {"x_stride_n", x.strides[1]},
+             {"x_stride_c", x.strides[2]},
+             {"x_stride_h", x.strides[3]},
+             {"x_stride_w", x.strides[4]}};
+  return k;
+}
+
+// Whether the plugin offers `name` for `dtype` on a 2-d convolution that is not transposed.
+bool applies(const NodeLowering& n, const std::string& name, DType dtype, const ConvArgs& a) {
+  return !a.transposed && a.window.dims == 2 && n.offers_extern(name, dtype);
+}
+
+// `k` emitted for the node, reading `inputs` and writing `output`.
+void emit_call(NodeLowering& n, LoopKernel k, std::vector<int> inputs, int output) {
   k.name = n.kernel({}).finish().name;
   k.origin = n.node().name;
   // Never the node's own step: its buffers may be copies, so no host step could stand in
   // for it (a cache entry is only used with the same library calls on offer).
   k.node = -1;
-  k.extern_inputs = {x.buffer, wc.buffer};
-  k.extern_outputs = {y};
+  k.extern_inputs = std::move(inputs);
+  k.extern_outputs = {output};
   n.emit(std::move(k));
+}
+
+}  // namespace
+
+bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w,
+                            const Access* bias, const ConvArgs& a) {
+  const TensorType& out = n.out_type(0);
+  if (!applies(n, "conv2d", out.dtype, a)) return false;
+  if (bias && compute_dtype(out.dtype) != out.dtype) return false;
+  // An input neither NCHW nor NHWC packed is copied first (cuDNN reports NOT_SUPPORTED
+  // for other strides, measured on the H100): the call then reads the contiguous copy.
+  const XLayout layout = x_layout(x_in);
+  if (!fits_int(layout, {x_in.type.numel(), out.numel()})) return false;
+  LoopKernel k = conv_call("conv2d", out.dtype, x_in.type.sizes, layout, out.sizes, a);
+  // The autotuner timed this shape's generated kernels faster than the library.
+  if (n.declines_library_call(library_call_signature(k))) return false;
+  const Access x = layout.copy ? n.contiguous(x_in) : x_in;
+  const Access wc = n.contiguous(w);
+  const int y =
+      bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;
+  emit_call(n, std::move(k), {x.buffer, wc.buffer}, y);
   if (!bias) return true;
   KernelBuilder kb = n.kernel(out.sizes);
   const Expr at = contiguous_index(out.sizes, kb.pointwise_vars());
@@ -101,6 +131,36 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
                           {kb.load(y, out.dtype, kb.simplify_index(at)),
                            kb.cast(n.load(kb, *bias, {kb.x(1)}), out.dtype)});
   n.store_output(kb, sum);
+  return true;
+}
+
+bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
+                                   const ConvArgs& a, size_t slot) {
+  const TensorType& dx = n.out_type(slot);
+  if (!applies(n, "conv2d_backward_input", dx.dtype, a)) return false;
+  XLayout layout{{0}, false};  // dx: the contiguous output
+  for (int64_t v : contiguous_strides(dx.sizes)) layout.strides.push_back(v);
+  if (!fits_int(layout, {dx.numel(), dy.type.numel()})) return false;
+  LoopKernel k = conv_call("conv2d_backward_input", dx.dtype, dx.sizes, layout, dy.type.sizes, a);
+  if (n.declines_library_call(library_call_signature(k))) return false;
+  const Access dyc = n.contiguous(dy);
+  const Access wc = n.contiguous(w);
+  emit_call(n, std::move(k), {dyc.buffer, wc.buffer}, n.realize_output(slot).buffer);
+  return true;
+}
+
+bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x_in, const Access& dy,
+                                    const ConvArgs& a, size_t slot) {
+  const TensorType& dw = n.out_type(slot);
+  if (!applies(n, "conv2d_backward_weight", dw.dtype, a)) return false;
+  const XLayout layout = x_layout(x_in);
+  if (!fits_int(layout, {x_in.type.numel(), dy.type.numel()})) return false;
+  LoopKernel k =
+      conv_call("conv2d_backward_weight", dw.dtype, x_in.type.sizes, layout, dy.type.sizes, a);
+  if (n.declines_library_call(library_call_signature(k))) return false;
+  const Access x = layout.copy ? n.contiguous(x_in) : x_in;
+  const Access dyc = n.contiguous(dy);
+  emit_call(n, std::move(k), {x.buffer, dyc.buffer}, n.realize_output(slot).buffer);
   return true;
 }
 

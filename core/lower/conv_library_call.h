@@ -1,6 +1,6 @@
-// A 2-d convolution as the plugin's "conv2d" library call (cuDNN on ptx), where the plugin
-// offers one for the dtype: the input read in place through its offset and strides (NCHW,
-// channels-last or a view), the weight contiguous, the output contiguous NCHW; a bias added
+// A 2-d convolution as the plugin's "conv2d" library call (cuDNN on ptx, oneDNN on cpp_openmp),
+// where the plugin offers one for the dtype: the input read in place through its offset and strides
+// (NCHW, channels-last or a view), the weight contiguous, the output contiguous NCHW; a bias added
 // by an elementwise kernel that fuses with what follows (f32 only: a half-precision product
 // rounded before its bias keeps the generated kernel, as the 1x1 matmul path does).
 #pragma once
@@ -13,5 +13,14 @@ namespace kiln {
 // False (nothing emitted) when the call does not apply.
 bool emit_conv_library_call(NodeLowering& n, const Access& x, const Access& w, const Access* bias,
                             const ConvArgs& a);
+
+// convolution_backward's grad_input (output `slot`) as "conv2d_backward_input" (dy and the
+// weight contiguous, dx written contiguous NCHW), where the plugin offers it: a 2-d
+// convolution that is not transposed. False (nothing emitted) otherwise.
+bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
+                                   const ConvArgs& a, size_t slot);
+// ... and its grad_weight as "conv2d_backward_weight" (x read as the forward call reads it).
+bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x, const Access& dy,
+                                    const ConvArgs& a, size_t slot);
 
 }  // namespace kiln

@@ -227,11 +227,11 @@ bool convolution_backward(NodeLowering& n) {
     }
     if (k == 0 && a.transposed)
       narrow_side(n, dy, w, nullptr, a.window, a.groups, 0);
-    else if (k == 0)
+    else if (k == 0 && !emit_conv_backward_input_call(n, dy, w, a, 0))
       wide_side(n, dy, w, nullptr, a.window, a.groups, 0);
-    else if (k == 1)
+    else if (k == 1 && !emit_conv_backward_weight_call(n, x, dy, a, 1))
       weight_grad(n, narrow, wide, a.window, a.groups, 1);
-    else
+    else if (k == 2)
       bias_grad(n, dy, 2);
   }
   return true;

@@ -49,7 +49,8 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
     c.note = library ? "a generated matmul where the dtype or layout says so" : "";
     return c;
   }
-  if (op == "aten.convolution.default" && offers(externs, "conv2d")) {
+  if ((op == "aten.convolution.default" && offers(externs, "conv2d")) ||
+      (op == "aten.convolution_backward.default" && offers(externs, "conv2d_backward_input"))) {
     c.support = OpSupport::Library;
     c.note = "2-d; other convolutions, and shapes the autotuner gives them, generated";
     return c;

@@ -145,7 +145,7 @@ std::vector<std::string> usable_externs(const Plugin& plugin, const ScheduleOpti
   std::erase_if(externs, [&](const std::string& line) {
     const std::string name = line.substr(0, line.find(' '));
     return (!schedule.library_matmul && (name == "mm" || name == "bmm")) ||
-           (!schedule.library_conv && name == "conv2d");
+           (!schedule.library_conv && name.rfind("conv2d", 0) == 0);
   });
   return externs;
 }

@@ -15,9 +15,11 @@
 namespace kiln {
 namespace {
 
-// The calls whose work the core can generate as well.
+// The calls whose work the core can generate as well: a convolution and its two gradients.
 bool weighed(const LoopKernel& k) {
-  return k.kind == LoopKernelKind::Extern && k.extern_name == "conv2d";
+  return k.kind == LoopKernelKind::Extern &&
+         (k.extern_name == "conv2d" || k.extern_name == "conv2d_backward_input" ||
+          k.extern_name == "conv2d_backward_weight");
 }
 
 // Node `node` of `graph` alone: each tensor it reads a graph input of the same type.

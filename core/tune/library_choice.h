@@ -1,11 +1,11 @@
 // Library call or generated kernels, per shape (autotune `kernels: exhaustive` with
-// `libraries: true`). Each conv2d call of a scheduled program is compiled alone both ways —
-// its node as a one-node graph with the plugin's library, and again with the call declined so
-// the core generates the kernels — and both run on the same fresh random inputs (device time,
-// the median of autotune.reps runs). Where the generated kernels are faster the call is
-// declined. Each choice is cached per call signature, plugin and device ("library" entries)
-// and logged as a table. mm/bmm keep their library: the generated matmul has no tensor-core
-// path to compete with it yet.
+// `libraries: true`). Each convolution call of a scheduled program (conv2d and its two
+// backward calls) is compiled alone both ways — its node as a one-node graph with the plugin's
+// library, and again with the call declined so the core generates the kernels — and both run on the
+// same fresh random inputs (device time, the median of autotune.reps runs). Where the generated
+// kernels are faster the call is declined. Each choice is cached per call signature, plugin and
+// device ("library" entries) and logged as a table. mm/bmm keep their library: the generated matmul
+// has no tensor-core path to compete with it yet.
 #pragma once
 
 #include <memory>

@@ -60,9 +60,11 @@ OnednnLibrary& conv_library(kiln_plugin& plugin) {
 
 bool known_extern(kiln_plugin& plugin, const std::string& name) {
   if (name == "mm" || name == "bmm") return true;
-  if (name != "conv2d") return false;
+  if (!kir_support::conv_direction(name)) return false;
   std::lock_guard lock(plugin.onednn_mutex);
-  return conv_library(plugin).available();
+  for (const std::string& line : conv_library(plugin).extern_lines())
+    if (line.rfind(name + " ", 0) == 0) return true;
+  return false;
 }
 
 kiln_error* supports(kiln_plugin* plugin, uint32_t, const char* text, size_t size, int* supported,
@@ -187,11 +189,13 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
   });
 }
 
-void conv_call(kiln_plugin& plugin, const kiln_launch_args& args) {
+void conv_call(kiln_plugin& plugin, const kiln_launch_args& args,
+               kir_support::ConvDirection direction, const std::string& name) {
   const kir_support::ConvCall call = kir_support::read_conv_call(args);
-  const std::vector<void*> buffers = checked_buffers(plugin, args, call.buffer_bytes(), "conv2d");
+  const std::vector<void*> buffers =
+      checked_buffers(plugin, args, call.buffer_bytes(direction), name);
   // Open (extern_call checked known_extern); its calls are safe from several threads.
-  plugin.onednn.conv2d(call, buffers[0], buffers[1], buffers[2]);
+  plugin.onednn.run(direction, call, buffers[0], buffers[1], buffers[2]);
 }
 
 kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_args* args_in) {
@@ -203,7 +207,8 @@ kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_
     if (!known_extern(*plugin, name))
       throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
     try {
-      if (name == "conv2d") return conv_call(*plugin, args);
+      if (const auto direction = kir_support::conv_direction(name))
+        return conv_call(*plugin, args, *direction, name);
       const kir_support::MatmulCall call = kir_support::read_matmul_call(args);
       matmul(checked_buffers(*plugin, args, call.buffer_bytes(), name), call);
     } catch (const std::invalid_argument& e) {

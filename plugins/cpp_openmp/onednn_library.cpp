@@ -12,6 +12,8 @@
 namespace kiln::cpu {
 namespace {
 
+using kir_support::ConvDirection;
+
 dnnl_data_type_t data_type(kir::DType d) {
   switch (d) {
     case kir::DType::F32:
@@ -60,23 +62,24 @@ struct OnednnLibrary::State {
   // A reorder between the caller's layout and the one the convolution chose.
   struct Reorder {
     dnnl_primitive_t primitive = nullptr;
-    dnnl_memory_desc_t to{};  // the reorder's destination layout (for FROM->TO)
-    size_t bytes = 0;         // the scratch copy's size
+    size_t bytes = 0;  // the copy in the convolution's layout (blocked layouts pad channels)
   };
+  // One direction of one convolution shape: operands a and b in, `out` written, each in the
+  // caller's layout and in the primitive's (reordered between where they differ).
   struct Plan {
     explicit Plan(const State& s) : owner(s) {}
     Plan(const Plan&) = delete;
     Plan& operator=(const Plan&) = delete;
     ~Plan() {
-      for (dnnl_primitive_t q : {conv, x_in.primitive, w_in.primitive, y_out.primitive})
+      for (dnnl_primitive_t q : {conv, in[0].primitive, in[1].primitive, out.primitive})
         if (q) owner.primitive_destroy(q);
     }
     const State& owner;
     std::mutex run;  // one execution at a time: a primitive's scratchpad is its own
     dnnl_primitive_t conv = nullptr;
-    dnnl_memory_desc_t x{}, w{}, y{};                 // the caller's layouts
-    dnnl_memory_desc_t conv_x{}, conv_w{}, conv_y{};  // the convolution's
-    Reorder x_in, w_in, y_out;                        // primitive null: no reorder
+    int args[3] = {};                          // the primitive's argument ids of a, b, out
+    dnnl_memory_desc_t user[3]{}, inner[3]{};  // a, b, out: the caller's and the primitive's
+    Reorder in[2], out;                        // primitive null: no reorder
     std::string impl;
   };
 
@@ -91,6 +94,8 @@ struct OnednnLibrary::State {
   decltype(&dnnl_memory_desc_equal) md_equal = nullptr;
   decltype(&dnnl_memory_desc_get_size) md_size = nullptr;
   decltype(&dnnl_dilated_convolution_forward_desc_init) conv_init = nullptr;
+  decltype(&dnnl_dilated_convolution_backward_data_desc_init) conv_data_init = nullptr;
+  decltype(&dnnl_dilated_convolution_backward_weights_desc_init) conv_weights_init = nullptr;
   decltype(&dnnl_primitive_desc_create) pd_create = nullptr;
   decltype(&dnnl_reorder_primitive_desc_create) reorder_pd_create = nullptr;
   decltype(&dnnl_primitive_desc_query) pd_query = nullptr;
@@ -103,8 +108,8 @@ struct OnednnLibrary::State {
   decltype(&dnnl_memory_destroy) memory_destroy = nullptr;
 
   dnnl_engine_t engine = nullptr;
-  std::vector<kir::DType> dtypes;
-  std::mutex mutex;  // plans
+  std::vector<kir::DType> dtypes[3];  // offered, per direction
+  std::mutex mutex;                   // plans
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
 
   bool bind(const kir_support::DynamicLibrary& l) {
@@ -118,6 +123,8 @@ struct OnednnLibrary::State {
            l.symbol("dnnl_memory_desc_equal", md_equal) &&
            l.symbol("dnnl_memory_desc_get_size", md_size) &&
            l.symbol("dnnl_dilated_convolution_forward_desc_init", conv_init) &&
+           l.symbol("dnnl_dilated_convolution_backward_data_desc_init", conv_data_init) &&
+           l.symbol("dnnl_dilated_convolution_backward_weights_desc_init", conv_weights_init) &&
            l.symbol("dnnl_primitive_desc_create", pd_create) &&
            l.symbol("dnnl_reorder_primitive_desc_create", reorder_pd_create) &&
            l.symbol("dnnl_primitive_desc_query", pd_query) &&
@@ -154,58 +161,108 @@ struct OnednnLibrary::State {
     return p;
   }
 
-  Reorder reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to) const {
+  // A reorder from -> to, its copy sized for `inner` (the convolution's side of the two).
+  Reorder reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to,
+                  const dnnl_memory_desc_t& inner) const {
     Reorder r;
     if (md_equal(&from, &to)) return r;
     dnnl_primitive_desc_t pd = nullptr;
     check(reorder_pd_create(&pd, &from, engine, &to, engine, nullptr), "creating a reorder");
     r.primitive = make_primitive(pd);
-    r.to = to;
-    r.bytes = md_size(&to);
+    r.bytes = md_size(&inner);
     return r;
   }
 
-  // The convolution with the caller's x and y layouts (`any_layout` false) or with layouts
-  // the library picks (reordered to and from the caller's).
-  std::unique_ptr<Plan> make_plan(const kir_support::ConvCall& c, bool any_layout) const {
-    auto plan = std::make_unique<Plan>(*this);
-    const dnnl_data_type_t dt = data_type(c.dtype);
-    const dnnl_dims_t x_dims = {c.n, c.c, c.h, c.w};
-    const dnnl_dims_t x_strides = {c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]};
-    check(md_by_strides(&plan->x, 4, x_dims, dt, x_strides), "describing x");
-    const dnnl_dims_t y_dims = {c.n, c.k, c.out_h, c.out_w};
-    check(md_by_tag(&plan->y, 4, y_dims, dt, dnnl_nchw), "describing y");
-    if (c.groups == 1) {
-      const dnnl_dims_t w_dims = {c.k, c.c, c.r, c.s};
-      check(md_by_tag(&plan->w, 4, w_dims, dt, dnnl_oihw), "describing the weight");
-    } else {
-      const dnnl_dims_t w_dims = {c.groups, c.k / c.groups, c.c / c.groups, c.r, c.s};
-      check(md_by_tag(&plan->w, 5, w_dims, dt, dnnl_goihw), "describing the weight");
-    }
-    dnnl_memory_desc_t x_any = plan->x, y_any = plan->y, w_any{};
-    if (any_layout) {
-      check(md_by_tag(&x_any, 4, x_dims, dt, dnnl_format_tag_any), "describing x");
-      check(md_by_tag(&y_any, 4, y_dims, dt, dnnl_format_tag_any), "describing y");
-    }
-    check(md_by_tag(&w_any, plan->w.ndims, plan->w.dims, dt, dnnl_format_tag_any),
-          "describing the weight");
+  // A primitive descriptor for `direction` over x, w, y (or "any" layouts), with the forward
+  // one a backward primitive needs as its hint.
+  dnnl_primitive_desc_t describe(const kir_support::ConvCall& c, ConvDirection direction,
+                                 const dnnl_memory_desc_t& x, const dnnl_memory_desc_t& w,
+                                 const dnnl_memory_desc_t& y) const {
     const dnnl_dims_t strides = {c.stride_h, c.stride_w};
     // oneDNN counts dilation from 0 (none) and takes the right/bottom padding on its own.
     const dnnl_dims_t dilates = {c.dil_h - 1, c.dil_w - 1};
     const dnnl_dims_t pad = {c.pad_h, c.pad_w};
     dnnl_convolution_desc_t desc;
-    check(conv_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &x_any, &w_any, nullptr,
-                    &y_any, strides, dilates, pad, pad),
+    const dnnl_prop_kind_t forward_kind =
+        direction == ConvDirection::Forward ? dnnl_forward_inference : dnnl_forward_training;
+    check(conv_init(&desc, forward_kind, dnnl_convolution_direct, &x, &w, nullptr, &y, strides,
+                    dilates, pad, pad),
           "describing the convolution");
+    dnnl_primitive_desc_t forward = nullptr;
+    check(pd_create(&forward, &desc, nullptr, engine, nullptr), "choosing a convolution");
+    if (direction == ConvDirection::Forward) return forward;
+    dnnl_convolution_desc_t backward;
+    dnnl_status_t s = direction == ConvDirection::BackwardInput
+                          ? conv_data_init(&backward, dnnl_convolution_direct, &x, &w, &y, strides,
+                                           dilates, pad, pad)
+                          : conv_weights_init(&backward, dnnl_convolution_direct, &x, &w, nullptr,
+                                              &y, strides, dilates, pad, pad);
     dnnl_primitive_desc_t pd = nullptr;
-    check(pd_create(&pd, &desc, nullptr, engine, nullptr), "choosing a convolution");
-    plan->conv_x = *pd_query_md(pd, dnnl_query_src_md, 0);
-    plan->conv_w = *pd_query_md(pd, dnnl_query_weights_md, 0);
-    plan->conv_y = *pd_query_md(pd, dnnl_query_dst_md, 0);
+    if (s == dnnl_success) s = pd_create(&pd, &backward, nullptr, engine, forward);
+    pd_destroy(forward);
+    check(s, "choosing a backward convolution");
+    return pd;
+  }
+
+  // The convolution in `direction` with the caller's layouts for x and y (`any_layout`
+  // false) or with layouts the library picks (reordered to and from the caller's).
+  std::unique_ptr<Plan> make_plan(const kir_support::ConvCall& c, ConvDirection direction,
+                                  bool any_layout) const {
+    auto plan = std::make_unique<Plan>(*this);
+    const dnnl_data_type_t dt = data_type(c.dtype);
+    const dnnl_dims_t x_dims = {c.n, c.c, c.h, c.w};
+    const dnnl_dims_t x_strides = {c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]};
+    dnnl_memory_desc_t x{}, w{}, y{};
+    check(md_by_strides(&x, 4, x_dims, dt, x_strides), "describing x");
+    const dnnl_dims_t y_dims = {c.n, c.k, c.out_h, c.out_w};
+    check(md_by_tag(&y, 4, y_dims, dt, dnnl_nchw), "describing y");
+    if (c.groups == 1) {
+      const dnnl_dims_t w_dims = {c.k, c.c, c.r, c.s};
+      check(md_by_tag(&w, 4, w_dims, dt, dnnl_oihw), "describing the weight");
+    } else {
+      const dnnl_dims_t w_dims = {c.groups, c.k / c.groups, c.c / c.groups, c.r, c.s};
+      check(md_by_tag(&w, 5, w_dims, dt, dnnl_goihw), "describing the weight");
+    }
+    dnnl_memory_desc_t x_any = x, y_any = y, w_any{};
+    if (any_layout) {
+      check(md_by_tag(&x_any, 4, x_dims, dt, dnnl_format_tag_any), "describing x");
+      check(md_by_tag(&y_any, 4, y_dims, dt, dnnl_format_tag_any), "describing y");
+    }
+    check(md_by_tag(&w_any, w.ndims, w.dims, dt, dnnl_format_tag_any), "describing the weight");
+    dnnl_primitive_desc_t pd = describe(c, direction, x_any, w_any, y_any);
+    // Per direction: which of x, w, y are a, b and out, and their argument ids and queries.
+    struct Role {
+      const dnnl_memory_desc_t* user;
+      int arg;
+      dnnl_query_t query;
+    };
+    Role roles[3];
+    switch (direction) {
+      case ConvDirection::Forward:
+        roles[0] = {&x, DNNL_ARG_SRC, dnnl_query_src_md};
+        roles[1] = {&w, DNNL_ARG_WEIGHTS, dnnl_query_weights_md};
+        roles[2] = {&y, DNNL_ARG_DST, dnnl_query_dst_md};
+        break;
+      case ConvDirection::BackwardInput:
+        roles[0] = {&y, DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md};
+        roles[1] = {&w, DNNL_ARG_WEIGHTS, dnnl_query_weights_md};
+        roles[2] = {&x, DNNL_ARG_DIFF_SRC, dnnl_query_diff_src_md};
+        break;
+      case ConvDirection::BackwardWeight:
+        roles[0] = {&x, DNNL_ARG_SRC, dnnl_query_src_md};
+        roles[1] = {&y, DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md};
+        roles[2] = {&w, DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md};
+        break;
+    }
+    for (int i = 0; i < 3; ++i) {
+      plan->user[i] = *roles[i].user;
+      plan->inner[i] = *pd_query_md(pd, roles[i].query, 0);
+      plan->args[i] = roles[i].arg;
+    }
     plan->conv = make_primitive(pd, &plan->impl);
-    plan->x_in = reorder(plan->x, plan->conv_x);
-    plan->w_in = reorder(plan->w, plan->conv_w);
-    plan->y_out = reorder(plan->conv_y, plan->y);
+    plan->in[0] = reorder(plan->user[0], plan->inner[0], plan->inner[0]);
+    plan->in[1] = reorder(plan->user[1], plan->inner[1], plan->inner[1]);
+    plan->out = reorder(plan->inner[2], plan->user[2], plan->inner[2]);
     return plan;
   }
 
@@ -213,22 +270,23 @@ struct OnednnLibrary::State {
   // oneDNN picks when that gets a direct one (its blocked layouts plus reorders beat an
   // im2col gemm on the caller's: measured 1.7 against 1.3 ms for ResNet's 3x3 at batch 1, 7x
   // for a depthwise one), else the caller's unless only the reference loop takes them.
-  std::unique_ptr<Plan> best_plan(const kir_support::ConvCall& c) const {
+  std::unique_ptr<Plan> best_plan(const kir_support::ConvCall& c, ConvDirection direction) const {
     const auto direct = [](const Plan& p) {
       return p.impl.rfind("ref", 0) != 0 && p.impl.find("gemm") == std::string::npos;
     };
-    auto plan = make_plan(c, false);
+    auto plan = make_plan(c, direction, false);
     if (direct(*plan)) return plan;
-    auto any = make_plan(c, true);
+    auto any = make_plan(c, direction, true);
     if (direct(*any) || plan->impl.rfind("ref", 0) == 0) return any;
     return plan;
   }
 
-  Plan& plan_for(const kir_support::ConvCall& c) {
+  Plan& plan_for(const kir_support::ConvCall& c, ConvDirection direction) {
     std::lock_guard lock(mutex);
-    const std::vector<int64_t> key = plan_key(c);
+    std::vector<int64_t> key = plan_key(c);
+    key.push_back(static_cast<int64_t>(direction));
     auto it = plans.find(key);
-    if (it == plans.end()) it = plans.emplace(key, best_plan(c)).first;
+    if (it == plans.end()) it = plans.emplace(key, best_plan(c, direction)).first;
     return *it->second;
   }
 
@@ -283,13 +341,16 @@ OnednnLibrary OnednnLibrary::open(const std::string& path, std::string& why) {
     probe.out_h = 8, probe.out_w = 8, probe.pad_h = 1, probe.pad_w = 1;
     probe.x_stride[0] = 16 * 64, probe.x_stride[1] = 64, probe.x_stride[2] = 8;
     probe.x_stride[3] = 1;
-    try {
-      State::Plan& plan = state->plan_for(probe);
-      if (d == kir::DType::F32 || plan.impl.rfind("ref", 0) != 0) state->dtypes.push_back(d);
-    } catch (const std::runtime_error&) {
+    for (int direction = 0; direction < 3; ++direction) {
+      try {
+        State::Plan& plan = state->plan_for(probe, static_cast<ConvDirection>(direction));
+        if (d == kir::DType::F32 || plan.impl.rfind("ref", 0) != 0)
+          state->dtypes[direction].push_back(d);
+      } catch (const std::runtime_error&) {
+      }
     }
   }
-  if (state->dtypes.empty()) {
+  if (state->dtypes[0].empty()) {
     why = "oneDNN has no convolution on this CPU";
     return lib;
   }
@@ -308,18 +369,31 @@ const std::string& OnednnLibrary::path() const {
 
 std::vector<std::string> OnednnLibrary::extern_lines() const {
   if (!state_) return {};
-  std::string line = "conv2d";
-  for (const kir::DType d : state_->dtypes) line += std::string(" ") + kir::dtype_name(d);
-  return {line};
+  std::vector<std::string> lines;
+  for (int direction = 0; direction < 3; ++direction) {
+    if (state_->dtypes[direction].empty()) continue;
+    std::string line = kir_support::kConvExterns[direction];
+    for (const kir::DType d : state_->dtypes[direction])
+      line += std::string(" ") + kir::dtype_name(d);
+    lines.push_back(line);
+  }
+  return lines;
 }
 
-void OnednnLibrary::conv2d(const kir_support::ConvCall& call, const void* x_in, const void* w,
-                           void* y) {
+void OnednnLibrary::run(ConvDirection direction, const kir_support::ConvCall& call,
+                        const void* a_in, const void* b_in, void* out_in) {
   if (!state_) throw std::runtime_error("oneDNN is not loaded");
   State& s = *state_;
-  State::Plan& plan = s.plan_for(call);
-  void* x = const_cast<char*>(static_cast<const char*>(x_in)) +
-            call.x_offset * static_cast<int64_t>(element_bytes(call.dtype));
+  State::Plan& plan = s.plan_for(call, direction);
+  // x is read (or dx written) from the call's offset on.
+  const int64_t x_offset = call.x_offset * static_cast<int64_t>(element_bytes(call.dtype));
+  auto* a = const_cast<char*>(static_cast<const char*>(a_in));
+  auto* b = const_cast<char*>(static_cast<const char*>(b_in));
+  auto* out = static_cast<char*>(out_in);
+  if (direction == ConvDirection::BackwardInput)
+    out += x_offset;
+  else
+    a += x_offset;
   dnnl_stream_t stream = nullptr;
   State::check(s.stream_create(&stream, s.engine, dnnl_stream_default_flags), "creating a stream");
   struct StreamGuard {
@@ -328,30 +402,27 @@ void OnednnLibrary::conv2d(const kir_support::ConvCall& call, const void* x_in, 
     ~StreamGuard() { s.stream_destroy(stream); }
   } guard{s, stream};
   std::lock_guard lock(plan.run);
-  // Copies in the convolution's layouts where it chose others than the caller's.
-  std::vector<std::byte> x_copy(plan.x_in.bytes), w_copy(plan.w_in.bytes), y_copy(plan.y_out.bytes);
-  void* conv_x = x;
-  void* conv_w = const_cast<void*>(w);
-  void* conv_y = y;
-  if (plan.x_in.primitive) {
-    conv_x = x_copy.data();
-    s.execute(stream, plan.x_in.primitive,
-              {{DNNL_ARG_FROM, {&plan.x, x}}, {DNNL_ARG_TO, {&plan.conv_x, conv_x}}});
-  }
-  if (plan.w_in.primitive) {
-    conv_w = w_copy.data();
+  // Copies in the primitive's layouts where it chose others than the caller's.
+  std::vector<std::byte> a_copy(plan.in[0].bytes), b_copy(plan.in[1].bytes),
+      out_copy(plan.out.bytes);
+  void* inner[3] = {a, b, out};
+  std::vector<std::byte>* copies[2] = {&a_copy, &b_copy};
+  void* user[2] = {a, b};
+  for (int i = 0; i < 2; ++i) {
+    if (!plan.in[i].primitive) continue;
+    inner[i] = copies[i]->data();
     s.execute(
-        stream, plan.w_in.primitive,
-        {{DNNL_ARG_FROM, {&plan.w, const_cast<void*>(w)}}, {DNNL_ARG_TO, {&plan.conv_w, conv_w}}});
+        stream, plan.in[i].primitive,
+        {{DNNL_ARG_FROM, {&plan.user[i], user[i]}}, {DNNL_ARG_TO, {&plan.inner[i], inner[i]}}});
   }
-  if (plan.y_out.primitive) conv_y = y_copy.data();
+  if (plan.out.primitive) inner[2] = out_copy.data();
   s.execute(stream, plan.conv,
-            {{DNNL_ARG_SRC, {&plan.conv_x, conv_x}},
-             {DNNL_ARG_WEIGHTS, {&plan.conv_w, conv_w}},
-             {DNNL_ARG_DST, {&plan.conv_y, conv_y}}});
-  if (plan.y_out.primitive)
-    s.execute(stream, plan.y_out.primitive,
-              {{DNNL_ARG_FROM, {&plan.conv_y, conv_y}}, {DNNL_ARG_TO, {&plan.y, y}}});
+            {{plan.args[0], {&plan.inner[0], inner[0]}},
+             {plan.args[1], {&plan.inner[1], inner[1]}},
+             {plan.args[2], {&plan.inner[2], inner[2]}}});
+  if (plan.out.primitive)
+    s.execute(stream, plan.out.primitive,
+              {{DNNL_ARG_FROM, {&plan.inner[2], inner[2]}}, {DNNL_ARG_TO, {&plan.user[2], out}}});
 }
 
 }  // namespace kiln::cpu

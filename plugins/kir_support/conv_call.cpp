@@ -9,15 +9,29 @@
 
 namespace kiln::kir_support {
 
-std::vector<int64_t> ConvCall::buffer_bytes() const {
+std::optional<ConvDirection> conv_direction(const std::string& name) {
+  for (size_t i = 0; i < std::size(kConvExterns); ++i)
+    if (name == kConvExterns[i]) return static_cast<ConvDirection>(i);
+  return std::nullopt;
+}
+
+std::vector<int64_t> ConvCall::buffer_bytes(ConvDirection direction) const {
   const int64_t esize = kir::dtype_size(dtype);
   const bool empty_x = n == 0 || c == 0 || h == 0 || w == 0;
-  const int64_t x_extent = empty_x ? 0
-                                   : (x_offset + (n - 1) * x_stride[0] + (c - 1) * x_stride[1] +
-                                      (h - 1) * x_stride[2] + (w - 1) * x_stride[3] + 1) *
-                                         esize;
-  return {x_extent, k * (groups > 0 ? c / groups : 0) * r * s * esize,
-          n * k * out_h * out_w * esize};
+  const int64_t x_bytes = empty_x ? 0
+                                  : (x_offset + (n - 1) * x_stride[0] + (c - 1) * x_stride[1] +
+                                     (h - 1) * x_stride[2] + (w - 1) * x_stride[3] + 1) *
+                                        esize;
+  const int64_t w_bytes = k * (groups > 0 ? c / groups : 0) * r * s * esize;
+  const int64_t y_bytes = n * k * out_h * out_w * esize;
+  switch (direction) {
+    case ConvDirection::BackwardInput:
+      return {y_bytes, w_bytes, x_bytes};
+    case ConvDirection::BackwardWeight:
+      return {x_bytes, y_bytes, w_bytes};
+    default:
+      return {x_bytes, w_bytes, y_bytes};
+  }
 }
 
 ConvCall read_conv_call(const std::vector<int64_t>& p) {

@@ -1,15 +1,27 @@
 // The "conv2d" extern call as plugins receive it (plugin-abi.md): three buffers (x read
 // through its offset and four strides, the contiguous [K, C/groups, R, S] weight, the
-// contiguous [N, K, OH, OW] output) and 22 integer parameters, read and checked once.
+// contiguous [N, K, OH, OW] output) and 22 integer parameters, read and checked once. Its
+// two backward calls take the same parameters (the forward convolution's):
+// "conv2d_backward_input" (dy, weight -> dx, dx laid out by x's offset and strides) and
+// "conv2d_backward_weight" (x, dy -> dweight), dy and dweight contiguous like y and weight.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kiln/kir.hpp"
 #include "kiln/plugin.h"
 
 namespace kiln::kir_support {
+
+// Which product of a convolution a call computes.
+enum class ConvDirection { Forward, BackwardInput, BackwardWeight };
+inline constexpr const char* kConvExterns[] = {"conv2d", "conv2d_backward_input",
+                                               "conv2d_backward_weight"};
+// The direction of extern `name`, or none when it is no convolution call.
+std::optional<ConvDirection> conv_direction(const std::string& name);
 
 struct ConvCall {
   kir::DType dtype = kir::DType::F32;
@@ -18,8 +30,9 @@ struct ConvCall {
   int64_t out_h = 0, out_w = 0;
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
   int64_t x_offset = 0, x_stride[4] = {0, 0, 0, 0};  // elements, over N, C, H, W
-  // Bytes each buffer (x, weight, output) must span.
-  std::vector<int64_t> buffer_bytes() const;
+  // Bytes each buffer must span, in the call's order: forward (x, weight, y), backward input
+  // (dy, weight, dx), backward weight (x, dy, dweight).
+  std::vector<int64_t> buffer_bytes(ConvDirection direction = ConvDirection::Forward) const;
 };
 
 // The parameters in their order:

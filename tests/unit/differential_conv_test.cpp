@@ -33,6 +33,10 @@ TEST_P(CompiledConv, ForwardIsAKernel) {
         in("x2", TensorType{d, {2, 5, 7, 9}, permuted_strides({2, 5, 7, 9}, {0, 2, 3, 1})});
     const ValueRef w3 = in("w3", c({3, 5, 3, 3})), w1x1 = in("w1x1", c({4, 5, 1, 1}));
     b.output(conv(b, x2, w3, None{}, {1}, {1}, {1}, false, {0}, 1));
+    // The same on NCHW with odd channel counts (a library may compute in a blocked layout
+    // whose channels it pads: its copies must be sized for the padding).
+    const ValueRef x4 = in("x4", c({2, 5, 9, 7})), w4 = in("w4", c({3, 5, 3, 3}));
+    b.output(conv(b, x4, w4, None{}, {1}, {1}, {1}, false, {0}, 1));
     b.output(conv(b, x2, w1x1, None{}, {2}, {0}, {1}, false, {0}, 1));
     // Dilation with uneven stride and padding; depthwise; a sliced (every 2nd) input.
     const ValueRef x3 = in("x3", c({1, 6, 11, 10})), wd = in("wd", c({6, 2, 2, 3}));
@@ -92,39 +96,76 @@ TEST_P(CompiledConv, EpiloguesFuseIntoTheConvolution) {
 
 TEST_P(CompiledConv, BackwardIsAKernel) {
   const DType d = GetParam();
-  GraphBuilder b = builder();
-  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
-  auto backward = [&](const std::string& label, ValueRef dy, ValueRef x, ValueRef w,
-                      std::vector<ArgValue> rest) {
-    std::vector<ArgValue> args{dy, x, w};
-    args.insert(args.end(), rest.begin(), rest.end());
-    for (ValueRef out : b.ops("aten.convolution_backward.default", args, {}, label)) b.output(out);
+  const auto make = [&] {
+    GraphBuilder b = builder();
+    const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+    auto backward = [&](const std::string& label, ValueRef dy, ValueRef x, ValueRef w,
+                        std::vector<ArgValue> rest) {
+      std::vector<ArgValue> args{dy, x, w};
+      args.insert(args.end(), rest.begin(), rest.end());
+      for (ValueRef out : b.ops("aten.convolution_backward.default", args, {}, label))
+        b.output(out);
+    };
+    // Regular 2-d: stride 2, padding, dilation, groups; all three gradients.
+    const ValueRef x = input(b, "x", c({2, 4, 9, 8})), w = input(b, "w", c({6, 2, 3, 2}));
+    const ValueRef dy = input(b, "dy", c({2, 6, 5, 4}));
+    backward(
+        "regular", dy, x, w,
+        {ints{6}, ints{2, 2}, ints{1, 1}, ints{1, 2}, false, ints{0, 0}, int64_t{2}, ints{1, 1, 1}});
+    // ResNet's 3x3 on a channels-last input; a depthwise one; a sliced input (copied for a
+    // library call) with the weight gradient only, and the input gradient only.
+    const ValueRef xl =
+        input(b, "xl", TensorType{d, {2, 5, 7, 6}, permuted_strides({2, 5, 7, 6}, {0, 2, 3, 1})});
+    const ValueRef wl = input(b, "wl", c({3, 5, 3, 3})), dyl = input(b, "dyl", c({2, 3, 7, 6}));
+    backward("channels_last", dyl, xl, wl,
+             {ints{3}, ints{1, 1}, ints{1, 1}, ints{1, 1}, false, ints{0, 0}, int64_t{1},
+              ints{1, 1, 1}});
+    const ValueRef wd = input(b, "wd", c({5, 1, 3, 3})), dyd = input(b, "dyd", c({2, 5, 4, 3}));
+    backward("depthwise", dyd, xl, wd,
+             {None{}, ints{2, 2}, ints{1, 1}, ints{1, 1}, false, ints{0, 0}, int64_t{5},
+              ints{1, 1, 0}});
+    const ValueRef xs = input(b, "xs", sliced_type(d, {1, 2, 5, 7}, 2));
+    const ValueRef ws = input(b, "ws", c({3, 2, 2, 2})), dys = input(b, "dys", c({1, 3, 4, 6}));
+    backward("sliced_weight", dys, xs, ws,
+             {None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1},
+              ints{0, 1, 0}});
+    backward("sliced_input", dys, xs, ws,
+             {None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1},
+              ints{1, 0, 0}});
+    // Transposed 1-d with output_padding; no grad_weight.
+    const ValueRef xt = input(b, "xt", c({2, 4, 5})), wt = input(b, "wt", c({4, 3, 3}));
+    const ValueRef dyt = input(b, "dyt", c({2, 3, 12}));
+    backward("transposed", dyt, xt, wt,
+             {ints{3}, ints{2}, ints{0}, ints{1}, true, ints{1}, int64_t{1}, ints{1, 0, 1}});
+    // Transposed 2-d with groups: the weight gradient only.
+    const ValueRef xg = input(b, "xg", c({1, 4, 3, 4})), wg = input(b, "wg", c({4, 3, 2, 3}));
+    const ValueRef dyg = input(b, "dyg", c({1, 6, 6, 6}));
+    backward(
+        "transposed_groups", dyg, xg, wg,
+        {None{}, ints{2, 1}, ints{0, 0}, ints{1, 1}, true, ints{0, 0}, int64_t{2}, ints{0, 1, 0}});
+    // 3-d, depthwise, a channels-last grad_output.
+    const ValueRef x3 = input(b, "x3", c({1, 3, 4, 3, 5})),
+                   w3 = input(b, "w3", c({3, 1, 2, 2, 2}));
+    const ValueRef dy3 = input(b, "dy3",
+                               TensorType{d, {1, 3, 3, 2, 4},
+                                          permuted_strides({1, 3, 3, 2, 4}, {0, 2, 3, 4, 1})});
+    backward("depthwise3d", dy3, x3, w3,
+             {ints{3}, ints{1}, ints{0}, ints{1}, false, ints{0}, int64_t{3}, ints{1, 1, 1}});
+    return b;
   };
-  // Regular 2-d: stride 2, padding, dilation, groups; all three gradients.
-  const ValueRef x = input(b, "x", c({2, 4, 9, 8})), w = input(b, "w", c({6, 2, 3, 2}));
-  const ValueRef dy = input(b, "dy", c({2, 6, 5, 4}));
-  backward(
-      "regular", dy, x, w,
-      {ints{6}, ints{2, 2}, ints{1, 1}, ints{1, 2}, false, ints{0, 0}, int64_t{2}, ints{1, 1, 1}});
-  // Transposed 1-d with output_padding; no grad_weight.
-  const ValueRef xt = input(b, "xt", c({2, 4, 5})), wt = input(b, "wt", c({4, 3, 3}));
-  const ValueRef dyt = input(b, "dyt", c({2, 3, 12}));
-  backward("transposed", dyt, xt, wt,
-           {ints{3}, ints{2}, ints{0}, ints{1}, true, ints{1}, int64_t{1}, ints{1, 0, 1}});
-  // Transposed 2-d with groups: the weight gradient only.
-  const ValueRef xg = input(b, "xg", c({1, 4, 3, 4})), wg = input(b, "wg", c({4, 3, 2, 3}));
-  const ValueRef dyg = input(b, "dyg", c({1, 6, 6, 6}));
-  backward(
-      "transposed_groups", dyg, xg, wg,
-      {None{}, ints{2, 1}, ints{0, 0}, ints{1, 1}, true, ints{0, 0}, int64_t{2}, ints{0, 1, 0}});
-  // 3-d, depthwise, a channels-last grad_output.
-  const ValueRef x3 = input(b, "x3", c({1, 3, 4, 3, 5})), w3 = input(b, "w3", c({3, 1, 2, 2, 2}));
-  const ValueRef dy3 = input(
-      b, "dy3", TensorType{d, {1, 3, 3, 2, 4}, permuted_strides({1, 3, 3, 2, 4}, {0, 2, 3, 4, 1})});
-  backward("depthwise3d", dy3, x3, w3,
-           {ints{3}, ints{1}, ints{0}, ints{1}, false, ints{0}, int64_t{3}, ints{1, 1, 1}});
+  GraphBuilder b = make();
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u) << "convolution_backward runs as kernels";
+  if (!offers_extern("conv2d_backward_input", d) && !offers_extern("conv2d_backward_weight", d))
+    return;
+  // The plugin's library took the 2-d gradients: the generated kernels for them, checked too.
+  ScheduleOptions generated;
+  generated.library_conv = false;
+  set_schedule(generated);
+  GraphBuilder again = make();
+  const CompileStats gen = check(again);
+  EXPECT_EQ(gen.externs, 0u);
+  EXPECT_GT(st.externs, 0u) << "2-d gradients called the plugin's library";
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledConv,
