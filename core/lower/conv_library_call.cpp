@@ -153,7 +153,12 @@ bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x_in, const A
                                     const ConvArgs& a, size_t slot) {
   const TensorType& dw = n.out_type(slot);
   if (!applies(n, "conv2d_backward_weight", dw.dtype, a)) return false;
-  const XLayout layout = x_layout(x_in);
+  XLayout layout = x_layout(x_in);
+  // x NCHW: cuDNN has no backward-filter algorithm for a channels-last x beside the NCHW dy
+  // (measured on the H100), so any other layout is copied.
+  std::vector<int64_t> nchw = {layout.strides[0]};
+  for (int64_t v : contiguous_strides(x_in.type.sizes)) nchw.push_back(v);
+  if (layout.strides != nchw) layout = {{0, nchw[1], nchw[2], nchw[3], nchw[4]}, true};
   if (!fits_int(layout, {x_in.type.numel(), dy.type.numel()})) return false;
   LoopKernel k =
       conv_call("conv2d_backward_weight", dw.dtype, x_in.type.sizes, layout, dy.type.sizes, a);

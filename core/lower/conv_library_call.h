@@ -19,7 +19,8 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x, const Access& w, c
 // convolution that is not transposed. False (nothing emitted) otherwise.
 bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
                                    const ConvArgs& a, size_t slot);
-// ... and its grad_weight as "conv2d_backward_weight" (x read as the forward call reads it).
+// ... and its grad_weight as "conv2d_backward_weight" (x read in place when packed NCHW,
+// else copied so).
 bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x, const Access& dy,
                                     const ConvArgs& a, size_t slot);
 

@@ -58,7 +58,15 @@ CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
                l.symbol("cudnnDestroyConvolutionDescriptor", lib.destroy_conv_) &&
                l.symbol("cudnnFindConvolutionForwardAlgorithm", lib.find_algorithm_) &&
                l.symbol("cudnnGetConvolutionForwardWorkspaceSize", lib.workspace_size_) &&
-               l.symbol("cudnnConvolutionForward", lib.forward_);
+               l.symbol("cudnnConvolutionForward", lib.forward_) &&
+               l.symbol("cudnnFindConvolutionBackwardDataAlgorithm", lib.find_data_algorithm_) &&
+               l.symbol("cudnnGetConvolutionBackwardDataWorkspaceSize", lib.data_workspace_size_) &&
+               l.symbol("cudnnConvolutionBackwardData", lib.backward_data_) &&
+               l.symbol("cudnnFindConvolutionBackwardFilterAlgorithm",
+                        lib.find_filter_algorithm_) &&
+               l.symbol("cudnnGetConvolutionBackwardFilterWorkspaceSize",
+                        lib.filter_workspace_size_) &&
+               l.symbol("cudnnConvolutionBackwardFilter", lib.backward_filter_);
       },
       why);
   return lib;
@@ -66,7 +74,10 @@ CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
 
 std::vector<std::string> CudnnLibrary::extern_lines() const {
   if (!available()) return {};
-  return {"conv2d f32 f16 bf16"};
+  std::vector<std::string> lines;
+  for (const char* name : kir_support::kConvExterns)
+    lines.push_back(std::string(name) + " f32 f16 bf16");
+  return lines;
 }
 
 void CudnnLibrary::release_handles(const std::function<void(uint32_t)>& use_device) {
@@ -80,29 +91,61 @@ void CudnnLibrary::release_handles(const std::function<void(uint32_t)>& use_devi
   }
 }
 
-void CudnnLibrary::conv2d(uint32_t device, const kir_support::ConvCall& c, CUdeviceptr x,
-                          CUdeviceptr w, CUdeviceptr y,
-                          const std::function<CUdeviceptr(size_t)>& workspace) {
+void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
+                       const kir_support::ConvCall& c, CUdeviceptr a, CUdeviceptr b,
+                       CUdeviceptr out, const std::function<CUdeviceptr(size_t)>& workspace) {
+  using kir_support::ConvDirection;
   const int type = data_type(c.dtype);
   if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device]) check(create_(&handles_[device]), "cudnnCreate");
   std::string key = std::to_string(device);
-  for (int64_t v :
-       {int64_t{type}, c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.stride_h, c.stride_w, c.pad_h, c.pad_w,
-        c.dil_h, c.dil_w, c.groups, c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]})
+  for (int64_t v : {static_cast<int64_t>(direction),
+                    int64_t{type},
+                    c.n,
+                    c.c,
+                    c.h,
+                    c.w,
+                    c.k,
+                    c.r,
+                    c.s,
+                    c.stride_h,
+                    c.stride_w,
+                    c.pad_h,
+                    c.pad_w,
+                    c.dil_h,
+                    c.dil_w,
+                    c.groups,
+                    c.x_stride[0],
+                    c.x_stride[1],
+                    c.x_stride[2],
+                    c.x_stride[3]})
     key += "," + std::to_string(v);
   auto found = plans_.find(key);
-  if (found == plans_.end()) found = plans_.emplace(key, plan(device, c, type)).first;
+  if (found == plans_.end()) found = plans_.emplace(key, plan(direction, device, c, type)).first;
   const Plan& p = found->second;
-  const CUdeviceptr space = p.workspace > 0 ? workspace(p.workspace) : 0;
+  void* space = reinterpret_cast<void*>(p.workspace > 0 ? workspace(p.workspace) : 0);
   const float one = 1.0f, zero = 0.0f;
-  const int64_t esize = kir::dtype_size(c.dtype);
-  check(forward_(handles_[device], &one, p.x,
-                 reinterpret_cast<const void*>(x + static_cast<uint64_t>(c.x_offset * esize)), p.w,
-                 reinterpret_cast<const void*>(w), p.conv, p.algo, reinterpret_cast<void*>(space),
-                 p.workspace, &zero, p.y, reinterpret_cast<void*>(y)),
-        "cudnnConvolutionForward");
+  // x (or dx) from the call's offset on.
+  const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
+  auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
+  switch (direction) {
+    case ConvDirection::Forward:
+      check(forward_(handles_[device], &one, p.x, ptr(a, x_offset), p.w, ptr(b), p.conv, p.algo,
+                     space, p.workspace, &zero, p.y, ptr(out)),
+            "cudnnConvolutionForward");
+      return;
+    case ConvDirection::BackwardInput:
+      check(backward_data_(handles_[device], &one, p.w, ptr(b), p.y, ptr(a), p.conv, p.algo, space,
+                           p.workspace, &zero, p.x, ptr(out, x_offset)),
+            "cudnnConvolutionBackwardData");
+      return;
+    case ConvDirection::BackwardWeight:
+      check(backward_filter_(handles_[device], &one, p.x, ptr(a, x_offset), p.y, ptr(b), p.conv,
+                             p.algo, space, p.workspace, &zero, p.w, ptr(out)),
+            "cudnnConvolutionBackwardFilter");
+      return;
+  }
 }
 
 void CudnnLibrary::check(int status, const char* what) const {
@@ -110,7 +153,9 @@ void CudnnLibrary::check(int status, const char* what) const {
     throw std::runtime_error(std::string(what) + " failed: " + error_string_(status));
 }
 
-CudnnLibrary::Plan CudnnLibrary::plan(uint32_t device, const kir_support::ConvCall& c, int type) {
+CudnnLibrary::Plan CudnnLibrary::plan(kir_support::ConvDirection direction, uint32_t device,
+                                      const kir_support::ConvCall& c, int type) {
+  using kir_support::ConvDirection;
   Plan p;
   // Descriptors made so far go with `p` if a step fails.
   struct Undo {
@@ -145,13 +190,38 @@ CudnnLibrary::Plan CudnnLibrary::plan(uint32_t device, const kir_support::ConvCa
   // Timed once per shape (cuDNN runs each algorithm, fastest first in its answer).
   AlgoPerf perf[8] = {};
   int returned = 0;
-  check(find_algorithm_(handles_[device], p.x, p.w, p.conv, p.y, 8, &returned, perf),
-        "cudnnFindConvolutionForwardAlgorithm");
+  Handle h = handles_[device];
+  if (direction == ConvDirection::Forward)
+    check(find_algorithm_(h, p.x, p.w, p.conv, p.y, 8, &returned, perf),
+          "cudnnFindConvolutionForwardAlgorithm");
+  else if (direction == ConvDirection::BackwardInput)
+    check(find_data_algorithm_(h, p.w, p.y, p.conv, p.x, 8, &returned, perf),
+          "cudnnFindConvolutionBackwardDataAlgorithm");
+  else
+    check(find_filter_algorithm_(h, p.x, p.y, p.conv, p.w, 8, &returned, perf),
+          "cudnnFindConvolutionBackwardFilterAlgorithm");
+  // The gradients only from algorithms that sum exact products in f32 (no FFT or Winograd
+  // transforms), and in half precision only ALGO_1: ALGO_0 (and filter's ALGO_3) add partial
+  // sums into the output with atomics, which in f16/bf16 rounds every partial sum (measured on
+  // the H100: bf16 gradients 10% off the rounded exact sum).
+  const bool half = c.dtype != kir::DType::F32;
+  const auto exact = [&](int algo) {
+    if (direction == ConvDirection::Forward) return true;
+    if (half) return algo == 1;
+    return algo == 0 || algo == 1 || (direction == ConvDirection::BackwardWeight && algo == 3);
+  };
   for (int i = 0; i < returned && p.algo < 0; ++i)
-    if (perf[i].status == 0) p.algo = perf[i].algo;
+    if (perf[i].status == 0 && exact(perf[i].algo)) p.algo = perf[i].algo;
   if (p.algo < 0) throw std::runtime_error("cuDNN has no algorithm for this convolution");
-  check(workspace_size_(handles_[device], p.x, p.w, p.conv, p.y, p.algo, &p.workspace),
-        "cudnnGetConvolutionForwardWorkspaceSize");
+  if (direction == ConvDirection::Forward)
+    check(workspace_size_(h, p.x, p.w, p.conv, p.y, p.algo, &p.workspace),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+  else if (direction == ConvDirection::BackwardInput)
+    check(data_workspace_size_(h, p.w, p.y, p.conv, p.x, p.algo, &p.workspace),
+          "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  else
+    check(filter_workspace_size_(h, p.x, p.y, p.conv, p.w, p.algo, &p.workspace),
+          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
   undo.keep = true;
   return p;
 }

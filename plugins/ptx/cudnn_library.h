@@ -1,7 +1,8 @@
 // cuDNN, opened at run time when present (libcudnn.so.9: the toolkit does not ship it; the
-// nvidia-cudnn wheels and distributions do): the ptx plugin's "conv2d" extern for f32, f16 and
-// bf16. f32 runs without TF32 (FMA math: the reference's precision), half types on tensor cores
-// with f32 accumulation. Without it the plugin lists no conv2d and the core generates kernels.
+// nvidia-cudnn wheels and distributions do): the ptx plugin's "conv2d" extern and its two
+// backward calls (kir_support/conv_call.h) for f32, f16 and bf16. f32 runs without TF32 (FMA math:
+// the reference's precision), half types on tensor cores with f32 accumulation. Without it the
+// plugin lists no conv2d and the core generates kernels.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +35,13 @@ class CudnnLibrary {
   std::vector<std::string> extern_lines() const;
   // Destroys the handles, each after `use_device(its device)` makes its context current.
   void release_handles(const std::function<void(uint32_t)>& use_device);
-  // y = conv2d(x, weight) on the current context's default stream for device slot `device`;
-  // `workspace(bytes)` gives device memory of at least that size. Throws std::runtime_error.
-  void conv2d(uint32_t device, const kir_support::ConvCall& call, CUdeviceptr x, CUdeviceptr w,
-              CUdeviceptr y, const std::function<CUdeviceptr(size_t)>& workspace);
+  // The call's product in `direction` (a, b -> out in the call's buffer order: x, w -> y;
+  // dy, w -> dx; x, dy -> dw) on the current context's default stream for device slot
+  // `device`; `workspace(bytes)` gives device memory of at least that size. Throws
+  // std::runtime_error.
+  void run(kir_support::ConvDirection direction, uint32_t device, const kir_support::ConvCall& call,
+           CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
+           const std::function<CUdeviceptr(size_t)>& workspace);
 
  private:
   using Handle = void*;
@@ -67,6 +71,15 @@ class CudnnLibrary {
   int (*workspace_size_)(Handle, Desc, Desc, Desc, Desc, int, size_t*) = nullptr;
   int (*forward_)(Handle, const void*, Desc, const void*, Desc, const void*, Desc, int, void*,
                   size_t, const void*, Desc, void*) = nullptr;
+  // The backward ones take their descriptors in the order the calls below pass them.
+  int (*find_data_algorithm_)(Handle, Desc, Desc, Desc, Desc, int, int*, AlgoPerf*) = nullptr;
+  int (*data_workspace_size_)(Handle, Desc, Desc, Desc, Desc, int, size_t*) = nullptr;
+  int (*backward_data_)(Handle, const void*, Desc, const void*, Desc, const void*, Desc, int, void*,
+                        size_t, const void*, Desc, void*) = nullptr;
+  int (*find_filter_algorithm_)(Handle, Desc, Desc, Desc, Desc, int, int*, AlgoPerf*) = nullptr;
+  int (*filter_workspace_size_)(Handle, Desc, Desc, Desc, Desc, int, size_t*) = nullptr;
+  int (*backward_filter_)(Handle, const void*, Desc, const void*, Desc, const void*, Desc, int,
+                          void*, size_t, const void*, Desc, void*) = nullptr;
   // A convolution's descriptors, its algorithm (the fastest cuDNN timed) and workspace size,
   // made once per device and shape: cuDNN plans again for every new descriptor.
   struct Plan {
@@ -74,7 +87,8 @@ class CudnnLibrary {
     int algo = -1;
     size_t workspace = 0;
   };
-  Plan plan(uint32_t device, const kir_support::ConvCall& c, int type);
+  Plan plan(kir_support::ConvDirection direction, uint32_t device, const kir_support::ConvCall& c,
+            int type);
   void destroy(Plan& p);
   void check(int status, const char* what) const;
   std::vector<Handle> handles_;        // by device

@@ -1,6 +1,6 @@
-// The ptx plugin's externs: "mm" and "bmm" through cuBLAS, "conv2d" through cuDNN (each when
-// its library opened), for the dtypes the library has; the core generates kernels for the
-// rest.
+// The ptx plugin's externs: "mm" and "bmm" through cuBLAS, "conv2d" and its backward calls
+// through cuDNN (each when its library opened), for the dtypes the library has; the core
+// generates kernels for the rest.
 #include <kiln/plugin.hpp>
 
 #include "plugins/kir_support/conv_call.h"
@@ -73,17 +73,18 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   }
 }
 
-void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args) {
+void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
+               kir_support::ConvDirection direction, const std::string& name) {
   std::lock_guard lock(p->cudnn_mutex);
   if (!p->conv_library().available())
-    throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern 'conv2d'");
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
   kir_support::ConvCall call;
   try {
     call = kir_support::read_conv_call(args);
   } catch (const std::invalid_argument& e) {
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT, std::string("conv2d: ") + e.what());
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
   }
-  check_buffers(p, device, args, call.buffer_bytes(), "conv2d");
+  check_buffers(p, device, args, call.buffer_bytes(direction), name);
   p->use(device);
   // The device's workspace, grown when a convolution needs more (the old one freed after
   // the work queued on it: the legacy stream orders the free after it).
@@ -91,18 +92,19 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args) {
     if (p->cudnn_workspace.size() <= device) p->cudnn_workspace.resize(device + 1, {0, 0});
     auto& [address, size] = p->cudnn_workspace[device];
     if (size < bytes) {
-      if (address) p->check(p->cuda.cuMemFree(address), "conv2d: freeing the workspace");
+      if (address) p->check(p->cuda.cuMemFree(address), name + ": freeing the workspace");
       address = 0;
       size = 0;
-      p->check(p->cuda.cuMemAlloc(&address, bytes), "conv2d: allocating the workspace");
+      p->check(p->cuda.cuMemAlloc(&address, bytes), name + ": allocating the workspace");
       size = bytes;
     }
     return address;
   };
   try {
-    p->cudnn.conv2d(device, call, args.buffers[0], args.buffers[1], args.buffers[2], workspace);
+    p->cudnn.run(direction, device, call, args.buffers[0], args.buffers[1], args.buffers[2],
+                 workspace);
   } catch (const std::runtime_error& e) {
-    throw Failure(KILN_STATUS_UNIMPLEMENTED, std::string("conv2d: ") + e.what());
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }
 }
 
@@ -111,7 +113,8 @@ kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args*
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
     if (name == "mm" || name == "bmm") return matmul_call(p, device, args, name);
-    if (name == "conv2d") return conv_call(p, device, args);
+    if (const auto direction = kir_support::conv_direction(name))
+      return conv_call(p, device, args, *direction, name);
     throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
   });
 }

@@ -51,6 +51,60 @@ Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
 
 const std::vector<std::string> kCudnn = {"conv2d f32 f16 bf16"};
 
+// convolution_backward's two gradients of a 3x3 (pad 1) convolution: the calls the program
+// makes (kernels of other names are the copies before them).
+std::vector<const LoopKernel*> backward_calls(const LoopProgram& program) {
+  std::vector<const LoopKernel*> calls;
+  for (const LoopKernel& k : program.kernels)
+    if (k.kind == LoopKernelKind::Extern) calls.push_back(&k);
+  return calls;
+}
+
+LoopProgram lower_backward(TensorType x, const std::vector<std::string>& externs) {
+  auto registry = OpRegistry::create();
+  EXPECT_TRUE(registry);
+  GraphBuilder b(*registry, "conv_backward");
+  const ValueRef xv = b.input("x", std::move(x));
+  const ValueRef w = b.input("w", TensorType::contiguous(DType::F32, {3, 4, 3, 3}));
+  const ValueRef dy = b.input("dy", TensorType::contiguous(DType::F32, {2, 3, 6, 7}));
+  for (ValueRef out : b.ops("aten.convolution_backward.default",
+                            {dy, xv, w, None{}, ints{1, 1}, ints{1, 1}, ints{1, 1}, false,
+                             ints{0, 0}, int64_t{1}, ints{1, 1, 0}}))
+    b.output(out);
+  auto g = b.finish();
+  EXPECT_TRUE(g) << g.error().to_string();
+  auto lowered = lower_graph(*g, externs);
+  EXPECT_TRUE(lowered) << lowered.error().to_string();
+  return lowered->program;
+}
+
+const std::vector<std::string> kBackward = {"conv2d_backward_input f32",
+                                            "conv2d_backward_weight f32"};
+
+TEST(ConvLibraryCall, GradientsAreCallsAndTheWeightGradientReadsXAsNchw) {
+  const LoopProgram nchw =
+      lower_backward(TensorType::contiguous(DType::F32, {2, 4, 6, 7}), kBackward);
+  const auto calls = backward_calls(nchw);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]->extern_name, "conv2d_backward_input");
+  EXPECT_EQ(calls[1]->extern_name, "conv2d_backward_weight");
+  EXPECT_EQ(nchw.kernels.size(), 2u) << "contiguous operands: nothing copied";
+  EXPECT_EQ(extern_attr(*calls[0], "x_stride_c"), 42) << "dx is written NCHW";
+  // A channels-last x is copied to NCHW for the weight gradient (cuDNN has no algorithm
+  // otherwise).
+  const LoopProgram nhwc = lower_backward(
+      TensorType{DType::F32, {2, 4, 6, 7}, test::permuted_strides({2, 4, 6, 7}, {0, 2, 3, 1})},
+      kBackward);
+  const auto copied = backward_calls(nhwc);
+  ASSERT_EQ(copied.size(), 2u);
+  EXPECT_EQ(nhwc.kernels.size(), 3u) << "one copy";
+  EXPECT_EQ(extern_attr(*copied[1], "x_stride_c"), 42);
+  EXPECT_EQ(extern_attr(*copied[1], "x_stride_w"), 1);
+  // Without the calls on offer, both gradients are generated.
+  EXPECT_TRUE(
+      backward_calls(lower_backward(TensorType::contiguous(DType::F32, {2, 4, 6, 7}), {})).empty());
+}
+
 TEST(ConvLibraryCall, ADeclinedShapeIsGeneratedWithNothingCopiedForTheCall) {
   // A sliced input would be copied for the call: declined, the program is the generated one.
   const TensorType sliced = test::sliced_type(DType::F32, {2, 4, 6, 7}, 2);
