@@ -109,9 +109,9 @@ TEST_P(CompiledConv, BackwardIsAKernel) {
     // Regular 2-d: stride 2, padding, dilation, groups; all three gradients.
     const ValueRef x = input(b, "x", c({2, 4, 9, 8})), w = input(b, "w", c({6, 2, 3, 2}));
     const ValueRef dy = input(b, "dy", c({2, 6, 5, 4}));
-    backward(
-        "regular", dy, x, w,
-        {ints{6}, ints{2, 2}, ints{1, 1}, ints{1, 2}, false, ints{0, 0}, int64_t{2}, ints{1, 1, 1}});
+    backward("regular", dy, x, w,
+             {ints{6}, ints{2, 2}, ints{1, 1}, ints{1, 2}, false, ints{0, 0}, int64_t{2},
+              ints{1, 1, 1}});
     // ResNet's 3x3 on a channels-last input; a depthwise one; a sliced input (copied for a
     // library call) with the weight gradient only, and the input gradient only.
     const ValueRef xl =
@@ -121,17 +121,17 @@ TEST_P(CompiledConv, BackwardIsAKernel) {
              {ints{3}, ints{1, 1}, ints{1, 1}, ints{1, 1}, false, ints{0, 0}, int64_t{1},
               ints{1, 1, 1}});
     const ValueRef wd = input(b, "wd", c({5, 1, 3, 3})), dyd = input(b, "dyd", c({2, 5, 4, 3}));
-    backward("depthwise", dyd, xl, wd,
-             {None{}, ints{2, 2}, ints{1, 1}, ints{1, 1}, false, ints{0, 0}, int64_t{5},
-              ints{1, 1, 0}});
+    backward(
+        "depthwise", dyd, xl, wd,
+        {None{}, ints{2, 2}, ints{1, 1}, ints{1, 1}, false, ints{0, 0}, int64_t{5}, ints{1, 1, 0}});
     const ValueRef xs = input(b, "xs", sliced_type(d, {1, 2, 5, 7}, 2));
     const ValueRef ws = input(b, "ws", c({3, 2, 2, 2})), dys = input(b, "dys", c({1, 3, 4, 6}));
-    backward("sliced_weight", dys, xs, ws,
-             {None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1},
-              ints{0, 1, 0}});
-    backward("sliced_input", dys, xs, ws,
-             {None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1},
-              ints{1, 0, 0}});
+    backward(
+        "sliced_weight", dys, xs, ws,
+        {None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1}, ints{0, 1, 0}});
+    backward(
+        "sliced_input", dys, xs, ws,
+        {None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1}, ints{1, 0, 0}});
     // Transposed 1-d with output_padding; no grad_weight.
     const ValueRef xt = input(b, "xt", c({2, 4, 5})), wt = input(b, "wt", c({4, 3, 3}));
     const ValueRef dyt = input(b, "dyt", c({2, 3, 12}));
@@ -144,11 +144,10 @@ TEST_P(CompiledConv, BackwardIsAKernel) {
         "transposed_groups", dyg, xg, wg,
         {None{}, ints{2, 1}, ints{0, 0}, ints{1, 1}, true, ints{0, 0}, int64_t{2}, ints{0, 1, 0}});
     // 3-d, depthwise, a channels-last grad_output.
-    const ValueRef x3 = input(b, "x3", c({1, 3, 4, 3, 5})),
-                   w3 = input(b, "w3", c({3, 1, 2, 2, 2}));
-    const ValueRef dy3 = input(b, "dy3",
-                               TensorType{d, {1, 3, 3, 2, 4},
-                                          permuted_strides({1, 3, 3, 2, 4}, {0, 2, 3, 4, 1})});
+    const ValueRef x3 = input(b, "x3", c({1, 3, 4, 3, 5})), w3 = input(b, "w3", c({3, 1, 2, 2, 2}));
+    const ValueRef dy3 =
+        input(b, "dy3",
+              TensorType{d, {1, 3, 3, 2, 4}, permuted_strides({1, 3, 3, 2, 4}, {0, 2, 3, 4, 1})});
     backward("depthwise3d", dy3, x3, w3,
              {ints{3}, ints{1}, ints{0}, ints{1}, false, ints{0}, int64_t{3}, ints{1, 1, 1}});
     return b;
