@@ -78,6 +78,14 @@ bool extern_available(const std::vector<std::string>& available, const LoopKerne
   return false;
 }
 
+bool extern_available(const std::vector<std::string>& available, const std::string& name,
+                      DType dtype) {
+  LoopKernel call;
+  call.extern_name = name;
+  call.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
+  return extern_available(available, call);
+}
+
 bool library_layout(const LoopKernel& call) {
   auto p = [&](const std::string& key) { return extern_attr(call, key); };
   // Operand (rows x cols, strides row and col) as a BLAS matrix: one unit stride, and the

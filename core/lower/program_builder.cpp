@@ -21,10 +21,7 @@ bool ProgramBuilder::declines_library_call(const std::string& signature) const {
 }
 
 bool ProgramBuilder::offers_extern(const std::string& name, DType dtype) const {
-  LoopKernel call;
-  call.extern_name = name;
-  call.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
-  return extern_available(externs_, call);
+  return extern_available(externs_, name, dtype);
 }
 
 int ProgramBuilder::add_buffer(std::string name, DType dtype, int64_t elements, BufferKind kind,

@@ -27,10 +27,6 @@ dnnl_data_type_t data_type(kir::DType d) {
   }
 }
 
-size_t element_bytes(kir::DType d) {
-  return d == kir::DType::F32 ? 4 : 2;
-}
-
 // The parameters a plan is made for: every one but the offset.
 std::vector<int64_t> plan_key(const kir_support::ConvCall& c) {
   return {static_cast<int64_t>(c.dtype),
@@ -392,7 +388,7 @@ void OnednnLibrary::run(ConvDirection direction, const kir_support::ConvCall& ca
   State& s = *state_;
   State::Plan& plan = s.plan_for(call, direction);
   // x is read (or dx written) from the call's offset on.
-  const int64_t x_offset = call.x_offset * static_cast<int64_t>(element_bytes(call.dtype));
+  const int64_t x_offset = call.x_offset * kir::dtype_size(call.dtype);
   auto* a = const_cast<char*>(static_cast<const char*>(a_in));
   auto* b = const_cast<char*>(static_cast<const char*>(b_in));
   auto* out = static_cast<char*>(out_in);

@@ -248,10 +248,7 @@ Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOp
 }
 
 bool Differential::offers_extern(const std::string& name, DType dtype) const {
-  LoopKernel call;
-  call.extern_name = name;
-  call.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
-  return extern_available(extern_names(*suite()->plugin), call);
+  return extern_available(extern_names(*suite()->plugin), name, dtype);
 }
 
 const Plugin& Differential::plugin() const {
