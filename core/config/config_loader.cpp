@@ -218,7 +218,7 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "schedule",
                {"fusion", "max_readers", "max_inline_ops", "max_kernel_ops", "min_fused_rows",
-                "max_peak_growth_bytes", "library_matmul", "library_conv"});
+                "max_peak_growth_bytes", "library_matmul", "library_conv", "deterministic"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
   if (node["max_readers"])
@@ -233,6 +233,8 @@ ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
     schedule.library_matmul = r.boolean(node["library_matmul"], "schedule.library_matmul");
   if (node["library_conv"])
     schedule.library_conv = r.boolean(node["library_conv"], "schedule.library_conv");
+  if (node["deterministic"])
+    schedule.deterministic = r.boolean(node["deterministic"], "schedule.deterministic");
   if (node["max_peak_growth_bytes"]) {
     schedule.max_peak_growth_bytes =
         r.integer(node["max_peak_growth_bytes"], "schedule.max_peak_growth_bytes", 0);

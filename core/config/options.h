@@ -76,6 +76,10 @@ struct ScheduleOptions {
   int64_t max_peak_growth_bytes = 0;  // how far a merge may raise the peak of live buffers
   bool library_matmul = true;  // false: mm/bmm as generated kernels even with a plugin library
   bool library_conv = true;    // false: conv2d the same
+  // Float sums through scatter (scatter_add, index_put, embedding gradients, ...) give the
+  // same bits every run: fixed-point integer sums instead of float atomics
+  // (core/lower/deterministic_scatter_sum.h); float scatter products are refused.
+  bool deterministic = false;
   // Not a config key: library calls (library_call_signature) the autotuner found slower than
   // the kernels generated instead (core/tune/library_choice.h).
   std::vector<std::string> declined_library_calls = {};

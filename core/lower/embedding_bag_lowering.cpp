@@ -9,7 +9,9 @@
 // kernel's bag NaN (max_indices -1), where the reference, as PyTorch, ignores a NaN that is
 // not its bag's first element.
 #include <cmath>
+#include <optional>
 
+#include "core/lower/deterministic_scatter_sum.h"
 #include "core/lower/prefix_sum.h"
 
 namespace kiln {
@@ -141,14 +143,21 @@ bool lower_embedding_bag(NodeLowering& n) {
   const auto element = [&](KernelBuilder& kb, int row) {
     return kb.cast(n.load(kb, weight, {kb.indirect(row), kb.x(1)}), acc);
   };
-  {
-    KernelBuilder kb = n.kernel({bags.positions, dims});
+  // Each position's row (scaled by its weight) and its place among the bags' cells.
+  const auto site = [&](KernelBuilder& kb) {
     const auto [row, bag, counts] = row_of(kb, kb.x(0));
     int v = element(kb, row);
     if (weighted)
       v = kb.math("mul", acc, {v, kb.cast(n.load(kb, n.operand(6), position(kb.x(0))), acc)});
-    kb.scatter(mode == kMax ? "max" : "sum", sums,
-               kb.indirect(bag) * Expr::constant(dims) + kb.x(1), v, counts);
+    return ScatterSite{kb.indirect(bag) * Expr::constant(dims) + kb.x(1), v, counts};
+  };
+  std::optional<DeterministicScatterSum> fixed_point;
+  if (mode != kMax && n.deterministic() && is_floating(acc)) {
+    fixed_point.emplace(n, Shape{bags.positions, dims}, site, acc, cells);
+  } else {
+    KernelBuilder kb = n.kernel({bags.positions, dims});
+    const ScatterSite s = site(kb);
+    kb.scatter(mode == kMax ? "max" : "sum", sums, s.address, s.value, s.mask);
     n.emit(std::move(kb).finish());
   }
   const Access max_indices = n.realize_output(3);
@@ -174,6 +183,7 @@ bool lower_embedding_bag(NodeLowering& n) {
   const int size = kb.load(bag_size.buffer, DType::I64, kb.x(0));
   const int empty = kb.math("eq", DType::Bool, {size, kb.constant(DType::I64, 0)});
   int v = kb.load(sums, acc, at);
+  if (fixed_point) v = fixed_point->add_to(kb, at, v);
   if (mode == kMean)
     v = kb.math("div", acc, {v, kb.cast(kb.where(empty, kb.constant(DType::I64, 1), size), acc)});
   if (mode == kMax) {

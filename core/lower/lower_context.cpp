@@ -147,4 +147,8 @@ bool NodeLowering::declines_library_call(const std::string& signature) const {
   return program_.declines_library_call(signature);
 }
 
+bool NodeLowering::deterministic() const {
+  return program_.deterministic();
+}
+
 }  // namespace kiln

@@ -73,6 +73,8 @@ class NodeLowering {
   bool offers_extern(const std::string& name, DType dtype) const;
   // Whether the autotuner chose generated kernels over the library call of this signature.
   bool declines_library_call(const std::string& signature) const;
+  // Whether float scatter sums must give the same bits every run.
+  bool deterministic() const;
 
  private:
   ProgramBuilder& program_;

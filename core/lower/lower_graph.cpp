@@ -62,9 +62,9 @@ bool has_lowering_rule(std::string_view op) {
 }
 
 Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs,
-                                 const std::vector<std::string>& declined) {
+                                 const std::vector<std::string>& declined, bool deterministic) {
   const std::map<std::string, LowerFn> rules = all_lowerings();
-  ProgramBuilder pb(graph, externs, declined);
+  ProgramBuilder pb(graph, externs, declined, deterministic);
   LoweredGraph out;
   for (ValueRef r : graph.inputs) bind_external(pb, graph, r, BufferKind::Input);
   for (ValueRef r : graph.params) bind_external(pb, graph, r, BufferKind::Param);
@@ -85,8 +85,8 @@ Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::stri
         lower_on_host(pb, graph, static_cast<int>(n));
       }
     } catch (const OpError& e) {
-      return Error::internal("lower: node '" + node.name + "' (" + node.op->name +
-                             "): " + e.message);
+      const std::string what = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
+      return e.internal ? Error::internal("lower: " + what) : Error::user(what);
     } catch (const std::exception& e) {
       return Error::internal("lower: node '" + node.name + "' (" + node.op->name +
                              "): " + e.what());

@@ -20,9 +20,11 @@ struct LoweredGraph {
 
 // `externs`: the plugin's library calls ("conv2d f32 f16 bf16", as extern_names lists them),
 // for the lowerings that choose one over a generated kernel when it is there; `declined`: the
-// library_call_signature()s the autotuner found slower than generated kernels.
+// library_call_signature()s the autotuner found slower than generated kernels;
+// `deterministic`: float scatter sums in fixed point (ScheduleOptions::deterministic).
 Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs = {},
-                                 const std::vector<std::string>& declined = {});
+                                 const std::vector<std::string>& declined = {},
+                                 bool deterministic = false);
 
 // Composite ops with a lowering of their own (var through Welford, softmax): pass this to
 // decompose() as the ops to keep.

@@ -10,11 +10,12 @@
 namespace kiln {
 
 ProgramBuilder::ProgramBuilder(const Graph& graph, std::vector<std::string> externs,
-                               std::vector<std::string> declined)
+                               std::vector<std::string> declined, bool deterministic)
     : graph_(graph),
       access_(graph.values.size()),
       externs_(std::move(externs)),
-      declined_(std::move(declined)) {}
+      declined_(std::move(declined)),
+      deterministic_(deterministic) {}
 
 bool ProgramBuilder::declines_library_call(const std::string& signature) const {
   return std::find(declined_.begin(), declined_.end(), signature) != declined_.end();

@@ -13,7 +13,7 @@ namespace kiln {
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(const Graph& graph, std::vector<std::string> externs = {},
-                          std::vector<std::string> declined = {});
+                          std::vector<std::string> declined = {}, bool deterministic = false);
 
   int add_buffer(std::string name, DType dtype, int64_t elements,
                  BufferKind kind = BufferKind::Temp, ValueRef value = {});
@@ -32,6 +32,8 @@ class ProgramBuilder {
   bool offers_extern(const std::string& name, DType dtype) const;
   // Whether the autotuner chose generated kernels over the library call of this signature.
   bool declines_library_call(const std::string& signature) const;
+  // Whether float scatter sums must give the same bits every run.
+  bool deterministic() const { return deterministic_; }
 
   LoopProgram& program() { return program_; }
 
@@ -43,6 +45,7 @@ class ProgramBuilder {
   int random_state_ = -1;
   std::vector<std::string> externs_;
   std::vector<std::string> declined_;  // library_call_signature()s
+  bool deterministic_ = false;
 };
 
 }  // namespace kiln

@@ -1,7 +1,11 @@
+#include <optional>
+
 #include "core/lower/advanced_index_at.h"
+#include "core/lower/deterministic_scatter_sum.h"
 #include "core/lower/scatter_combine.h"
 #include "core/ops/indexing.h"
 #include "core/ops/op_def.h"
+#include "core/ops/op_error.h"
 
 namespace kiln {
 
@@ -13,7 +17,15 @@ void lower_scatter_combine(NodeLowering& n, const ScatterSpec& spec) {
   DType acc = out.dtype;
   if (half && (r == "sum" || r == "mean" || r == "prod")) acc = DType::F32;
   if (r == "mean" && !is_floating(out.dtype)) acc = DType::I64;  // the sum must not wrap
-  const bool finalize = acc != out.dtype || r == "mean";
+  // Deterministic mode: float sums in fixed point (deterministic_scatter_sum.h); a float
+  // product has no order-free form, so it is refused (as PyTorch refuses it on a GPU).
+  const bool fixed_point = n.deterministic() && is_floating(acc) && (r == "sum" || r == "mean");
+  if (n.deterministic() && is_floating(acc) && r == "prod") {
+    op_fail(
+        "scatter_reduce with reduce='prod' on floats has no deterministic kernel "
+        "(schedule.deterministic is on)");
+  }
+  const bool finalize = acc != out.dtype || r == "mean" || fixed_point;
   const int target =
       finalize ? n.temp_buffer("accumulated", acc, out.numel()) : n.realize_output(0).buffer;
   const auto fill = [&](int buffer, const std::function<int(KernelBuilder&)>& value) {
@@ -48,11 +60,18 @@ void lower_scatter_combine(NodeLowering& n, const ScatterSpec& spec) {
     fill(count, [&](KernelBuilder& kb) { return kb.constant(DType::I64, spec.include_self); });
     scatter("sum", count, false, [](KernelBuilder& kb, int) { return kb.constant(DType::I64, 1); });
   }
-  scatter(r == "mean" ? "sum" : r, target, true, itself);
+  std::optional<DeterministicScatterSum> sum;
+  if (fixed_point) {
+    const auto site = [&](KernelBuilder& kb) { return spec.site(kb, true, acc); };
+    sum.emplace(n, spec.space, site, acc, out.numel());
+  } else {
+    scatter(r == "mean" ? "sum" : r, target, true, itself);
+  }
   if (!finalize) return;
   KernelBuilder kb = n.kernel(sizes);
   const Expr at = contiguous_index(sizes, kb.pointwise_vars());
   int v = kb.load(target, acc, at);
+  if (sum) v = sum->add_to(kb, at, v);
   if (r == "mean") {
     // A place nothing reached (include_self false) keeps self: its count is 0, divide by 1.
     const int c = kb.load(count, DType::I64, at);

@@ -13,7 +13,8 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
   if (!decomposed) return std::move(decomposed).error();
   ScheduledGraph s;
   s.graph = std::move(*decomposed);
-  auto lowered = lower_graph(s.graph, externs, schedule.declined_library_calls);
+  auto lowered =
+      lower_graph(s.graph, externs, schedule.declined_library_calls, schedule.deterministic);
   if (!lowered) return std::move(lowered).error();
   s.unfused = std::move(lowered->program);
   s.fallbacks = std::move(lowered->fallbacks);

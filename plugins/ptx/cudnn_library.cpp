@@ -204,10 +204,12 @@ CudnnLibrary::Plan CudnnLibrary::plan(kir_support::ConvDirection direction, uint
   // transforms), and in half precision only ALGO_1: ALGO_0 (and filter's ALGO_3) add partial
   // sums into the output with atomics, which in f16/bf16 rounds every partial sum (measured on
   // the H100: bf16 gradients 10% off the rounded exact sum).
+  // With the plugin's `deterministic` option, ALGO_1 alone in f32 too (ALGO_0 and filter's
+  // ALGO_3 sum in an order that changes from run to run).
   const bool half = c.dtype != kir::DType::F32;
   const auto exact = [&](int algo) {
     if (direction == ConvDirection::Forward) return true;
-    if (half) return algo == 1;
+    if (half || deterministic_) return algo == 1;
     return algo == 0 || algo == 1 || (direction == ConvDirection::BackwardWeight && algo == 3);
   };
   for (int i = 0; i < returned && p.algo < 0; ++i)

@@ -31,6 +31,8 @@ class CudnnLibrary {
   ~CudnnLibrary() = default;  // handles and plans go in release_handles (contexts needed)
 
   bool available() const { return library_.loaded(); }
+  // Gradients only from algorithms that give the same bits every run (ALGO_1: no atomics).
+  void set_deterministic(bool on) { deterministic_ = on; }
   const std::string& path() const { return library_.path(); }
   std::vector<std::string> extern_lines() const;
   // Destroys the handles, each after `use_device(its device)` makes its context current.
@@ -53,6 +55,7 @@ class CudnnLibrary {
     int determinism, math_type, reserved[3];
   };
   kir_support::DynamicLibrary library_;
+  bool deterministic_ = false;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
   const char* (*error_string_)(int) = nullptr;

@@ -47,6 +47,7 @@ kiln::ptx::CudnnLibrary& kiln_plugin::conv_library() {
   cudnn_tried = true;
   std::string why;
   cudnn = kiln::ptx::CudnnLibrary::open(cudnn_option, why);
+  cudnn.set_deterministic(deterministic);
   if (cudnn.available())
     log(KILN_LOG_INFO, "ptx: 2-d convolutions through " + cudnn.path());
   else
@@ -164,7 +165,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch", "libdevice", "cublas", "cublas_prefetch", "cudnn"};
+    std::vector<std::string> known = {"arch",  "libdevice",    "cublas", "cublas_prefetch",
+                                      "cudnn", "deterministic"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -189,11 +191,15 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->fingerprint += "; arch=" + plugin->arch;
     plugin->cublas_option = options.get("cublas", "");
     plugin->cudnn_option = options.get("cudnn", "");
-    const std::string prefetch = options.get("cublas_prefetch", "false");
-    if (prefetch != "true" && prefetch != "false")
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "cublas_prefetch is true or false, got '" + prefetch + "'");
-    open_devices(*plugin, prefetch == "true");
+    const auto flag = [&](const std::string& key) {
+      const std::string value = options.get(key, "false");
+      if (value != "true" && value != "false")
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, key + " is true or false, got '" + value + "'");
+      return value == "true";
+    };
+    const bool prefetch = flag("cublas_prefetch");
+    plugin->deterministic = flag("deterministic");
+    open_devices(*plugin, prefetch);
     *out = plugin.release();
   });
 }

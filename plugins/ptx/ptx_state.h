@@ -59,6 +59,7 @@ struct kiln_plugin {
   bool cudnn_tried = false;
   std::vector<std::pair<kiln::ptx::CUdeviceptr, size_t>> cudnn_workspace;  // by device
   std::mutex cudnn_mutex;                                                  // guards the four above
+  bool deterministic = false;  // the `deterministic` option: cuDNN gradients that repeat
   kiln::ptx::CudnnLibrary& conv_library();
   std::mutex mutex;  // guards `allocations` and `pending`
   // Executables with launches whose error words have not been read since: launches return

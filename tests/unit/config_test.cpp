@@ -43,7 +43,7 @@ devices: [cuda:0, cpu:0]
 selection: ptx
 autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
-schedule: { fusion: false, max_readers: 2, max_inline_ops: 9 }
+schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true }
 log: { level: warn, components: { sched: debug } }
 debug_dir: dumps
 plugin_path: [/opt/kiln/plugins, extra]
@@ -62,7 +62,9 @@ plugin_path: [/opt/kiln/plugins, extra]
   EXPECT_EQ(options->selection, (Selection{SelectionMode::Plugin, "ptx"}));
   EXPECT_EQ(options->autotune, (AutotuneOptions{KernelTuning::Exhaustive, 1, 5}));
   EXPECT_EQ(options->cache, (CacheOptions{false, "/home/tester/kc", 10}));
-  EXPECT_EQ(options->schedule, (ScheduleOptions{false, 2, 9}));
+  ScheduleOptions schedule{false, 2, 9};
+  schedule.deterministic = true;
+  EXPECT_EQ(options->schedule, schedule);
   EXPECT_EQ(options->log.default_level, LogLevel::Warn);
   EXPECT_EQ(options->log.for_component("sched"), LogLevel::Debug);
   EXPECT_EQ(options->debug_dir, "/etc/kiln/dumps");

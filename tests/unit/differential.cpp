@@ -234,6 +234,28 @@ CompileStats Differential::run_and_compare(const Graph& graph,
   return compiled->stats();
 }
 
+Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule) {
+  Suite& s = *suite();
+  return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule);
+}
+
+std::vector<HostTensor> Differential::run(const Graph& graph, const ScheduleOptions& schedule) {
+  auto compiled = compile(graph, schedule);
+  if (!compiled) {
+    ADD_FAILURE() << compiled.error().to_string();
+    return {};
+  }
+  RunOptions options;
+  options.poison = true;
+  options.random = random_;
+  auto outputs = compiled->run(random_inputs(graph), options);
+  if (!outputs) {
+    ADD_FAILURE() << outputs.error().to_string();
+    return {};
+  }
+  return std::move(*outputs);
+}
+
 Result<CompiledGraph> Differential::compile(const Graph& graph) {
   Suite& s = *suite();
   return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);

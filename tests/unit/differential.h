@@ -49,10 +49,14 @@ class Differential : public ::testing::Test {
   CompileStats check(const Graph& graph, std::optional<uint64_t> seed = std::nullopt);
   // The range random values of input `name` are drawn from.
   void set_input_range(const std::string& name, Range range) { ranges_[name] = range; }
+  // Compiles `graph` with `schedule` and runs it once on the inputs of the last check (its
+  // seed); the outputs, or none after a reported failure.
+  std::vector<HostTensor> run(const Graph& graph, const ScheduleOptions& schedule);
   // Compiles and runs; returns the run's error text ("" when it succeeded).
   std::string run_error(GraphBuilder& b);
-  // Compiles `graph` for the suite's plugin (default schedule).
+  // Compiles `graph` for the suite's plugin (default schedule, or `schedule`).
   Result<CompiledGraph> compile(const Graph& graph);
+  Result<CompiledGraph> compile(const Graph& graph, const ScheduleOptions& schedule);
   // The same with these options and cache.
   Result<CompiledGraph> compile(const Graph& graph, const ScheduleOptions& schedule,
                                 const AutotuneOptions& autotune, const DiskCache& cache);
