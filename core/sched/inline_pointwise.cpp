@@ -6,6 +6,7 @@
 #include "core/expr/simplify.h"
 #include "core/graph/tensor_type.h"
 #include "core/lower/lower_context.h"
+#include "core/sched/mask_ranges.h"
 
 namespace kiln {
 namespace {
@@ -173,9 +174,7 @@ void inline_into(LoopKernel& c, const LoopKernel& p, int buffer, DType buffer_dt
     }
   }
   c.body = std::move(body);
-  const VarRanges r = loop_var_ranges(c);
-  for (LoopOp& op : c.body)
-    if (accesses_buffer(op) || op.kind == LoopOpKind::Index) op.index = simplify(op.index, r);
+  simplify_indices(c);
 }
 
 }  // namespace

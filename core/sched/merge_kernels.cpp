@@ -5,6 +5,7 @@
 #include "core/expr/simplify.h"
 #include "core/graph/tensor_type.h"
 #include "core/sched/common_ops.h"
+#include "core/sched/mask_ranges.h"
 #include "core/sched/space_map.h"
 
 namespace kiln {
@@ -173,9 +174,7 @@ MergeOutcome merge_kernels(const LoopKernel& first, const LoopKernel& second,
     return failure(FusionCategory::DifferentOffset, why);
   eliminate_common_ops(merged);
   // Check ranges were taken from the final body; indices simplify again with them.
-  const VarRanges checked = loop_var_ranges(merged);
-  for (LoopOp& op : merged.body)
-    if (accesses_buffer(op) || op.kind == LoopOpKind::Index) op.index = simplify(op.index, checked);
+  simplify_indices(merged);
   MergeOutcome out;
   out.kernel = std::move(merged);
   return out;

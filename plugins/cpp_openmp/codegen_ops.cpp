@@ -251,6 +251,40 @@ bool mentions_indirect(const kir::Expr& e) {
   return false;
 }
 
+namespace {
+
+// A compare of the vectorized variable's position (an `index` op with unit stride along it)
+// with an integer constant, as one byte compare of the lane numbers (krt::iota_compare):
+// cat, pad and mask bodies test positions so; comparing int64 lanes and narrowing them to
+// bool bytes costs a dozen scalar instructions per vector.
+std::optional<std::string> position_compare(const kir::Kernel& k, const kir::Op& op,
+                                            const ExprContext& ctx) {
+  static const std::map<std::string, std::pair<std::string, std::string>> kinds = {
+      {"lt", {"krt::kCmpLt", "krt::kCmpGt"}},
+      {"le", {"krt::kCmpLe", "krt::kCmpGe"}},
+      {"gt", {"krt::kCmpGt", "krt::kCmpLt"}},
+      {"ge", {"krt::kCmpGe", "krt::kCmpLe"}}};
+  const auto kind = kinds.find(op.name);
+  if (ctx.inner.empty() || ctx.per_lane || kind == kinds.end() || op.args.size() != 2)
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const kir::Op* position = k.op(op.args[static_cast<size_t>(side)]);
+    const kir::Op* bound = k.op(op.args[static_cast<size_t>(1 - side)]);
+    if (!position || !bound || position->kind != kir::OpKind::Index ||
+        position->dtype != DType::I64 || bound->kind != kir::OpKind::Const ||
+        bound->dtype != DType::I64 || coefficient(position->index, ctx.inner) != 1 ||
+        mentions_indirect(position->index))
+      continue;
+    // position CMP bound, or bound CMP position read as position CMP' bound.
+    const std::string& cmp = side == 0 ? kind->second.first : kind->second.second;
+    return "krt::iota_compare<L, " + cmp + ">(int64_t(" + expr_c(position->index, ctx) + "), " +
+           literal_c(bound->literal, DType::I64) + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx) {
   const auto v = [&](int id) { return ctx.prefix + std::to_string(id); };
   const std::string t = c_type(op.dtype);
@@ -264,6 +298,11 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
         throw std::runtime_error("load of " + op.name + " with a dtype its buffer does not have");
       const auto stride =
           ctx.inner.empty() ? std::optional<int64_t>(0) : coefficient(op.index, ctx.inner);
+      if (op.mask >= 0 && stride && !mentions_indirect(op.index) && op.dtype != DType::Bool) {
+        return decl + "krt::load_masked<L, " + t + ">(" + op.name + ", " + expr_c(op.index, ctx) +
+               ", " + std::to_string(*stride) + ", " + v(op.mask) + ", " +
+               literal_c(op.other, op.dtype) + ");";
+      }
       if (op.mask >= 0) {
         return decl + "krt::gather_masked<L, " + t + ">(" + op.name + ", " + v(op.mask) + ", " +
                literal_c(op.other, op.dtype) + ", [&](int i) { (void)i; return " +
@@ -332,6 +371,7 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
     case kir::OpKind::Math: {
       const DType operand = dtype_of(k, op.args.at(0));
       if (op.args.size() == 1) return decl + unary_math(op.name, v(op.args[0]), operand) + ";";
+      if (const auto compare = position_compare(k, op, ctx)) return decl + *compare + ";";
       if (op.args.size() == 2)
         return decl + binary_math(op.name, v(op.args[0]), v(op.args[1]), operand) + ";";
       throw std::runtime_error("math op '" + op.name + "' with " + std::to_string(op.args.size()) +

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "plugins/cpp_openmp/column_reduction_codegen.h"
 #include "plugins/cpp_openmp/loop_text.h"
 #include "plugins/kir_support/row_plan.h"
 
@@ -91,9 +92,10 @@ std::string final_accumulators(const kir::Kernel& k, const RowPass& pass,
   return s;
 }
 
-// Stage `level`: the results of the previous pass's reduces, then the row's scalars.
-std::string stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
-                  const std::string& indent) {
+}  // namespace
+
+std::string row_stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
+                      const std::string& indent) {
   std::string s;
   if (level > 0) {
     for (const kir::Op* r : plan.passes[level - 1].reduces) {
@@ -120,9 +122,11 @@ std::string stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
   return s;
 }
 
-}  // namespace
-
 std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
+  if (o.vector_width > 1) {
+    const RowPlan columns = kir_support::plan_rows(k, 0);
+    if (prefers_columns(k, columns, o)) return column_reduction_kernel(k, columns, o);
+  }
   RowPlan plan = kir_support::plan_rows(k, kMaxRowCacheBytes);
   if (o.vector_width == 1) {
     for (RowPass& pass : plan.passes) pass.vectorized = false;
@@ -147,12 +151,12 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
              "[" + num(router * rinner) + "];\n";
       }
     }
-    s += stage(k, plan, 0, "    ");
+    s += row_stage(k, plan, 0, "    ");
     for (size_t p = 0; p < plan.passes.size(); ++p) {
       if (!plan.passes[p].ops.empty())
         s += pass_loops(k, plan.passes[p], p, "0", num(router), "0", num(rinner), "    ");
       s += final_accumulators(k, plan.passes[p], "    ");
-      s += stage(k, plan, p + 1, "    ");
+      s += row_stage(k, plan, p + 1, "    ");
     }
     return s + "  }\n";
   }
@@ -161,7 +165,7 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
   s += "  for (int64_t o = 0; o < " + num(rows) + "; ++o) {\n";
   s += unflatten(k.ranges, n, "x", "o");
   s += "    using L = krt::L1;\n";
-  s += stage(k, plan, 0, "    ");
+  s += row_stage(k, plan, 0, "    ");
   for (const kir::Op* r : pass.reduces)
     s += "    " + accumulator_type(k, *r, false) + " p" + id(r) + "[" + t + "];\n";
   s += "#pragma omp parallel for schedule(static, 1) num_threads(" + t + ")\n";
@@ -186,7 +190,7 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
     s += "    for (int tid = 0; tid < " + t + "; ++tid) f" + id(r) + ".merge(p" + id(r) +
          "[tid]);\n";
   }
-  s += stage(k, plan, 1, "    ");
+  s += row_stage(k, plan, 1, "    ");
   return s + "  }\n";
 }
 

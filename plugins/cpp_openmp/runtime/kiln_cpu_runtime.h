@@ -196,6 +196,31 @@ KRT_INLINE inline val<Lanes, T> gather_masked(const T* p, M mask, T other, F add
     return make<Lanes, T>([&](int i) { return mask[i] ? p[address(i)] : other; });
   }
 }
+// Elements base, base + stride, ... where the mask holds, `other` elsewhere: one vector
+// load when every lane holds (the common case inside one side of a cat), none when no lane
+// does; a masked-off lane never reads, so its address may lie outside the buffer.
+template <class Lanes, class T, class M>
+KRT_INLINE inline val<Lanes, T> load_masked(const T* p, int64_t base, int64_t stride, M mask,
+                                            T other) {
+  if constexpr (Lanes::n == 1) {
+    return mask ? p[base] : other;
+  } else {
+    // The mask's 0/1 bytes read as words: all ones or all zeros decide without a lane loop.
+    constexpr int kWords = (Lanes::n + 7) / 8;
+    uint64_t words[kWords] = {};
+    memcpy(words, &mask, Lanes::n);
+    bool all = true, none = true;
+    for (int w = 0; w < kWords; ++w) {
+      const int bytes = Lanes::n - w * 8 < 8 ? Lanes::n - w * 8 : 8;
+      const uint64_t ones = 0x0101010101010101ull >> (8 * (8 - bytes));
+      all = all && words[w] == ones;
+      none = none && words[w] == 0;
+    }
+    if (all) return load<Lanes, T>(p, base, stride);
+    if (none) return splat<Lanes, T>(other);
+    return make<Lanes, T>([&](int i) { return mask[i] ? p[base + i * stride] : other; });
+  }
+}
 template <class Lanes, class M, class F>
 KRT_INLINE inline val<Lanes, bool> gather_masked(const bool* p, M mask, bool other, F address) {
   const int8_t* q = reinterpret_cast<const int8_t*>(p);
@@ -440,6 +465,30 @@ KRT_INLINE inline val<Lanes, bool> to_bool(C c) {
     return c;
   } else {
     return __builtin_convertvector(c, V<int8_t>) & 1;
+  }
+}
+enum Cmp { kCmpLt, kCmpLe, kCmpGt, kCmpGe };
+// (base + i) CMP c for each lane i, as bool bytes: lane i holds when i CMP c - base, one
+// compare of the lane numbers with that difference clamped to a byte.
+template <class Lanes, Cmp C>
+KRT_INLINE inline val<Lanes, bool> iota_compare(int64_t base, int64_t c) {
+  if constexpr (Lanes::n == 1) {
+    return C == kCmpLt ? base < c : C == kCmpLe ? base <= c : C == kCmpGt ? base > c : base >= c;
+  } else {
+    const int64_t d = c - base;
+    const int8_t k = static_cast<int8_t>(d < -1 ? -1 : d > Lanes::n ? Lanes::n : d);
+    const V<int8_t> lane = make<Lanes, int8_t>([](int i) { return int8_t(i); });
+    const V<int8_t> bound = splat<Lanes, int8_t>(k);
+    V<int8_t> r;
+    if constexpr (C == kCmpLt)
+      r = lane < bound;
+    else if constexpr (C == kCmpLe)
+      r = lane <= bound;
+    else if constexpr (C == kCmpGt)
+      r = lane > bound;
+    else
+      r = lane >= bound;
+    return r & 1;
   }
 }
 template <class Lanes, class T, class M>
@@ -816,6 +865,18 @@ struct AccV {
       m2 += d * (x - mean);
     } else
       v = v | x;
+  }
+  // Lane i alone: in a column reduction each lane is another output's accumulator.
+  KRT_INLINE Acc<K, T> lane(int i) const {
+    Acc<K, T> a;
+    if constexpr (K == kWelford) {
+      a.mean = mean[i];
+      a.m2 = m2[i];
+      a.count = count;
+    } else {
+      a.v = v[i];
+    }
+    return a;
   }
   KRT_INLINE void fold_into(Acc<K, T>& a) const {
     Acc<K, T> lanes;

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Memory-bound workloads on the CPU: kiln (cpp_openmp through torch.compile(backend="kiln"))
+against PyTorch eager and torch.compile's default backend (Inductor, C++), in one run, at
+--threads threads for every contender, beside a copy of each workload's minimal bytes.
+
+The anchor workloads at their CPU sizes (shared/bench/workloads.md) and shapes users meet
+outside that set: sums and softmax over the outer dim, a sum over the middle dim of a 3-d
+tensor, a transposed input, RoPE's slices and cat, a broadcast on the left side.
+
+Per row: median ms per call over --runs calls after warm-up (wall time: a CPU call returns
+when its work is done), kiln GB/s (minimal bytes: inputs read once, outputs written once),
+kiln vs copy (1.00 = at the copy's bandwidth), inductor/kiln and eager/kiln (above 1: kiln is
+faster), and the largest difference from eager relative to eager's largest magnitude. Last,
+the geometric means of the two ratios.
+
+    KILN_LIBRARY=build/default/lib/libkiln.so PYTHONPATH=python python3 bench/cpu_compare.py
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+
+def rms(x, w):
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+def workloads(only):
+    out = []
+
+    def add(name, fn, args, outputs):
+        if not only or any(o in name for o in only.split(",")):
+            out.append((name, fn, args, outputs))
+
+    randn = torch.randn
+    s = randn(1 << 24)
+    add("sin_cos_1d", lambda s: torch.sin(torch.cos(s)), (s,), [s])
+    a, v = randn(2048, 8192), randn(8192)
+    add("add_relu_mul_bcast", lambda a, v: torch.relu(a + v) * 2, (a, v), [a])
+    t = randn(2048, 2048)
+    add("transpose_add", lambda t: t + t.t(), (t,), [t])
+    x, w, b = randn(8192, 1024), randn(1024), randn(1024)
+    rows = torch.empty(8192)
+    add("softmax", lambda x: torch.softmax(x, -1), (x,), [x])
+    add("layernorm", lambda x, w, b: F.layer_norm(x, (1024,), w, b), (x, w, b), [x])
+    add("rmsnorm", rms, (x, w), [x])
+    add("rowsum", lambda x: x.sum(-1), (x,), [rows])
+    logits = randn(1024, 50257).to(torch.bfloat16)
+    labels = torch.randint(0, 50257, (1024,))
+    add("cross_entropy", lambda l, y: F.cross_entropy(l.float(), y), (logits, labels),
+        [torch.empty(())])
+    # Beyond the anchor set.
+    add("colsum", lambda x: x.sum(0), (x,), [torch.empty(1024)])
+    add("softmax_dim0", lambda x: torch.softmax(x, 0), (x,), [x])
+    c = randn(64, 512, 256)
+    add("sum_middle_3d", lambda c: c.sum(1), (c,), [torch.empty(64, 256)])
+    add("rowsum_transposed", lambda t: t.t().sum(-1), (t,), [torch.empty(2048)])
+    q = randn(8, 1024, 128)
+    cos, sin = randn(1024, 128), randn(1024, 128)
+    add("rope", rope, (q, cos, sin), [q])
+    col = randn(8192, 1)
+    add("add_bcast_col", lambda x, col: x + col, (x, col), [x])
+    return out
+
+
+def median_ms(fn, runs, warmup=2):
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(samples)
+
+
+def nbytes(tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
+    import kiln
+    import kiln.dynamo as kd
+
+    cache = tempfile.mkdtemp(prefix="kiln-bench-cpu-")
+    config = (f"plugins:\n  - name: cpp_openmp\n    options: {{threads: {a.threads}}}\n"
+              f"devices: [cpu:0]\nselection: first-available\ncache: {{dir: {cache}}}\n"
+              f"log: {{level: warn}}\n")
+    print(f"cpu, {a.threads} threads, torch {torch.__version__}, median of {a.runs} calls; "
+          f"kiln cache {cache} (fresh)", flush=True)
+    print("| workload | eager ms | inductor ms | kiln ms | kiln GB/s | kiln vs copy "
+          "| inductor/kiln | eager/kiln | max rel diff |")
+    print("|---|---|---|---|---|---|---|---|---|", flush=True)
+    vs_inductor, vs_eager = [], []
+    with torch.no_grad():
+        for name, fn, args, outputs in workloads(a.only):
+            moved = nbytes(args) + nbytes(outputs)
+            src = torch.empty(moved // 2, dtype=torch.uint8)
+            dst = torch.empty_like(src)
+            copy = median_ms(lambda: dst.copy_(src), a.runs)
+            expected = fn(*args)
+            eager = median_ms(lambda: fn(*args), a.runs)
+            torch._dynamo.reset()
+            inductor_fn = torch.compile(fn)
+            inductor = median_ms(lambda: inductor_fn(*args), a.runs)
+            torch._dynamo.reset()
+            kd.stats.reset()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kiln_fn = torch.compile(fn, backend=kiln.torch_backend, options={"config": config})
+                got = kiln_fn(*args)
+            if kd.stats.eager:
+                print(f"  {name}: ran eagerly: {kd.stats.eager}", file=sys.stderr)
+            rel = ((got.float() - expected.float()).abs().max() /
+                   expected.float().abs().max()).item()
+            ms = median_ms(lambda: kiln_fn(*args), a.runs)
+            vs_inductor.append(inductor / ms)
+            vs_eager.append(eager / ms)
+            print(f"| {name} | {eager:.3f} | {inductor:.3f} | {ms:.3f} | {moved / ms / 1e6:.1f} | "
+                  f"{copy / ms:.2f} | {inductor / ms:.2f} | {eager / ms:.2f} | {rel:.1e} |",
+                  flush=True)
+
+    def geomean(v):
+        return math.exp(sum(math.log(x) for x in v) / len(v))
+
+    print(f"\ngeomean inductor/kiln {geomean(vs_inductor):.2f}, eager/kiln {geomean(vs_eager):.2f} "
+          f"over {len(vs_inductor)} workloads")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+#include "plugins/cpp_openmp/column_reduction_codegen.h"
+
+#include <algorithm>
+
+#include "plugins/cpp_openmp/loop_text.h"
+#include "plugins/cpp_openmp/reduction_codegen.h"
+
+namespace kiln::cpu {
+namespace {
+
+using kir::OpKind;
+using kir_support::RowPass;
+using kir_support::RowPlan;
+
+// Vectors of outputs a block holds at most: its accumulators stay in L1.
+constexpr int64_t kBlockVectors = 8;
+
+std::string id(const kir::Op* op) {
+  return std::to_string(op->id);
+}
+
+bool defines_value(const kir::Op* op) {
+  return op->kind != OpKind::Store && op->kind != OpKind::Scatter;
+}
+
+struct BlockShape {
+  size_t n = 0, m = 0;
+  int64_t width = 0;   // the innermost output dim
+  int64_t outer = 0;   // the other output dims, flattened
+  int64_t router = 0;  // the reduction dims but the innermost, flattened
+  int64_t rinner = 0;
+  int64_t block = 0;   // outputs per block (a multiple of the lanes)
+  int64_t blocks = 0;  // per outer index
+};
+
+BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
+  BlockShape s;
+  s.n = k.ranges.size();
+  s.m = k.reduction_ranges.size();
+  s.width = k.ranges[s.n - 1];
+  s.outer = product(k.ranges, 0, s.n - 1);
+  s.router = product(k.reduction_ranges, 0, s.m - 1);
+  s.rinner = k.reduction_ranges[s.m - 1];
+  const int64_t lanes = o.vector_width;
+  s.block = std::min(kBlockVectors, (s.width + lanes - 1) / lanes) * lanes;
+  // Smaller blocks until every thread has one.
+  while (s.block > lanes && s.outer * ((s.width + s.block - 1) / s.block) < o.threads)
+    s.block = (s.block / lanes + 1) / 2 * lanes;
+  s.blocks = (s.width + s.block - 1) / s.block;
+  return s;
+}
+
+// Every value a stage defined before `level` (reduce results included), read back for the
+// output `j` of the block.
+std::string reload_stage_values(const kir::Kernel& k, const RowPlan& plan, size_t level) {
+  std::string s;
+  for (size_t st = 0; st < level; ++st) {
+    if (st > 0) {
+      for (const kir::Op* r : plan.passes[st - 1].reduces)
+        s += "      const " + std::string(c_type(r->dtype)) + " s" + id(r) + " = s" + id(r) +
+             "_b[j];\n";
+    }
+    for (const kir::Op* op : plan.stages[st]) {
+      if (defines_value(op))
+        s += "      const " + std::string(c_type(op->dtype)) + " s" + id(op) + " = s" + id(op) +
+             "_b[j];\n";
+    }
+  }
+  (void)k;
+  return s;
+}
+
+// Stage `level` for each output of the block, its values kept in the block's arrays.
+std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
+                       const BlockShape& sh) {
+  std::string s = "    for (int64_t j = 0; j < xe - xb; ++j) {\n";
+  s += "      const int64_t x" + std::to_string(sh.n - 1) + " = xb + j;\n";
+  s += reload_stage_values(k, plan, level);
+  for (size_t p = 0; p < level; ++p) {
+    for (const kir::Op* r : plan.passes[p].reduces)
+      s += "      const auto& f" + id(r) + " = f" + id(r) + "_b[j];\n";
+  }
+  s += row_stage(k, plan, level, "      ");
+  if (level > 0) {
+    for (const kir::Op* r : plan.passes[level - 1].reduces)
+      s += "      s" + id(r) + "_b[j] = s" + id(r) + ";\n";
+  }
+  for (const kir::Op* op : plan.stages[level])
+    if (defines_value(op)) s += "      s" + id(op) + "_b[j] = s" + id(op) + ";\n";
+  return s + "    }\n";
+}
+
+// Pass `p` over the block: the reduction outermost, the outputs in vectors (one accumulator
+// per vector of outputs, one per output in the tail), then each output's accumulator.
+std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh) {
+  const std::string xi = "x" + std::to_string(sh.n - 1);
+  const std::string ri = "r" + std::to_string(sh.m - 1);
+  const std::string body = "column_pass" + std::to_string(p);
+  std::string s, params, vector_args, tail_args;
+  for (const kir::Op* r : pass.reduces) {
+    const std::string acc = accumulator_type(k, *r, true);
+    s += "    " + acc + " a" + id(r) + "_v[" + num(sh.block) + " / krt::kLanes];\n";
+    s += "    " + acc + " a" + id(r) + "_t[krt::kLanes];\n";
+    params += ", " + acc + "& a" + id(r);
+    vector_args += ", a" + id(r) + "_v[c]";
+    tail_args += ", a" + id(r) + "_t[t]";
+  }
+  s += "    auto " + body + " = [&](auto lanes, int64_t ro, int64_t " + ri + ", int64_t " + xi +
+       params + ") __attribute__((always_inline)) {\n";
+  s += "      using L = decltype(lanes);\n      (void)ro;\n";
+  s += unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
+  s += "      const int64_t rlin = ro * " + num(sh.rinner) + " + " + ri + ";\n      (void)rlin;\n";
+  for (int v : pass.row_values) {
+    const std::string t = c_type(k.op(v)->dtype);
+    s += "      const auto v" + std::to_string(v) + " = krt::load<L, " + t + ">(s" +
+         std::to_string(v) + "_b, " + xi + " - xb, 1);\n";
+  }
+  for (const kir::Op* op : pass.ops) s += "      " + op_c(k, *op, {xi, false, "v"}) + "\n";
+  s += "    };\n";
+  s += "    for (int64_t ro = 0; ro < " + num(sh.router) + "; ++ro) {\n";
+  s += "      for (int64_t " + ri + " = 0; " + ri + " < " + num(sh.rinner) + "; ++" + ri + ") {\n";
+  s += "        int64_t xv = xb;\n";
+  s += "        for (int64_t c = 0; xv + krt::kLanes <= xe; xv += krt::kLanes, ++c) " + body +
+       "(krt::LV{}, ro, " + ri + ", xv" + vector_args + ");\n";
+  s += "        for (int64_t t = 0; xv < xe; ++xv, ++t) " + body + "(krt::L1{}, ro, " + ri +
+       ", xv" + tail_args + ");\n";
+  s += "      }\n    }\n";
+  if (!pass.reduces.empty()) {
+    s += "    for (int64_t j = 0; j < xe - xb; ++j) {\n";
+    for (const kir::Op* r : pass.reduces) {
+      s += "      f" + id(r) + "_b[j] = xb + j < full ? a" + id(r) +
+           "_v[j / krt::kLanes].w.lane(int(j % krt::kLanes)) : a" + id(r) +
+           "_t[xb + j - full].s;\n";
+    }
+    s += "    }\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+bool prefers_columns(const kir::Kernel& k, const RowPlan& plan, const CodegenOptions& o) {
+  const size_t n = k.ranges.size(), m = k.reduction_ranges.size();
+  if (o.vector_width < 2 || n == 0 || m == 0 || k.ranges[n - 1] < o.vector_width) return false;
+  const std::string xi = "x" + std::to_string(n - 1), ri = "r" + std::to_string(m - 1);
+  int across = 0, along = 0;
+  for (const RowPass& pass : plan.passes) {
+    if (!pass.vectorized || !pass.cache_reads.empty() || !pass.cache_writes.empty()) return false;
+    for (const kir::Op* r : pass.reduces) {
+      if (r->name != "sum" && r->name != "prod" && r->name != "max" && r->name != "min" &&
+          r->name != "welford")
+        return false;
+    }
+    for (const kir::Op* op : pass.ops) {
+      if (op->kind == OpKind::Scatter) return false;
+      if (op->kind != OpKind::Load || mentions_indirect(op->index)) continue;
+      const auto cx = coefficient(op->index, xi), cr = coefficient(op->index, ri);
+      if (!cx || !cr) continue;
+      if (*cr == 1) ++along;
+      if (*cx == 1 && *cr != 0 && *cr != 1) ++across;
+    }
+  }
+  return across > 0 && along == 0;
+}
+
+std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
+                                    const CodegenOptions& o) {
+  const BlockShape sh = shape_of(k, o);
+  const int64_t rsize = sh.router * sh.rinner;
+  std::string s = parallel_for(
+      o.threads, sh.outer * sh.width * rsize * static_cast<int64_t>(plan.passes.size()),
+      o.parallel_threshold);
+  s += "  for (int64_t task = 0; task < " + num(sh.outer * sh.blocks) + "; ++task) {\n";
+  s += "    const int64_t o = task / " + num(sh.blocks) + ";\n";
+  s += unflatten(k.ranges, sh.n - 1, "x", "o");
+  s += "    const int64_t xb = task % " + num(sh.blocks) + " * " + num(sh.block) +
+       ", xe = krt::imin(xb + " + num(sh.block) + ", " + num(sh.width) + ");\n";
+  s += "    const int64_t full = xb + (xe - xb) / krt::kLanes * krt::kLanes;\n    (void)full;\n";
+  s += "    using L = krt::L1;\n";
+  // Per output of the block: every stage value and every reduce's accumulator.
+  for (size_t st = 0; st < plan.stages.size(); ++st) {
+    for (const kir::Op* op : plan.stages[st]) {
+      if (defines_value(op))
+        s += "    " + std::string(c_type(op->dtype)) + " s" + id(op) + "_b[" + num(sh.block) +
+             "];\n";
+    }
+  }
+  for (const RowPass& pass : plan.passes) {
+    for (const kir::Op* r : pass.reduces) {
+      s += "    " + std::string(c_type(r->dtype)) + " s" + id(r) + "_b[" + num(sh.block) + "];\n";
+      s += "    " + accumulator_type(k, *r, false) + " f" + id(r) + "_b[" + num(sh.block) + "];\n";
+    }
+  }
+  s += stage_loop(k, plan, 0, sh);
+  for (size_t p = 0; p < plan.passes.size(); ++p) {
+    s += pass_block(k, plan.passes[p], p, sh);
+    s += stage_loop(k, plan, p + 1, sh);
+  }
+  return s + "  }\n";
+}
+
+}  // namespace kiln::cpu
