@@ -59,8 +59,10 @@ DeterministicScatterSum::DeterministicScatterSum(
   const int largest = kb.load(largest_, acc, s.address, s.mask, 0);
   const int count = kb.load(count_, DType::I64, s.address, s.mask, 1);
   const int finite = is_finite(kb, s.value);
-  // Non-finite values become 0 first: casting them to an integer is undefined.
-  const int value = kb.where(finite, kb.cast(s.value, DType::F64), kb.constant(DType::F64, 0));
+  // Non-finite and masked-off values become 0 first: scaled, they could pass the int64
+  // range (a masked-off place's scale is unbounded), and such a cast is undefined.
+  const int value =
+      kb.where(both(kb, s.mask, finite), kb.cast(s.value, DType::F64), kb.constant(DType::F64, 0));
   const int scaled = kb.math("round", DType::F64,
                              {kb.math("mul", DType::F64, {value, scale_of(kb, largest, count)})});
   kb.scatter("sum", fixed_, s.address, kb.cast(scaled, DType::I64), s.mask);
