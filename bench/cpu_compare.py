@@ -18,14 +18,14 @@ the geometric means of the two ratios.
 import argparse
 import math
 import os
-import statistics
 import sys
 import tempfile
-import time
 import warnings
 
 import torch
 import torch.nn.functional as F
+
+from cpu_timing import config, median_ms
 
 
 def rms(x, w):
@@ -76,17 +76,6 @@ def workloads(only):
     return out
 
 
-def median_ms(fn, runs, warmup=2):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(samples)
-
-
 def nbytes(tensors):
     return sum(t.numel() * t.element_size() for t in tensors)
 
@@ -103,9 +92,7 @@ def main():
     import kiln.dynamo as kd
 
     cache = tempfile.mkdtemp(prefix="kiln-bench-cpu-")
-    config = (f"plugins:\n  - name: cpp_openmp\n    options: {{threads: {a.threads}}}\n"
-              f"devices: [cpu:0]\nselection: first-available\ncache: {{dir: {cache}}}\n"
-              f"log: {{level: warn}}\n")
+    kiln_config = config(a.threads, cache)
     print(f"cpu, {a.threads} threads, torch {torch.__version__}, median of {a.runs} calls; "
           f"kiln cache {cache} (fresh)", flush=True)
     print("| workload | eager ms | inductor ms | kiln ms | kiln GB/s | kiln vs copy "
@@ -127,7 +114,8 @@ def main():
             kd.stats.reset()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                kiln_fn = torch.compile(fn, backend=kiln.torch_backend, options={"config": config})
+                kiln_fn = torch.compile(fn, backend=kiln.torch_backend,
+                                        options={"config": kiln_config})
                 got = kiln_fn(*args)
             if kd.stats.eager:
                 print(f"  {name}: ran eagerly: {kd.stats.eager}", file=sys.stderr)

@@ -14,14 +14,14 @@ largest difference from eager relative to eager's largest magnitude.
 """
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 import warnings
 
 import torch
 import torch.nn.functional as F
+
+from cpu_timing import config, median_ms
 
 
 def cases(only):
@@ -51,23 +51,6 @@ def cases(only):
         lambda x, w, b: F.relu(F.conv2d(x, w, b, padding=1)),
         randn(2, 16, 20, 20), randn(32, 16, 3, 3), randn(32))
     return out
-
-
-def median_ms(fn, runs, warmup=2):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(samples)
-
-
-def config(threads, cache, extra):
-    return (f"plugins:\n  - name: cpp_openmp\n    options: {{threads: {threads}}}\n"
-            f"devices: [cpu:0]\nselection: first-available\ncache: {{dir: {cache}}}\n"
-            f"log: {{level: warn}}\n{extra}")
 
 
 def main():

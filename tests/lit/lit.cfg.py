@@ -36,6 +36,10 @@ config.substitutions.append(("%not", config.not_tool))
 # The sanitizer build (ASan + UBSan), for tests whose subject the sanitizer takes over.
 if getattr(config, "kiln_sanitized", False):
     config.available_features.add("sanitized")
+# Seconds a test that proves a step linear gives it: the sanitizers slow everything about
+# thirtyfold, and a quadratic step would still blow far past the longer bound.
+config.substitutions.append(
+    ("%linear_timeout", "300" if getattr(config, "kiln_sanitized", False) else "60"))
 
 # Tests see no KILN_* settings from the caller's environment, and a cache of their own.
 for name in ["KILN_CONFIG", "KILN_CACHE_DIR", "KILN_LOG", "KILN_DEBUG_DIR", "KILN_PLUGIN_PATH"]:

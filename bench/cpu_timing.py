@@ -1,0 +1,24 @@
+"""What the CPU comparison scripts share: wall-time medians of whole calls and the kiln
+config for the cpp_openmp plugin at a thread count."""
+import statistics
+import time
+
+
+def median_ms(fn, runs, warmup=2):
+    """Median wall time of `fn()` in ms over `runs` calls after `warmup` calls (a CPU call
+    returns when its work is done)."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(samples)
+
+
+def config(threads, cache, extra=""):
+    """A kiln config: cpp_openmp on cpu:0 with `threads` threads, its cache in `cache`."""
+    return (f"plugins:\n  - name: cpp_openmp\n    options: {{threads: {threads}}}\n"
+            f"devices: [cpu:0]\nselection: first-available\ncache: {{dir: {cache}}}\n"
+            f"log: {{level: warn}}\n{extra}")
