@@ -3,19 +3,15 @@
 namespace kiln {
 namespace {
 
-// The power of two each value of a place is scaled by: 2^(58 - floor(log2 largest) -
-// floor(log2 count)), so that count values below `largest` sum to less than 2^62 in
-// magnitude even when log2 is off by one. Every kernel computes it with the same ops.
+// The factor each value of a place is scaled by: 2^61 / largest / count, so that count
+// values no larger than `largest` sum to at most 2^61 in magnitude (dividing twice: the
+// product largest * count could overflow). Correctly rounded divisions: every kernel that
+// computes it gets the same bits. A place nothing reached (or only zeros) divides by 2^-900.
 int scale_of(KernelBuilder& kb, int largest, int count) {
   const DType f = DType::F64;
-  const auto log2_floor = [&](int v, double least) {
-    const int clamped = kb.math("max", f, {kb.cast(v, f), kb.constant(f, least)});
-    return kb.math("floor", f, {kb.math("log2", f, {clamped})});
-  };
-  // 2^-900 keeps the scale finite for all-zero (or tiny) f64 places.
-  const int exponents = kb.math("add", f, {log2_floor(largest, 0x1p-900), log2_floor(count, 1)});
-  const int power = kb.math("sub", f, {kb.constant(f, 58), exponents});
-  return kb.math("pow", f, {kb.constant(f, 2), power});
+  const int magnitude = kb.math("max", f, {kb.cast(largest, f), kb.constant(f, 0x1p-900)});
+  const int values = kb.math("max", f, {kb.cast(count, f), kb.constant(f, 1)});
+  return kb.math("div", f, {kb.math("div", f, {kb.constant(f, 0x1p61), magnitude}), values});
 }
 
 int is_finite(KernelBuilder& kb, int v) {

@@ -3,15 +3,16 @@
 // A float atomic sum depends on the order the device adds in. Integer sums do not, so each
 // place's values are summed in fixed point: a first pass finds, per place, the largest finite
 // |value| and how many values arrive (a max and an integer count: both order-free); each
-// value is then scaled by a power of two chosen from those two so that no partial sum can
-// pass 2^62, rounded to an int64 and summed with integer atomics; a last pass divides by the
-// scale and adds the place's initial value. Infinities and NaNs are summed apart in float:
-// a sum of only non-finite values (finite ones counted as 0) is the same in any order.
+// value is then multiplied by 2^61 / (largest * count), so that no partial sum can pass 2^61,
+// rounded to an int64 and summed with integer atomics; a last pass divides by the same factor
+// and adds the place's initial value. Infinities and NaNs are summed apart in float: a sum of
+// only non-finite values (finite ones counted as 0) is the same in any order.
 //
-// Error: each value is rounded once to a grid no coarser than max|v| * count * 2^-56, so a
-// place of `count` values is off by at most count^2 * 2^-57 * max|v| before the one rounding
-// to the output dtype: far below one rounding for f32 and half types (up to millions of
-// values a place); for f64, 1/16 of the worst-case bound of a plain sequential sum.
+// Error: each value is rounded twice, once in f64 (the product) and once to the grid
+// largest * count * 2^-61, so a place is off from the exact sum by at most
+// sum|v| * 2^-53 + count^2 * max|v| * 2^-62 before the one rounding to the output dtype: far
+// below one rounding for f32 and half types; for f64, one rounding of each value, less than
+// the worst case of a sequential sum.
 #pragma once
 
 #include <functional>
