@@ -52,7 +52,7 @@ BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
 
 // Every value a stage defined before `level` (reduce results included), read back for the
 // output `j` of the block.
-std::string reload_stage_values(const kir::Kernel& k, const RowPlan& plan, size_t level) {
+std::string reload_stage_values(const RowPlan& plan, size_t level) {
   std::string s;
   for (size_t st = 0; st < level; ++st) {
     if (st > 0) {
@@ -66,7 +66,6 @@ std::string reload_stage_values(const kir::Kernel& k, const RowPlan& plan, size_
              "_b[j];\n";
     }
   }
-  (void)k;
   return s;
 }
 
@@ -75,7 +74,7 @@ std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
                        const BlockShape& sh) {
   std::string s = "    for (int64_t j = 0; j < xe - xb; ++j) {\n";
   s += "      const int64_t x" + std::to_string(sh.n - 1) + " = xb + j;\n";
-  s += reload_stage_values(k, plan, level);
+  s += reload_stage_values(plan, level);
   for (size_t p = 0; p < level; ++p) {
     for (const kir::Op* r : plan.passes[p].reduces)
       s += "      const auto& f" + id(r) + " = f" + id(r) + "_b[j];\n";
