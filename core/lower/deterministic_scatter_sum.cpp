@@ -1,5 +1,7 @@
 #include "core/lower/deterministic_scatter_sum.h"
 
+#include "core/lower/window_index.h"
+
 namespace kiln {
 namespace {
 
@@ -18,10 +20,6 @@ int is_finite(KernelBuilder& kb, int v) {
   const int nan = kb.math("isnan", DType::Bool, {v});
   const int inf = kb.math("isinf", DType::Bool, {v});
   return kb.math("not", DType::Bool, {kb.math("or", DType::Bool, {nan, inf})});
-}
-
-int both(KernelBuilder& kb, int mask, int condition) {
-  return mask < 0 ? condition : kb.math("and", DType::Bool, {mask, condition});
 }
 
 }  // namespace
@@ -57,13 +55,13 @@ DeterministicScatterSum::DeterministicScatterSum(
   const int finite = is_finite(kb, s.value);
   // Non-finite and masked-off values become 0 first: scaled, they could pass the int64
   // range (a masked-off place's scale is unbounded), and such a cast is undefined.
-  const int value =
-      kb.where(both(kb, s.mask, finite), kb.cast(s.value, DType::F64), kb.constant(DType::F64, 0));
+  const int value = kb.where(mask_and(kb, s.mask, finite), kb.cast(s.value, DType::F64),
+                             kb.constant(DType::F64, 0));
   const int scaled = kb.math("round", DType::F64,
                              {kb.math("mul", DType::F64, {value, scale_of(kb, largest, count)})});
   kb.scatter("sum", fixed_, s.address, kb.cast(scaled, DType::I64), s.mask);
   kb.scatter("sum", special_, s.address, s.value,
-             both(kb, s.mask, kb.math("not", DType::Bool, {finite})));
+             mask_and(kb, s.mask, kb.math("not", DType::Bool, {finite})));
   n.emit(std::move(kb).finish());
 }
 

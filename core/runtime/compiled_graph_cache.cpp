@@ -6,6 +6,7 @@
 #include "core/graph/graph_binary.h"
 #include "core/lower/loop_program_binary.h"
 #include "core/lower/matmul_kernel.h"
+#include "core/sched/mask_ranges.h"
 
 namespace kiln {
 namespace {
@@ -35,67 +36,6 @@ bool buffer_holds(const LoopBuffer& b, DType dtype, int64_t elements) {
   return b.dtype == dtype && b.elements == elements;
 }
 
-// Narrows an interval by `value CMP c`.
-void narrow(Interval& r, const std::string& cmp, int64_t c) {
-  if (cmp == "ge") r.low = std::max(r.low, c);
-  if (cmp == "gt") r.low = std::max(r.low, c + 1);
-  if (cmp == "lt") r.high = std::min(r.high, c - 1);
-  if (cmp == "le") r.high = std::min(r.high, c);
-}
-
-// Narrows `ranges` by what mask `id` says where it is on: each `x + c CMP constant` in its
-// tree of ands (how padding and cat guard their loads). Any other `index(e) CMP constant`
-// bounds the expression e itself, in `guarded` (a cat read at a computed place). Other
-// conditions are left out, which only widens the ranges, so the bounds drawn stay sound.
-void narrow_by_mask(const LoopKernel& k, int id, VarRanges& ranges,
-                    std::map<std::string, Interval>& guarded, int depth = 0) {
-  if (id < 0 || static_cast<size_t>(id) >= k.body.size() || depth > 64) return;
-  const LoopOp* op = nullptr;
-  for (const LoopOp& o : k.body)
-    if (o.id == id) op = &o;
-  if (!op || op->kind != LoopOpKind::Math || op->args.size() != 2) return;
-  if (op->name == "and") {
-    for (int a : op->args) narrow_by_mask(k, a, ranges, guarded, depth + 1);
-    return;
-  }
-  const LoopOp* lhs = nullptr;
-  const LoopOp* rhs = nullptr;
-  for (const LoopOp& o : k.body) {
-    if (o.id == op->args[0]) lhs = &o;
-    if (o.id == op->args[1]) rhs = &o;
-  }
-  // Only an int64 index against an integer constant: narrower or float compares would see
-  // wrapped or rounded values.
-  if (!lhs || !rhs || lhs->kind != LoopOpKind::Index || rhs->kind != LoopOpKind::Const ||
-      lhs->dtype != DType::I64 || rhs->dtype != DType::I64)
-    return;
-  // x + c, or x alone (exactly: another term would move the bound).
-  const Expr& e = lhs->index;
-  std::string var;
-  int64_t shift = 0;
-  if (e.kind() == ExprKind::Var) {
-    var = e.name();
-  } else if (e.kind() == ExprKind::Add && e.operands().size() == 2) {
-    const Expr& a = e.operands()[0];
-    const Expr& b = e.operands()[1];
-    if (a.kind() == ExprKind::Var && b.is_const()) {
-      var = a.name();
-      shift = b.value();
-    } else if (b.kind() == ExprKind::Var && a.is_const()) {
-      var = b.name();
-      shift = a.value();
-    }
-  }
-  const double c = rhs->value;
-  if (!(c > -1e15 && c < 1e15) || c != static_cast<double>(int64_t(c))) return;
-  const std::string text = e.to_string();
-  if (!guarded.contains(text)) guarded[text] = {INT64_MIN / 4, INT64_MAX / 4};
-  narrow(guarded[text], op->name, static_cast<int64_t>(c));
-  const auto it = ranges.find(var);
-  if (it == ranges.end() || shift < -(int64_t{1} << 50) || shift > (int64_t{1} << 50)) return;
-  narrow(it->second, op->name, static_cast<int64_t>(c) - shift);
-}
-
 // A generated kernel's loops and accesses, proven inside its buffers by interval bounds over
 // the loop ranges (and the checked ranges of indirect indices), narrowed for a masked access
 // by what its mask guards: a forged range or index cannot make a kernel read or write outside
@@ -118,7 +58,7 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
       return "kernel '" + k.name + "' names no buffer";
     VarRanges where = ranges;
     std::map<std::string, Interval> guarded;
-    narrow_by_mask(k, op.mask, where, guarded);
+    narrow_by_mask(k.body, op.mask, where, &guarded);
     bool never = false;
     for (const auto& [name, r] : where) never = never || r.low > r.high;
     if (never) continue;

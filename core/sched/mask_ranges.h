@@ -1,9 +1,12 @@
-// What a load's mask says about the loop variables: a masked load reads only where its mask
-// holds, so its index may be simplified under the variable ranges the mask implies. Inside
-// the half of a `cat` a load serves, an index built through a reshape (floordiv and mod of a
-// flat position) then becomes linear again: a vector load instead of a gather.
+// What a mask says about the loop variables. A masked access happens only where its mask
+// holds, so (1) the compiled-graph cache's bounds check proves a masked access inside its
+// buffer under the ranges the mask implies, and (2) a masked load's index may be simplified
+// under them: inside the half of a `cat` a load serves, an index built through a reshape
+// (floordiv and mod of a flat position) becomes linear again, a vector load, not a gather.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/expr/simplify.h"
@@ -11,9 +14,16 @@
 
 namespace kiln {
 
-// `ranges` narrowed by mask value `mask` of `body`: a conjunction (`and`) of int64 compares
-// (`lt le gt ge`) between an `index` op of one variable plus a constant and a constant.
-// Anything else in the mask narrows nothing.
+// Narrows `ranges` by what mask value `mask` of `body` says where it is on: each int64
+// compare (`lt le gt ge`) of an `index` op with an integer constant in its tree of `and`s
+// (how padding and cat guard their loads). An index of one variable plus a constant narrows
+// that variable; when `guarded` is given, any compared index expression is bounded there
+// too, by its text (a cat read at a computed place). Anything else narrows nothing, which
+// only widens the ranges, so bounds drawn from them stay sound.
+void narrow_by_mask(const std::vector<LoopOp>& body, int mask, VarRanges& ranges,
+                    std::map<std::string, Interval>* guarded = nullptr);
+
+// `ranges` narrowed by mask value `mask` of `body` (narrow_by_mask).
 VarRanges ranges_under_mask(const std::vector<LoopOp>& body, int mask, VarRanges ranges);
 
 // Simplifies the index of every load, store and index op of `k` under `k`'s variable ranges,
