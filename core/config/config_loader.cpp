@@ -182,7 +182,8 @@ Selection read_selection(const Reader& r, const YAML::Node& node) {
 }
 
 AutotuneOptions read_autotune(const Reader& r, const YAML::Node& node) {
-  r.expect_map(node, "autotune", {"kernels", "warmup", "reps", "deterministic", "libraries"});
+  r.expect_map(node, "autotune",
+               {"kernels", "warmup", "reps", "deterministic", "libraries", "budget_ms"});
   AutotuneOptions autotune;
   if (const YAML::Node kernels = node["kernels"]) {
     const std::string text = r.string(kernels, "autotune.kernels");
@@ -198,6 +199,7 @@ AutotuneOptions read_autotune(const Reader& r, const YAML::Node& node) {
   }
   if (node["warmup"]) autotune.warmup = r.integer(node["warmup"], "autotune.warmup", 0);
   if (node["reps"]) autotune.reps = r.integer(node["reps"], "autotune.reps", 1);
+  if (node["budget_ms"]) autotune.budget_ms = r.integer(node["budget_ms"], "autotune.budget_ms", 1);
   if (node["deterministic"])
     autotune.deterministic = r.boolean(node["deterministic"], "autotune.deterministic");
   if (node["libraries"]) autotune.libraries = r.boolean(node["libraries"], "autotune.libraries");

@@ -50,6 +50,9 @@ struct AutotuneOptions {
   KernelTuning kernels = KernelTuning::Heuristic;
   int64_t warmup = 3;
   int64_t reps = 20;
+  // With exhaustive: the time one kernel's candidates may take to time (after the default);
+  // candidates past it are not timed.
+  int64_t budget_ms = 3000;
   bool deterministic = false;  // only configs that keep the default's numerics
   // With exhaustive: each library call (conv2d) is timed against the kernels generated
   // instead, per shape, and the faster kept (core/tune/library_choice.h).

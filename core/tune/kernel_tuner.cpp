@@ -4,20 +4,25 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <sstream>
 
-#include "core/interp/random_tensor.h"
 #include "core/kir/kir_hash.h"
 #include "core/runtime/compile_units.h"
 #include "core/runtime/device_buffer.h"
 #include "core/runtime/device_timer.h"
 #include "core/support/median.h"
+#include "core/tune/candidate_check.h"
+#include "core/tune/tuning_inputs.h"
 
 namespace kiln {
 namespace {
 
 constexpr size_t kBufferSets = 3;  // rotated, so a launch does not find its inputs in cache
+// A config other than the default wins only when its median is this much faster: closer
+// than that is timing noise, and the default (the plugin's heuristic) keeps the kernel.
+constexpr double kNoiseMargin = 0.03;
 
 std::vector<std::string> space_lines(const Plugin& plugin, uint32_t device,
                                      const std::string& text) {
@@ -30,23 +35,19 @@ std::vector<std::string> space_lines(const Plugin& plugin, uint32_t device,
   return plugin.take_lines(blob);
 }
 
-// Buffers for one launch of `k`, inputs filled with fresh random values.
+// Buffers for one launch of `k` holding `inputs` (tuning_inputs.h).
 Result<std::vector<DeviceBuffer>> launch_buffers(std::shared_ptr<const Plugin> plugin,
                                                  uint32_t device, const kir::Kernel& k,
-                                                 uint64_t seed) {
+                                                 const std::vector<HostTensor>& inputs) {
   std::vector<DeviceBuffer> out;
-  for (const kir::Buffer& b : k.buffers) {
-    const auto dtype = static_cast<DType>(b.dtype);
-    const int64_t bytes = b.elements * kir::dtype_size(b.dtype);
+  for (size_t b = 0; b < k.buffers.size(); ++b) {
+    const kir::Buffer& buffer = k.buffers[b];
+    const int64_t bytes = buffer.elements * kir::dtype_size(buffer.dtype);
     auto buf =
         DeviceBuffer::allocate(plugin, device, static_cast<uint64_t>(std::max<int64_t>(bytes, 1)));
     if (!buf) return std::move(buf).error();
-    if (b.role != kir::Role::Out && bytes > 0) {
-      const bool fp = kir::is_float(b.dtype);
-      const HostTensor t = random_tensor(TensorType::contiguous(dtype, {b.elements}), seed++,
-                                         fp ? std::pair{-1.0, 1.0} : std::pair{0.0, 1.0});
-      if (auto s = buf->upload(t.bytes()); !s) return std::move(s).error();
-    }
+    if (buffer.role != kir::Role::Out && bytes > 0)
+      if (auto s = buf->upload_at(0, inputs[b].bytes()); !s) return std::move(s).error();
     out.push_back(std::move(*buf));
   }
   return out;
@@ -95,7 +96,8 @@ Result<std::string> tune_kernel(std::shared_ptr<const Plugin> plugin, uint32_t d
        {"device", device_label(*plugin, device)},
        {"compiler_fingerprint", plugin->attributes().compiler_fingerprint},
        {"candidates", kir_hash(all)},
-       {"protocol", fmt::format("warmup={} reps={} sets={}", o.warmup, o.reps, kBufferSets)}}};
+       {"protocol", fmt::format("warmup={} reps={} sets={} budget_ms={} checked realistic",
+                                o.warmup, o.reps, kBufferSets, o.budget_ms)}}};
   if (auto hit = cache.get(key)) return *hit;
 
   std::vector<CompileUnit> units;
@@ -108,35 +110,90 @@ Result<std::string> tune_kernel(std::shared_ptr<const Plugin> plugin, uint32_t d
     units.push_back(std::move(unit));
   }
   if (auto s = compile_units(*plugin, device, units, cache); !s) return std::move(s).error();
+  std::vector<std::vector<HostTensor>> inputs;
   std::vector<std::vector<DeviceBuffer>> sets;
   for (size_t i = 0; i < kBufferSets; ++i) {
-    auto set = launch_buffers(plugin, device, k, 7919 * (i + 1));
+    inputs.push_back(tuning_inputs(k, 7919 * (i + 1)));
+    auto set = launch_buffers(plugin, device, k, inputs.back());
     if (!set) return std::move(set).error();
     sets.push_back(std::move(*set));
   }
   auto timer = DeviceTimer::create(plugin, device, 2);
   if (!timer) return std::move(timer).error();
-  double best = std::numeric_limits<double>::infinity();
+
+  // The default config's outputs (and, for configs that may round differently, its outputs
+  // on the inputs' magnitudes) are what every other candidate must reproduce.
+  std::vector<HostTensor> expected, magnitude;
+  const bool any_inexact = std::any_of(candidates.begin(), candidates.end(),
+                                       [](const TuningCandidate& c) { return !c.exact; });
+  const auto start = std::chrono::steady_clock::now();
+  double default_ms = std::numeric_limits<double>::infinity();
+  double best = default_ms;
   std::string winner = candidates[0].config, table;
+  size_t timed = 0;
   for (size_t i = 0; i < units.size(); ++i) {
+    const double spent =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (i > 0 && spent > static_cast<double>(o.budget_ms)) {
+      table += fmt::format("\n    {:>9}  {} more configs past the budget of {} ms", "skipped",
+                           units.size() - i, o.budget_ms);
+      break;
+    }
     kiln_executable* exe = nullptr;
     Status loaded =
         plugin->check(plugin->api().load(plugin->instance(), device, units[i].artifact.data(),
                                          units[i].artifact.size(), &exe),
                       "load");
-    Result<double> ms = loaded ? time_config(*plugin, exe, k, sets, *timer, o)
-                               : Result<double>(std::move(loaded).error());
+    std::string wrong;
+    Result<double> ms = Error::internal("not timed");
+    if (loaded) {
+      auto outputs = launch_outputs(*plugin, exe, k, sets[0], inputs[0]);
+      if (outputs && i == 0) {
+        expected = std::move(*outputs);
+        if (any_inexact) {
+          auto m = launch_outputs(*plugin, exe, k, sets[0], magnitudes_of(inputs[0]));
+          if (m) magnitude = std::move(*m);
+        }
+      } else if (outputs) {
+        wrong = output_mismatch(k, *outputs, expected, magnitude, candidates[i].exact);
+      } else {
+        loaded = std::move(outputs).error();
+      }
+      // The check changed the first set's buffers: upload its inputs again.
+      for (size_t b = 0; loaded && b < k.buffers.size(); ++b)
+        if (k.buffers[b].role != kir::Role::Out && inputs[0][b].numel() > 0)
+          loaded = sets[0][b].upload_at(0, inputs[0][b].bytes());
+      if (loaded && wrong.empty()) ms = time_config(*plugin, exe, k, sets, *timer, o);
+    }
     if (exe) plugin->api().executable_destroy(exe);
+    if (!loaded) ms = std::move(loaded).error();
+    if (i == 0 && !ms) {
+      // Data the kernel refuses (a position no check bounds): nothing to compare against, and
+      // no reason to fail a compile the default config serves.
+      log.warn("not tuning {}: the default config fails on tuning data ({})", k.name,
+               ms.error().message());
+      return winner;
+    }
+    ++timed;
+    if (!wrong.empty()) {  // never a winner, however fast
+      table += fmt::format("\n    {:>9}  {}  ({})", "wrong", units[i].config, wrong);
+      continue;
+    }
     if (!ms) {  // a config the device rejects is no winner, not a failed compile
       table +=
           fmt::format("\n    {:>9}  {}  ({})", "failed", units[i].config, ms.error().message());
       continue;
     }
     table += fmt::format("\n    {:>9.4f}  {}", *ms, units[i].config);
-    if (*ms < best) best = *ms, winner = units[i].config;
+    if (i == 0) {
+      default_ms = best = *ms;
+    } else if (*ms < best && *ms < default_ms * (1 - kNoiseMargin)) {
+      best = *ms;
+      winner = units[i].config;
+    }
   }
-  log.info("tuned {}: {} of {} configs, median ms per launch:{}\n    winner: {}", k.name,
-           o.deterministic ? "exact" : "all", candidates.size(), table, winner);
+  log.info("tuned {}: {} of {} configs ({} timed), median ms per launch:{}\n    winner: {}", k.name,
+           o.deterministic ? "exact" : "all", candidates.size(), timed, table, winner);
   cache.put(key, winner);
   return winner;
 }

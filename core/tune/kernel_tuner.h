@@ -1,10 +1,14 @@
 // Autotuning per kernel: every config of the plugin's tuning space (in deterministic mode,
 // only those that keep the default's numerics: the plugin marks the others `exact=0`) is
-// compiled (in parallel when the plugin allows) and timed on the device under one protocol
-// owned here: `warmup` launches, then `reps` launches each timed by the plugin's events, over
-// three rotating sets of buffers filled with fresh random values (floats in [-1, 1),
-// integers 0, so gathers stay in range); the median decides. Winners are cached ("tune"
-// entries, keyed by the kernel's KIR, the device, the plugin's compiler and the protocol).
+// compiled (in parallel when the plugin allows), its output checked against the default's
+// (candidate_check.h: same bits for exact configs, within tolerance for others; a config
+// that differs is never timed), then timed on the device under one protocol owned here:
+// `warmup` launches, then `reps` launches each timed by the plugin's events, over three
+// rotating sets of buffers holding data as a model gives it (tuning_inputs.h: gather
+// positions spread over their whole range); the median decides, and a config other than the
+// default wins only when it is faster by more than noise (3%). Candidates are timed in the
+// plugin's order until `budget_ms` is spent. Winners are cached ("tune" entries, keyed by the
+// kernel's KIR, the device, the plugin's compiler and the protocol).
 #pragma once
 
 #include <memory>

@@ -13,6 +13,8 @@
 #include "loaded_module.h"
 #include "plugins/kir_support/conv_call.h"
 #include "plugins/kir_support/parse_args.h"
+#include "precompiled_header.h"
+#include "tuning_space.h"
 
 struct kiln_executable {
   kiln_plugin* plugin = nullptr;
@@ -58,6 +60,24 @@ OnednnLibrary& conv_library(kiln_plugin& plugin) {
   return plugin.onednn;
 }
 
+// The precompiled runtime header's directory for `lanes`, looked up once per lane count
+// (under header_mutex).
+std::filesystem::path header_dir(kiln_plugin& plugin, int lanes) {
+  std::lock_guard lock(plugin.header_mutex);
+  if (auto found = plugin.header_dirs.find(lanes); found != plugin.header_dirs.end())
+    return found->second;
+  std::filesystem::path& dir = plugin.header_dirs[lanes];
+  if (plugin.header_cache.empty()) return dir;
+  std::string why;
+  dir = precompiled_header_dir(plugin.header_cache, {plugin.compiler, plugin.all_flags(), {}},
+                               lanes, why);
+  if (dir.empty())
+    plugin.log(KILN_LOG_INFO, "cpu: kernels compile without a precompiled header: " + why);
+  else
+    plugin.log(KILN_LOG_DEBUG, "cpu: precompiled header in " + dir.string());
+  return dir;
+}
+
 bool known_extern(kiln_plugin& plugin, const std::string& name) {
   if (name == "mm" || name == "bmm") return true;
   if (!kir_support::conv_direction(name)) return false;
@@ -86,21 +106,45 @@ kiln_error* supports(kiln_plugin* plugin, uint32_t, const char* text, size_t siz
   });
 }
 
+kiln_error* tuning_space(kiln_plugin* plugin, uint32_t, const char* text, size_t size,
+                         kiln_blob** space) {
+  return guard([&] {
+    std::string lines;
+    const auto kernels = kir_support::parse_kir_argument(text, size);
+    // One kernel is tuned at a time; a batch gets the default alone.
+    if (kernels.size() == 1 && kernels[0].kind != "extern") {
+      lines = tuning_space_text(kernels[0], codegen_options(*plugin),
+                                static_cast<int>(plugin->cpu.simd_width_f32));
+    } else {
+      lines = tuning_line(codegen_options(*plugin)) + "\n";
+    }
+    *space = kiln::sdk::make_blob(std::move(lines));
+  });
+}
+
 kiln_error* compile(kiln_plugin* plugin, const kiln_compile_args* args_in, kiln_blob** artifact,
                     kiln_blob** metadata) {
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
     const auto kernels = kir_support::parse_kir_argument(args.kir_text, args.kir_size);
+    CodegenOptions options;
+    try {
+      options = apply_tuning(args.config ? args.config : "", codegen_options(*plugin),
+                             static_cast<int>(plugin->cpu.logical_cores));
+    } catch (const std::invalid_argument& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
+    }
     std::string source;
     try {
-      source = generate_source(kernels, codegen_options(*plugin));
+      source = generate_source(kernels, options);
     } catch (const std::exception& e) {
       throw Failure(KILN_STATUS_UNIMPLEMENTED, e.what());
     }
     const auto start = std::chrono::steady_clock::now();
     std::string bytes;
     try {
-      bytes = compile_shared_object(source, {plugin->compiler, plugin->all_flags()});
+      bytes = compile_shared_object(source, {plugin->compiler, plugin->all_flags(),
+                                             header_dir(*plugin, options.vector_width)});
     } catch (const CompilerMissing& e) {
       throw Failure(KILN_STATUS_NOT_FOUND, e.what());
     } catch (const CompilerUnusable& e) {
@@ -235,6 +279,7 @@ std::string compiler_fingerprint(const kiln_plugin& plugin) {
 void add_code_functions(kiln_plugin_api& api) {
   api.supports = supports;
   api.compile = compile;
+  api.tuning_space = tuning_space;
   api.load = load;
   api.executable_destroy = [](kiln_executable* e) { delete e; };
   api.launch = launch;

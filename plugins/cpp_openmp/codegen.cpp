@@ -27,9 +27,6 @@ std::string buffer_params(const kir::Kernel& k) {
   return s;
 }
 
-constexpr int64_t kTileRows = 32;
-constexpr int64_t kTileCols = 64;
-
 bool strided_inner_load(const kir::Kernel& k, const std::string& inner) {
   for (const auto& op : k.body) {
     if (op.kind != OpKind::Load) continue;
@@ -66,15 +63,15 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   const std::string row = n >= 2 ? "x" + std::to_string(n - 2) : "";
   if (tiled) {
     const int64_t rows = k.ranges[n - 2], rest = product(k.ranges, 0, n - 2);
-    const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
-    const int64_t col_tiles = (size + kTileCols - 1) / kTileCols;
+    const int64_t row_tiles = (rows + o.tile_rows - 1) / o.tile_rows;
+    const int64_t col_tiles = (size + o.tile_cols - 1) / o.tile_cols;
     s += "  for (int64_t t = 0; t < " + num(rest * row_tiles * col_tiles) + "; ++t) {\n";
     s += "    const int64_t o = t / " + num(row_tiles * col_tiles) + ";\n";
     s += "    const int64_t rb = (t / " + num(col_tiles) + ") % " + num(row_tiles) + ", cb = t % " +
          num(col_tiles) + ";\n";
     s += unflatten(k.ranges, n - 2, "x", "o");
-    s += "    const int64_t lo = cb * " + num(kTileCols) + ", hi = krt::imin(lo + " +
-         num(kTileCols) + ", " + num(size) + ");\n";
+    s += "    const int64_t lo = cb * " + num(o.tile_cols) + ", hi = krt::imin(lo + " +
+         num(o.tile_cols) + ", " + num(size) + ");\n";
     s += "    int64_t " + row + " = 0;\n";
     lo = "lo";
     hi = "hi";
@@ -95,7 +92,7 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   s += body_lines(k, ops, {inner, false}, "      ");
   s += "    };\n";
   const bool vectorized = o.vector_width > 1;
-  const bool grouped = vectorized && ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
+  const bool grouped = o.groups && vectorized && ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
   // The body over kGroup consecutive vectors, op by op across them: independent work sits
   // side by side, so a chain of opaque calls (Sleef) does not serialize one vector at a time.
   if (grouped) {
@@ -104,8 +101,8 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
     s += group_lambda("    ", "group", "int64_t " + inner, "", lines, {inner});
   }
   if (tiled) {
-    s += "    for (" + row + " = rb * " + num(kTileRows) + "; " + row + " < krt::imin(rb * " +
-         num(kTileRows) + " + " + num(kTileRows) + ", " + num(k.ranges[n - 2]) + "); ++" + row +
+    s += "    for (" + row + " = rb * " + num(o.tile_rows) + "; " + row + " < krt::imin(rb * " +
+         num(o.tile_rows) + " + " + num(o.tile_rows) + ", " + num(k.ranges[n - 2]) + "); ++" + row +
          ") {\n";
   }
   s += "    int64_t " + inner + " = " + lo + ";\n";

@@ -23,6 +23,13 @@ struct CodegenOptions {
   int64_t min_inner_chunk = 4096;
   // Lanes of the vector loops (krt::kLanes); 1 generates scalar loops only.
   int vector_width = 8;
+  // The tiles (rows x columns) a pointwise kernel with a transposed load walks.
+  int64_t tile_rows = 32;
+  int64_t tile_cols = 64;
+  // Whether loops run bodies over groups of kGroup vectors (loop_text.h) where they may.
+  bool groups = true;
+  // Vectors of outputs per block of a reduction in column form.
+  int64_t column_block_vectors = 8;
 };
 
 // Throws std::runtime_error naming the kernel and the reason when a kernel cannot be generated.

@@ -13,7 +13,6 @@ using kir_support::RowPass;
 using kir_support::RowPlan;
 
 // Vectors of outputs a block holds at most: its accumulators stay in L1.
-constexpr int64_t kBlockVectors = 8;
 
 std::string id(const kir::Op* op) {
   return std::to_string(op->id);
@@ -42,7 +41,7 @@ BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
   s.router = product(k.reduction_ranges, 0, s.m - 1);
   s.rinner = k.reduction_ranges[s.m - 1];
   const int64_t lanes = o.vector_width;
-  s.block = std::min(kBlockVectors, (s.width + lanes - 1) / lanes) * lanes;
+  s.block = std::min(o.column_block_vectors, (s.width + lanes - 1) / lanes) * lanes;
   // Smaller blocks until every thread has one.
   while (s.block > lanes && s.outer * ((s.width + s.block - 1) / s.block) < o.threads)
     s.block = (s.block / lanes + 1) / 2 * lanes;

@@ -1,86 +1,15 @@
 #include "plugins/cpp_openmp/compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "kiln_cpu_runtime_text.h"
-
-extern char** environ;
+#include "run_command.h"
+#include "temp_dir.h"
 
 namespace kiln::cpu {
-namespace {
 
 namespace fs = std::filesystem;
-
-// A directory of our own under the system temp dir, removed when this goes away.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-cpp-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs argv with stdout and stderr going to `log`; returns the exit status.
-int run(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string joined(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-}  // namespace
 
 std::vector<std::string> required_flags() {
   std::vector<std::string> flags = {"-std=c++17", "-shared",         "-fPIC",
@@ -101,11 +30,15 @@ std::vector<std::string> link_libraries() {
 
 namespace {
 
-std::vector<std::string> compile_command(const CompilerConfig& config, const fs::path& dir) {
+// The runtime header lies in <dir>/runtime, not beside kernels.cpp: GCC looks beside the
+// including file first, and the precompiled header's directory must come before the text.
+std::vector<std::string> compile_command(const CompilerConfig& config, const fs::path& dir,
+                                         bool precompiled) {
   std::vector<std::string> argv{config.compiler};
   argv.insert(argv.end(), config.flags.begin(), config.flags.end());
   for (const auto& f : required_flags()) argv.push_back(f);
-  argv.push_back("-I" + dir.string());
+  if (precompiled && !config.header_dir.empty()) argv.push_back("-I" + config.header_dir.string());
+  argv.push_back("-I" + (dir / "runtime").string());
   argv.push_back((dir / "kernels.cpp").string());
   argv.push_back("-o");
   argv.push_back((dir / "kernels.so").string());
@@ -115,23 +48,33 @@ std::vector<std::string> compile_command(const CompilerConfig& config, const fs:
 
 // Whether the configured command builds a trivial shared object with the runtime header:
 // when it does not, a failure on generated code is the setup's, not kiln's.
+void write_sources(const fs::path& dir, const std::string& source) {
+  fs::create_directory(dir / "runtime");
+  write_file(dir / "runtime" / "kiln_cpu_runtime.h", kiln_cpu_runtime_text);
+  write_file(dir / "kernels.cpp", source);
+}
+
 bool builds_trivial_kernel(const CompilerConfig& config) {
   TempDir dir;
-  write_file(dir.path() / "kiln_cpu_runtime.h", kiln_cpu_runtime_text);
-  write_file(dir.path() / "kernels.cpp",
-             "#include \"kiln_cpu_runtime.h\"\nextern \"C\" int kiln_probe() { return 0; }\n");
-  return run(compile_command(config, dir.path()), dir.path() / "compiler.log") == 0;
+  write_sources(dir.path(),
+                "#include \"kiln_cpu_runtime.h\"\nextern \"C\" int kiln_probe() { return 0; }\n");
+  return run_command(compile_command(config, dir.path(), false), dir.path() / "compiler.log") == 0;
 }
 
 }  // namespace
 
 std::string compile_shared_object(const std::string& source, const CompilerConfig& config) {
   TempDir dir;
-  write_file(dir.path() / "kiln_cpu_runtime.h", kiln_cpu_runtime_text);
-  write_file(dir.path() / "kernels.cpp", source);
-  const std::vector<std::string> argv = compile_command(config, dir.path());
+  write_sources(dir.path(), source);
   const fs::path log = dir.path() / "compiler.log";
-  const int rc = run(argv, log);
+  std::vector<std::string> argv = compile_command(config, dir.path(), true);
+  int rc = run_command(argv, log);
+  if (rc > 0 && !config.header_dir.empty()) {
+    // Whatever went wrong, the header text decides: a precompiled header that another
+    // process removed or damaged meanwhile must not fail the compile.
+    argv = compile_command(config, dir.path(), false);
+    rc = run_command(argv, log);
+  }
   if (rc < 0) {
     throw CompilerMissing("compiler '" + config.compiler +
                           "' not found on PATH; set plugins[].options.compiler");
@@ -170,7 +113,7 @@ std::vector<std::string> shipped_library_flags(const std::string& plugin_path) {
 std::string compiler_version(const std::string& compiler) {
   TempDir dir;
   const fs::path log = dir.path() / "version.txt";
-  const int rc = run({compiler, "--version"}, log);
+  const int rc = run_command({compiler, "--version"}, log);
   if (rc < 0) {
     throw std::runtime_error("compiler '" + compiler +
                              "' not found on PATH; set plugins[].options.compiler");

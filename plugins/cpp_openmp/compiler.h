@@ -2,6 +2,7 @@
 // bytes. Everything happens in a private temporary directory that is removed afterwards.
 #pragma once
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@ namespace kiln::cpu {
 struct CompilerConfig {
   std::string compiler = "g++";
   std::vector<std::string> flags;  // from the config, e.g. -O3 -march=native -fopenmp
+  // Holds the runtime header and its precompiled form (precompiled_header.h); searched
+  // first when set.
+  std::filesystem::path header_dir;
 };
 
 // The compiler could not be started at all: a setup error, not a bug in generated code.

@@ -15,6 +15,7 @@
 #include "code_functions.h"
 #include "compiler.h"
 #include "plugin_state.h"
+#include "precompiled_header.h"
 #include "roofline.h"
 
 struct kiln_stream {};
@@ -113,7 +114,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    options.reject_unknown({"compiler", "flags", "threads", "vector_width", "onednn"});
+    options.reject_unknown(
+        {"compiler", "flags", "threads", "vector_width", "onednn", "header_cache"});
     auto plugin = std::make_unique<kiln_plugin>();
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
     plugin->compiler = options.get("compiler", "g++");
@@ -123,6 +125,11 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->threads = parse_threads(options.get("threads", "auto"), plugin->cpu.logical_cores);
     plugin->vector_width = parse_vector_width(options.get("vector_width", "auto"), plugin->cpu);
     plugin->onednn_option = options.get("onednn", "");
+    const std::string header_cache = options.get("header_cache", "auto");
+    if (header_cache == "auto")
+      plugin->header_cache = kiln::cpu::default_header_cache();
+    else if (header_cache != "off")
+      plugin->header_cache = header_cache;
     try {
       plugin->fingerprint = kiln::cpu::compiler_fingerprint(*plugin);
     } catch (const std::exception& e) {

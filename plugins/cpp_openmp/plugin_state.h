@@ -1,7 +1,9 @@
 // The state of one cpp_openmp plugin instance, shared by the plugin's source files.
 #pragma once
 
+#include <filesystem>
 #include <kiln/plugin.hpp>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,6 +26,12 @@ struct kiln_plugin {
   // oneDNN, opened on the first question about externs (code_functions.cpp: conv_library).
   std::string onednn_option;
   std::mutex onednn_mutex;
+  // The precompiled runtime header per lane count, found or made on the first compile with
+  // it (code_functions.cpp: header_dir; an empty path where none can be used);
+  // `header_cache` empty when the option turns it off.
+  std::filesystem::path header_cache;
+  std::mutex header_mutex;
+  std::map<int, std::filesystem::path> header_dirs;
   bool onednn_tried = false;
   kiln::cpu::OnednnLibrary onednn;
 

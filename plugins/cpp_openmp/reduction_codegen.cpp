@@ -50,7 +50,8 @@ std::vector<std::string> pass_statements(const kir::Kernel& k, const RowPass& pa
 // Accumulators, the pass body and its loops over [ro_lo, ro_hi) x [ri_lo, ri_hi).
 std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
                        const std::string& ro_lo, const std::string& ro_hi, const std::string& ri_lo,
-                       const std::string& ri_hi, const std::string& indent) {
+                       const std::string& ri_hi, const std::string& indent,
+                       const CodegenOptions& o) {
   const size_t m = k.reduction_ranges.size();
   const std::string inner = m ? "r" + std::to_string(m - 1) : "r_inner";
   const int64_t rinner = m ? k.reduction_ranges[m - 1] : 1;
@@ -68,7 +69,7 @@ std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
   s += indent + "  using L = decltype(lanes);\n" + indent + "  (void)ro;\n" + prologue;
   for (const std::string& line : lines) s += indent + "  " + line + "\n";
   s += indent + "};\n";
-  const bool grouped = vec && pass.ops.size() <= kMaxGroupedOps && rinner >= kGroup * 8;
+  const bool grouped = o.groups && vec && pass.ops.size() <= kMaxGroupedOps && rinner >= kGroup * 8;
   if (grouped) {
     s += group_lambda(indent, body + "_group", "int64_t ro, int64_t " + inner,
                       indent + "  (void)ro;\n" + prologue, lines, {inner, "rlin"});
@@ -154,7 +155,7 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
     s += row_stage(k, plan, 0, "    ");
     for (size_t p = 0; p < plan.passes.size(); ++p) {
       if (!plan.passes[p].ops.empty())
-        s += pass_loops(k, plan.passes[p], p, "0", num(router), "0", num(rinner), "    ");
+        s += pass_loops(k, plan.passes[p], p, "0", num(router), "0", num(rinner), "    ", o);
       s += final_accumulators(k, plan.passes[p], "    ");
       s += row_stage(k, plan, p + 1, "    ");
     }
@@ -173,13 +174,13 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
   if (router >= o.threads) {
     s += "      const int64_t lo = " + num(router) + " * tid / " + t + ", hi = " + num(router) +
          " * (tid + 1) / " + t + ";\n";
-    s += pass_loops(k, pass, 0, "lo", "hi", "0", num(rinner), "      ");
+    s += pass_loops(k, pass, 0, "lo", "hi", "0", num(rinner), "      ", o);
   } else {
     s += "      const int64_t chunk = ((" + num(rinner) + " + " + t + " - 1) / " + t +
          " + 7) / 8 * 8;\n";
     s += "      const int64_t lo = krt::imin(tid * chunk, " + num(rinner) +
          "), hi = krt::imin(lo + chunk, " + num(rinner) + ");\n";
-    s += pass_loops(k, pass, 0, "0", num(router), "lo", "hi", "      ");
+    s += pass_loops(k, pass, 0, "0", num(router), "lo", "hi", "      ", o);
   }
   const bool vec = pass.vectorized && m > 0;
   for (const kir::Op* r : pass.reduces)

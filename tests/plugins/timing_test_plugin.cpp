@@ -2,7 +2,10 @@
 // a launch sleeps `delay_us` of its tuning config. Its tuning space offers a slow default
 // and faster configs (the fastest marked `exact=0`), so a tuner must find the fast one; two
 // instances with different delays (options `name`, `delay_us`) let plugin selection find the
-// faster plugin. Memory is host memory; events read the host clock (launches are synchronous).
+// faster plugin. Option `space` replaces the tuning space (lines separated by ';'); a config
+// with `wrong=1` writes 1.0f into the first four bytes of the kernel's last buffer, so a tuner
+// that times before it checks would pick it. Memory is host memory; events read the host
+// clock (launches are synchronous).
 #include <chrono>
 #include <cstring>
 #include <kiln/plugin.hpp>
@@ -15,12 +18,15 @@
 struct kiln_plugin {
   std::string name;
   int64_t delay_us = 2000;  // the default config's
+  std::string space;        // ';'-separated lines, or "" for the built-in space
   kiln::sdk::PropertyList properties;
   std::mutex mutex;
   std::map<uint64_t, std::vector<unsigned char>> memory;
 };
 struct kiln_executable {
   int64_t delay_us = 0;
+  bool wrong = false;
+  kiln_plugin* plugin = nullptr;
 };
 struct kiln_stream {};
 struct kiln_event {
@@ -41,10 +47,11 @@ kiln_error* create(const kiln_plugin_create_args* args, kiln_plugin** out) {
   return guard([&] {
     const auto c = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(c.options, c.num_options);
-    options.reject_unknown({"name", "delay_us"});
+    options.reject_unknown({"name", "delay_us", "space"});
     auto p = std::make_unique<kiln_plugin>();
     p->name = options.get("name", "timing_test");
     p->delay_us = std::stoll(options.get("delay_us", "2000"));
+    p->space = options.get("space", "");
     p->properties.add_int("delay_us", p->delay_us);
     *out = p.release();
   });
@@ -98,6 +105,13 @@ kiln_plugin_api make_api() {
   };
   api.tuning_space = [](kiln_plugin* p, uint32_t, const char*, size_t, kiln_blob** space) {
     return guard([&] {
+      if (!p->space.empty()) {
+        std::string lines = p->space;
+        for (char& c : lines)
+          if (c == ';') c = '\n';
+        *space = kiln::sdk::make_blob(lines + "\n");
+        return;
+      }
       const int64_t d = p->delay_us;
       *space = kiln::sdk::make_blob("delay_us=" + std::to_string(d) + "\ndelay_us=" +
                                     std::to_string(d / 2) + "\ndelay_us=" + std::to_string(d / 4) +
@@ -111,19 +125,27 @@ kiln_plugin_api make_api() {
       const std::string config = a.config ? a.config : "";
       if (config.find("exact=") != std::string::npos)
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, "exact= is the core's, not a knob");
-      *artifact = kiln::sdk::make_blob(std::to_string(delay_of(config, p->delay_us)));
+      const bool wrong = config.find("wrong=1") != std::string::npos;
+      *artifact = kiln::sdk::make_blob(std::to_string(delay_of(config, p->delay_us)) +
+                                       (wrong ? " wrong" : ""));
       if (metadata) *metadata = nullptr;
     });
   };
-  api.load = [](kiln_plugin*, uint32_t, const void* bytes, size_t size, kiln_executable** out) {
+  api.load = [](kiln_plugin* p, uint32_t, const void* bytes, size_t size, kiln_executable** out) {
     return guard([&] {
-      *out = new kiln_executable{std::stoll(std::string(static_cast<const char*>(bytes), size))};
+      const std::string text(static_cast<const char*>(bytes), size);
+      *out = new kiln_executable{std::stoll(text), text.find(" wrong") != std::string::npos, p};
     });
   };
   api.executable_destroy = [](kiln_executable* e) { delete e; };
-  api.launch = [](kiln_executable* e, const kiln_launch_args*) {
+  api.launch = [](kiln_executable* e, const kiln_launch_args* args) {
     std::this_thread::sleep_for(std::chrono::microseconds(e->delay_us));
-    return static_cast<kiln_error*>(nullptr);
+    return guard([&] {
+      if (!e->wrong || args->num_buffers == 0) return;
+      const float one = 1.0f;
+      std::memcpy(host(e->plugin, args->buffers[args->num_buffers - 1], sizeof one), &one,
+                  sizeof one);
+    });
   };
   api.mem_alloc = [](kiln_plugin* p, uint32_t, uint64_t bytes, uint64_t, uint64_t* address) {
     return guard([&] {

@@ -1,5 +1,7 @@
-// kiln-cpu-codegen [--vector-width N] KIR_FILE|-: prints the C++ the cpp_openmp plugin generates
-// for a kir/1 text, without compiling it. Golden tests of the generated code run through it.
+// kiln-cpu-codegen [--vector-width N] [--config LINE] [--tuning-space] KIR_FILE|-: prints the
+// C++ the cpp_openmp plugin generates for a kir/1 text (under a tuning config line), without
+// compiling it, or each kernel's tuning space. Golden tests of the generated code run
+// through it.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -7,27 +9,49 @@
 #include <sstream>
 
 #include "plugins/cpp_openmp/codegen.h"
+#include "plugins/cpp_openmp/tuning_space.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: kiln-cpu-codegen [--vector-width N] [--config LINE] [--tuning-space] KIR_FILE (or - "
+    "for standard input)\n";
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Fixed options, so the golden text does not depend on this machine's core count or ISA.
   kiln::cpu::CodegenOptions options;
   options.threads = 4;
-  if (argc == 4 && std::string(argv[1]) == "--vector-width") {
-    options.vector_width = std::atoi(argv[2]);
-    argv += 2;
-    argc -= 2;
+  constexpr int kNativeLanes = 8;
+  std::string config, file;
+  bool space = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--vector-width" && i + 1 < argc) {
+      options.vector_width = std::atoi(argv[++i]);
+    } else if (arg == "--config" && i + 1 < argc) {
+      config = argv[++i];
+    } else if (arg == "--tuning-space") {
+      space = true;
+    } else if (file.empty() && (arg == "-" || arg[0] != '-')) {
+      file = arg;
+    } else {
+      std::cerr << kUsage;
+      return 2;
+    }
   }
-  if (argc != 2) {
-    std::cerr << "usage: kiln-cpu-codegen [--vector-width N] KIR_FILE (or - for standard input)\n";
+  if (file.empty()) {
+    std::cerr << kUsage;
     return 2;
   }
   std::stringstream text;
-  if (std::string(argv[1]) == "-") {
+  if (file == "-") {
     text << std::cin.rdbuf();
   } else {
-    std::ifstream in(argv[1]);
+    std::ifstream in(file);
     if (!in) {
-      std::cerr << "kiln-cpu-codegen: cannot read " << argv[1] << "\n";
+      std::cerr << "kiln-cpu-codegen: cannot read " << file << "\n";
       return 1;
     }
     text << in.rdbuf();
@@ -38,7 +62,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    std::cout << kiln::cpu::generate_source(parsed.kernels, options);
+    options = kiln::cpu::apply_tuning(config, options, options.threads);
+    if (!space) {
+      std::cout << kiln::cpu::generate_source(parsed.kernels, options);
+      return 0;
+    }
+    for (const kiln::kir::Kernel& k : parsed.kernels) {
+      std::cout << "space " << k.name << "\n"
+                << kiln::cpu::tuning_space_text(k, options, kNativeLanes);
+    }
   } catch (const std::exception& e) {
     std::cerr << "kiln-cpu-codegen: " << e.what() << "\n";
     return 1;

@@ -8,10 +8,13 @@
 #include <sstream>
 
 #include "core/graph/builder.h"
+#include "core/interp/oracle.h"
+#include "core/interp/random_tensor.h"
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/tune/kernel_tuner.h"
+#include "core/tune/tuning_inputs.h"
 #include "tests/unit/test_paths.h"
 
 namespace kiln {
@@ -102,6 +105,126 @@ TEST_F(AutotuneTest, TheTunerPicksTheFastConfigAndCachesIt) {
   ASSERT_TRUE(configs);
   EXPECT_EQ(configs->at(0), "delay_us=500");
   EXPECT_THAT(logged_.str(), ::testing::Not(HasSubstr("tuned k0_sin")));
+}
+
+TEST_F(AutotuneTest, ACandidateThatComputesSomethingElseIsNeverTheWinner) {
+  PluginConfig config = timing_plugin("timing_test", 2000);
+  config.options.push_back(
+      {"space",
+       {"delay_us=2000;delay_us=500;delay_us=50 wrong=1;delay_us=60 wrong=1 exact=0"},
+       false});
+  auto plugin = load_plugin(config, kTimingPlugin, logging_);
+  ASSERT_TRUE(plugin) << plugin.error().to_string();
+  AutotuneOptions o;
+  o.kernels = KernelTuning::Exhaustive;
+  o.warmup = 1;
+  o.reps = 5;
+  auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
+  ASSERT_TRUE(configs) << configs.error().to_string();
+  EXPECT_EQ(configs->at(0), "delay_us=500");
+  EXPECT_THAT(logged_.str(), HasSubstr("wrong  delay_us=50 wrong=1  (out0 differs from the "
+                                       "default config's bits)"));
+  EXPECT_THAT(logged_.str(), HasSubstr("wrong  delay_us=60 wrong=1  (out0[0] is"));
+}
+
+TEST_F(AutotuneTest, ACandidateWithinNoiseOfTheDefaultDoesNotReplaceIt) {
+  PluginConfig config = timing_plugin("timing_test", 2000);
+  // 1% faster on paper: closer than the 3% a winner must gain.
+  config.options.push_back({"space", {"delay_us=4000;delay_us=3960"}, false});
+  auto plugin = load_plugin(config, kTimingPlugin, logging_);
+  ASSERT_TRUE(plugin) << plugin.error().to_string();
+  AutotuneOptions o;
+  o.kernels = KernelTuning::Exhaustive;
+  o.warmup = 1;
+  o.reps = 9;
+  auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
+  ASSERT_TRUE(configs) << configs.error().to_string();
+  EXPECT_EQ(configs->at(0), "delay_us=4000");
+}
+
+TEST_F(AutotuneTest, CandidatesPastTheBudgetAreNotTimed) {
+  PluginConfig config = timing_plugin("timing_test", 2000);
+  config.options.push_back(
+      {"space", {"delay_us=10000;delay_us=9000;delay_us=1000;delay_us=500;delay_us=100"}, false});
+  auto plugin = load_plugin(config, kTimingPlugin, logging_);
+  ASSERT_TRUE(plugin) << plugin.error().to_string();
+  AutotuneOptions o;
+  o.kernels = KernelTuning::Exhaustive;
+  o.warmup = 1;
+  o.reps = 5;
+  // The default takes ~70 ms (a check and 6 timed launches of 10 ms), the next ~63 ms more:
+  // the budget ends after it.
+  o.budget_ms = 100;
+  auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
+  ASSERT_TRUE(configs) << configs.error().to_string();
+  EXPECT_EQ(configs->at(0), "delay_us=9000");
+  EXPECT_THAT(logged_.str(), HasSubstr("(2 timed)"));
+  EXPECT_THAT(logged_.str(), HasSubstr("3 more configs past the budget of 100 ms"));
+}
+
+TEST_F(AutotuneTest, GatherPositionsSpreadOverTheirWholeRange) {
+  const auto parsed = kir::parse(
+      "kir/1\nkernel k0_gather pointwise\n  buffer in0 f32 1000 in\n  buffer in1 i64 4096 in\n"
+      "  buffer in2 i32 64 in\n  buffer out0 f32 4096 out\n  ranges 4096\n"
+      "  %0 = load i64 in1[x0]\n  %1 = check_index i64 %0 1000\n  %2 = load f32 in0[t1]\n"
+      "  %3 = load i32 in2[x0 mod 64]\n  %4 = cast f32 %3\n  %5 = add f32 %2, %4\n"
+      "  store out0[x0] %5\nend\n");
+  ASSERT_EQ(parsed.error, "");
+  const kir::Kernel& k = parsed.kernels.at(0);
+  EXPECT_EQ(index_bounds(k), (std::vector<int64_t>{0, 1000, 0, 0}));
+  const std::vector<HostTensor> inputs = tuning_inputs(k, 11);
+  ASSERT_EQ(inputs.size(), 4u);
+  int64_t lo = 1 << 30, hi = -1;
+  for (int64_t i = 0; i < inputs[1].numel(); ++i) {
+    lo = std::min(lo, inputs[1].get_int(i));
+    hi = std::max(hi, inputs[1].get_int(i));
+  }
+  EXPECT_GE(lo, 0);
+  EXPECT_LT(hi, 1000);
+  EXPECT_GT(hi - lo, 900);  // spread, not all one row
+  for (int64_t i = 0; i < inputs[2].numel(); ++i) {
+    EXPECT_GE(inputs[2].get_int(i), 1);  // no zero divisors
+    EXPECT_LE(inputs[2].get_int(i), 64);
+  }
+  EXPECT_EQ(inputs[3].numel(), 0);  // outputs are not uploaded
+}
+
+TEST_F(AutotuneTest, CpuExhaustiveTuningKeepsTheResults) {
+  auto registry = OpRegistry::create();
+  ASSERT_TRUE(registry);
+  GraphBuilder b(*registry, "tuned_on_the_cpu");
+  const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, {67, 301}));
+  const ValueRef y = b.input("y", TensorType::contiguous(DType::F32, {301, 67}));
+  const ValueRef w = b.input("w", TensorType::contiguous(DType::F32, {301, 67}));
+  const ValueRef yt = b.op("aten.permute.default", {y, std::vector<int64_t>{1, 0}});
+  const ValueRef sum = b.op("aten.add.Tensor", {x, yt});
+  b.output(b.op("aten.sin.default", {sum}));
+  b.output(b.op("aten.sum.dim_IntList", {w, std::vector<int64_t>{0}, false}));
+  auto g = b.finish();
+  ASSERT_TRUE(g) << g.error().to_string();
+  Options o = options({{"cpp_openmp", "", {}}}, {{"cpu", 0}});
+  o.autotune.kernels = KernelTuning::Exhaustive;
+  o.autotune.libraries = false;
+  auto compiled = compile(*g, *registry, o, logging_);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  EXPECT_THAT(logged_.str(), HasSubstr("tuned k1_sin"));
+  EXPECT_THAT(logged_.str(), HasSubstr("tuned k2_sum"));
+  EXPECT_THAT(logged_.str(), HasSubstr("tile=16x64"));
+  EXPECT_THAT(logged_.str(), HasSubstr("column_block=2"));
+  EXPECT_THAT(logged_.str(), ::testing::Not(HasSubstr("wrong ")));
+  const std::vector<HostTensor> inputs = {
+      random_tensor(TensorType::contiguous(DType::F32, {67, 301}), 5),
+      random_tensor(TensorType::contiguous(DType::F32, {301, 67}), 6),
+      random_tensor(TensorType::contiguous(DType::F32, {301, 67}), 7)};
+  auto outputs = compiled->run(inputs);
+  ASSERT_TRUE(outputs) << outputs.error().to_string();
+  auto expected = run_oracle(*g, inputs);
+  ASSERT_TRUE(expected) << expected.error().to_string();
+  ASSERT_EQ(outputs->size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Comparison c = expected->compare(i, outputs->at(i));
+    EXPECT_TRUE(c.ok()) << "output " << i << ": max abs " << c.max_abs;
+  }
 }
 
 TEST_F(AutotuneTest, ExhaustiveCompileUsesTheTunedConfig) {

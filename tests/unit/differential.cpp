@@ -65,14 +65,18 @@ std::vector<PluginOption> test_plugin_options() {
     option.values.push_back(value);
     options.push_back(std::move(option));
   }
+  const auto has = [&](const char* key) {
+    return std::any_of(options.begin(), options.end(),
+                       [&](const PluginOption& o) { return o.key == key; });
+  };
+  const char* plugin = std::getenv("KILN_TEST_PLUGIN");
+  const bool cpu = !plugin || !*plugin || std::string(plugin) == "cpp_openmp";
+  if (cpu && !has("header_cache"))
+    options.push_back(PluginOption{"header_cache", {header_cache_dir()}, false});
 #ifdef KILN_TEST_SANITIZED_KERNELS
   // The sanitizer build compiles the generated kernels under the same sanitizers, so a kernel
   // that reads or writes out of bounds fails the suite instead of passing silently.
-  const char* plugin = std::getenv("KILN_TEST_PLUGIN");
-  const bool cpu = !plugin || !*plugin || std::string(plugin) == "cpp_openmp";
-  const bool has_flags = std::any_of(options.begin(), options.end(),
-                                     [](const PluginOption& o) { return o.key == "flags"; });
-  if (cpu && !has_flags)
+  if (cpu && !has("flags"))
     options.push_back(
         PluginOption{"flags",
                      {"-O1", "-march=native", "-fopenmp", "-fsanitize=address,undefined",

@@ -46,4 +46,8 @@ std::string cache_dir() {
   return env_or("KILN_TEST_CACHE_DIR", binary_dir() / ".." / "test-kernel-cache");
 }
 
+std::string header_cache_dir() {
+  return env_or("KILN_TEST_HEADER_CACHE_DIR", binary_dir() / ".." / "test-header-cache");
+}
+
 }  // namespace kiln::test

@@ -17,5 +17,8 @@ std::string test_plugin_dir();
 std::string data_dir();
 // The suite's kernel cache: $KILN_TEST_CACHE_DIR, else <binary>/../test-kernel-cache.
 std::string cache_dir();
+// The cpp_openmp plugin's precompiled headers for the suite: $KILN_TEST_HEADER_CACHE_DIR,
+// else <binary>/../test-header-cache (kept out of the user's own cache directory).
+std::string header_cache_dir();
 
 }  // namespace kiln::test
