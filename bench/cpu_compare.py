@@ -11,7 +11,9 @@ Per row: median ms per call over --runs calls after warm-up (wall time: a CPU ca
 when its work is done), kiln GB/s (minimal bytes: inputs read once, outputs written once),
 kiln vs copy (1.00 = at the copy's bandwidth), inductor/kiln and eager/kiln (above 1: kiln is
 faster), and the largest difference from eager relative to eager's largest magnitude. Last,
-the geometric means of the two ratios.
+the geometric means of the two ratios. With --tuned, kiln also runs with `autotune: {kernels:
+exhaustive}` in the same run: its ms, inductor/tuned and heuristic/tuned (above 1: tuning
+gained; below 1 by more than noise would be a loss the tuner must not allow).
 
     KILN_LIBRARY=build/default/lib/libkiln.so PYTHONPATH=python python3 bench/cpu_compare.py
 """
@@ -26,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from cpu_timing import config, median_ms
+from wide_set import wide_workloads
 
 
 def rms(x, w):
@@ -38,12 +41,18 @@ def rope(x, cos, sin):
     return x * cos + rotated * sin
 
 
-def workloads(only):
+def workloads(only, which):
     out = []
 
     def add(name, fn, args, outputs):
         if not only or any(o in name for o in only.split(",")):
             out.append((name, fn, args, outputs))
+
+    if which in ("wide", "all"):
+        for w in wide_workloads():
+            add(*w)
+    if which == "wide":
+        return out
 
     randn = torch.randn
     s = randn(1 << 24)
@@ -76,6 +85,14 @@ def workloads(only):
     return out
 
 
+def rel_diff(got, expected):
+    """Largest |got - expected| over expected's largest magnitude, over every output."""
+    if isinstance(expected, (tuple, list)):
+        return max(rel_diff(g, e) for g, e in zip(got, expected))
+    e = expected.double()
+    return ((got.double() - e).abs().max() / e.abs().max().clamp_min(1e-30)).item()
+
+
 def nbytes(tensors):
     return sum(t.numel() * t.element_size() for t in tensors)
 
@@ -85,6 +102,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    ap.add_argument("--set", choices=["anchor", "wide", "all"], default="anchor",
+                    help="the anchor workloads and the shapes beside them, the wide set "
+                         "(bench/wide_set.py), or both")
+    ap.add_argument("--tuned", action="store_true",
+                    help="also time kiln with autotune.kernels: exhaustive")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
@@ -93,14 +115,18 @@ def main():
 
     cache = tempfile.mkdtemp(prefix="kiln-bench-cpu-")
     kiln_config = config(a.threads, cache)
+    tuned_config = config(a.threads, cache,
+                          "autotune: {kernels: exhaustive, libraries: false}\n")
     print(f"cpu, {a.threads} threads, torch {torch.__version__}, median of {a.runs} calls; "
           f"kiln cache {cache} (fresh)", flush=True)
+    tuned_head = " tuned ms | inductor/tuned | heuristic/tuned |" if a.tuned else ""
     print("| workload | eager ms | inductor ms | kiln ms | kiln GB/s | kiln vs copy "
-          "| inductor/kiln | eager/kiln | max rel diff |")
-    print("|---|---|---|---|---|---|---|---|---|", flush=True)
-    vs_inductor, vs_eager = [], []
+          "| inductor/kiln | eager/kiln | max rel diff |" + tuned_head)
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if a.tuned else ""),
+          flush=True)
+    vs_inductor, vs_eager, tuned_vs_inductor, tuned_gain = [], [], [], []
     with torch.no_grad():
-        for name, fn, args, outputs in workloads(a.only):
+        for name, fn, args, outputs in workloads(a.only, a.set):
             moved = nbytes(args) + nbytes(outputs)
             src = torch.empty(moved // 2, dtype=torch.uint8)
             dst = torch.empty_like(src)
@@ -119,20 +145,35 @@ def main():
                 got = kiln_fn(*args)
             if kd.stats.eager:
                 print(f"  {name}: ran eagerly: {kd.stats.eager}", file=sys.stderr)
-            rel = ((got.float() - expected.float()).abs().max() /
-                   expected.float().abs().max()).item()
+            rel = rel_diff(got, expected)
             ms = median_ms(lambda: kiln_fn(*args), a.runs)
             vs_inductor.append(inductor / ms)
             vs_eager.append(eager / ms)
+            tuned_cells = ""
+            if a.tuned:
+                torch._dynamo.reset()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tuned_fn = torch.compile(fn, backend=kiln.torch_backend,
+                                             options={"config": tuned_config})
+                    tuned_got = tuned_fn(*args)
+                rel = max(rel, rel_diff(tuned_got, expected))
+                tuned = median_ms(lambda: tuned_fn(*args), a.runs)
+                tuned_vs_inductor.append(inductor / tuned)
+                tuned_gain.append(ms / tuned)
+                tuned_cells = f" {tuned:.3f} | {inductor / tuned:.2f} | {ms / tuned:.2f} |"
             print(f"| {name} | {eager:.3f} | {inductor:.3f} | {ms:.3f} | {moved / ms / 1e6:.1f} | "
-                  f"{copy / ms:.2f} | {inductor / ms:.2f} | {eager / ms:.2f} | {rel:.1e} |",
-                  flush=True)
+                  f"{copy / ms:.2f} | {inductor / ms:.2f} | {eager / ms:.2f} | {rel:.1e} |" +
+                  tuned_cells, flush=True)
 
     def geomean(v):
         return math.exp(sum(math.log(x) for x in v) / len(v))
 
     print(f"\ngeomean inductor/kiln {geomean(vs_inductor):.2f}, eager/kiln {geomean(vs_eager):.2f} "
           f"over {len(vs_inductor)} workloads")
+    if a.tuned:
+        print(f"geomean inductor/tuned {geomean(tuned_vs_inductor):.2f}, heuristic/tuned "
+              f"{geomean(tuned_gain):.2f} (lowest {min(tuned_gain):.2f})")
 
 
 if __name__ == "__main__":
