@@ -2,6 +2,7 @@
 // entry point catches what the core throws (out of memory, a bug) and returns it as an error.
 #include <kiln/runtime.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <new>
@@ -130,6 +131,13 @@ kiln_runtime_error* kiln_session_open(const kiln_session_options* options, kiln_
              : kiln::load_options(
                    path ? std::optional<std::string>(path) : std::optional<std::string>(), env);
     if (!loaded) return std::move(loaded).error();
+    // 1.0 callers' struct ends before `deterministic`.
+    const size_t has_deterministic =
+        offsetof(kiln_session_options, deterministic) + sizeof(options->deterministic);
+    if (options && options->struct_size >= has_deterministic && options->deterministic) {
+      loaded->schedule.deterministic = true;
+      loaded->autotune.deterministic = true;
+    }
     auto session = kiln::Session::open(std::move(*loaded));
     if (!session) return std::move(session).error();
     *out = new kiln_session{std::move(*session)};
@@ -192,6 +200,7 @@ kiln_runtime_error* kiln_graph_compile(kiln_session* session, const kiln_graph_s
                          {"host_steps", st.host_steps},
                          {"host_ops", host_ops},
                          {"from_cache", st.graph_cache_hit && st.units_cached == st.units},
+                         {"deterministic", s.options().schedule.deterministic},
                          {"compile_ms", st.compile_ms}};
     g->stats_json = stats.dump();
     *out = g.release();

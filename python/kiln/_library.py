@@ -36,6 +36,7 @@ class SessionOptions(ctypes.Structure):
         ("struct_size", ctypes.c_size_t),
         ("config_text", ctypes.c_char_p),
         ("config_path", ctypes.c_char_p),
+        ("deterministic", ctypes.c_int32),
     ]
 
 

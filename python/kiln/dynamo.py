@@ -4,7 +4,9 @@ each one. A graph kiln cannot take (an op it lacks, a dynamic shape, a device no
 serves) runs eagerly instead, with one warning that names why.
 
 Options: torch.compile(model, backend="kiln", options={"config": "nvidia.yaml"}) or
-$KILN_CONFIG; the default is kiln's built-in config (the CPU plugin).
+$KILN_CONFIG; the default is kiln's built-in config (the CPU plugin). Under
+torch.use_deterministic_algorithms(True) graphs compile in kiln's deterministic mode
+(schedule.deterministic: float scatter sums in fixed point, the same bits every run).
 """
 import threading
 import warnings
@@ -18,11 +20,12 @@ _sessions = {}
 _sessions_lock = threading.Lock()
 
 
-def _session(config):
+def _session(config, deterministic=False):
     with _sessions_lock:
-        if config not in _sessions:
-            _sessions[config] = Session(config)
-        return _sessions[config]
+        key = (config, deterministic)
+        if key not in _sessions:
+            _sessions[key] = Session(config, deterministic=deterministic)
+        return _sessions[key]
 
 
 class Stats:
@@ -31,6 +34,7 @@ class Stats:
 
     def __init__(self):
         self.compiled = 0
+        self.deterministic = 0  # of those, compiled in deterministic mode
         self.cache_hits = 0
         self.eager = []  # (reason, op or None)
         self.ops = set()
@@ -71,7 +75,8 @@ def _compile_graph(gm, example_inputs, config):
         return _eager(gm, str(exc), exc.op)
     devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
     try:
-        compiled = _session(config).compile(graph, weights)
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        compiled = _session(config, deterministic).compile(graph, weights)
     except KilnError as exc:
         if not exc.user:
             raise
@@ -86,6 +91,7 @@ def _compile_graph(gm, example_inputs, config):
     if _RANDOM_OPS & set(fx_graph.ops_of(graph)):
         compiled.set_random_seed(_draw_seed())
     stats.compiled += 1
+    stats.deterministic += bool(compiled.stats.get("deterministic"))
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))
     stats.host_ops.update(h.rsplit("(", 1)[-1].rstrip(")") for h in compiled.stats["host_ops"])

@@ -19,11 +19,14 @@ _FROM_DL = {v: k for k, v in _DL.items()}
 class Session:
     """Options, loaded plugins and caches for every graph it compiles. `config` is a YAML
     file path, YAML text (anything with a newline or a colon-space), or None for
-    $KILN_CONFIG, else the built-in default."""
+    $KILN_CONFIG, else the built-in default. `deterministic` compiles every graph with
+    schedule.deterministic and autotune.deterministic on (fixed-point scatter sums, tuning
+    only over configs that keep the default's numerics), whatever the config says."""
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, deterministic=False):
         lib = L.library()
-        options = L.SessionOptions(ctypes.sizeof(L.SessionOptions), None, None)
+        options = L.SessionOptions(ctypes.sizeof(L.SessionOptions), None, None,
+                                   1 if deterministic else 0)
         if config is not None:
             text = str(config)
             if "\n" in text or (": " in text and not os.path.exists(text)):

@@ -142,6 +142,33 @@ class Models(unittest.TestCase):
         self.assertEqual(dynamo.stats.eager, [])
         self.assertEqual(sorted(dynamo.stats.host_ops), [])
 
+    def test_deterministic_algorithms_compile_in_deterministic_mode(self):
+        torch.manual_seed(13)
+        src = torch.randn(3000)
+        rows = torch.randint(0, 16, (3000,))
+
+        def f(src, rows):
+            return torch.zeros(16).index_add(0, rows, src)
+
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+        torch.use_deterministic_algorithms(True)
+        try:
+            g = torch.compile(f, backend="kiln")
+            got, again = g(src, rows), g(src, rows)
+        finally:
+            torch.use_deterministic_algorithms(False)
+        torch.testing.assert_close(got, f(src, rows), **TOLERANCE)
+        self.assertTrue(torch.equal(got, again))
+        self.assertGreaterEqual(dynamo.stats.compiled, 1)
+        self.assertEqual(dynamo.stats.deterministic, dynamo.stats.compiled)
+        # Off again: the same function compiles in the default mode.
+        torch._dynamo.reset()
+        dynamo.stats.reset()
+        torch.testing.assert_close(torch.compile(f, backend="kiln")(src, rows), got, **TOLERANCE)
+        self.assertGreaterEqual(dynamo.stats.compiled, 1)
+        self.assertEqual(dynamo.stats.deterministic, 0)
+
     def test_dropout_trains_through_kernels_and_repeats_under_a_seed(self):
         def dropout(x):
             return torch.nn.functional.dropout(x, 0.3, training=True)

@@ -72,7 +72,7 @@ class RuntimeApi : public ::testing::Test {
  protected:
   void SetUp() override {
     registry_ = OpRegistry::create().value();
-    kiln_session_options o{sizeof(o), kConfig, nullptr};
+    kiln_session_options o{sizeof(o), kConfig, nullptr, 0};
     ASSERT_OK(kiln_session_open(&o, &session_));
     seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
@@ -248,10 +248,43 @@ TEST_F(RuntimeApi, OneGraphRunFromSeveralThreads) {
     for (int r = 0; r < kRuns; ++r) expect_matches(g, ins[t][r], outs[t][r]);
 }
 
+// A float scatter sum: in deterministic mode its kernels sum in fixed point.
+constexpr const char* kScatterGraph = R"({"format": "kiln.graph/1", "name": "scatter_add",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [16]},
+             {"name": "v", "dtype": "f32", "shape": [300]},
+             {"name": "i", "dtype": "i64", "shape": [300], "range": [0, 16]}],
+  "nodes": [{"name": "y", "op": "aten.scatter_add.default", "args": ["%x", 0, "%i", "%v"]}],
+  "outputs": ["%y"]})";
+
+TEST_F(RuntimeApi, DeterministicSessionsCompileInDeterministicMode) {
+  for (int32_t asked : {0, 1}) {
+    for (bool old_struct : {false, true}) {
+      kiln_session_options o{sizeof(o), kConfig, nullptr, asked};
+      // A 1.1 caller's struct ends before the field: whatever lies there is not read.
+      if (old_struct) o.struct_size = offsetof(kiln_session_options, deterministic);
+      kiln_session* s = nullptr;
+      ASSERT_OK(kiln_session_open(&o, &s));
+      kiln_graph_source src{};
+      src.struct_size = sizeof(src);
+      src.graph_text = kScatterGraph;
+      src.graph_text_size = std::strlen(kScatterGraph);
+      kiln_graph* g = nullptr;
+      ASSERT_OK(kiln_graph_compile(s, &src, &g));
+      const std::string stats = kiln_graph_stats_json(g);
+      const bool expected = asked && !old_struct;
+      EXPECT_NE(stats.find(expected ? "\"deterministic\":true" : "\"deterministic\":false"),
+                std::string::npos)
+          << stats;
+      kiln_graph_destroy(g);
+      kiln_session_close(s);
+    }
+  }
+}
+
 TEST_F(RuntimeApi, BadInputIsAUserErrorThatSaysWhy) {
   {
     kiln_session* s = nullptr;
-    kiln_session_options o{sizeof(o), "plugins: [", nullptr};
+    kiln_session_options o{sizeof(o), "plugins: [", nullptr, 0};
     auto e = take(kiln_session_open(&o, &s));
     ASSERT_TRUE(e);
     EXPECT_EQ(e->code, KILN_RUNTIME_USER_ERROR);

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define KILN_RUNTIME_API_MAJOR 1u
-#define KILN_RUNTIME_API_MINOR 1u /* 1.1: kiln_graph_set_random_seed */
+#define KILN_RUNTIME_API_MINOR 2u /* 1.1: kiln_graph_set_random_seed; 1.2: deterministic */
 
 #if defined(_WIN32)
 #define KILN_RUNTIME_EXPORT __declspec(dllexport)
@@ -86,6 +86,10 @@ typedef struct kiln_session_options {
   const char* config_text;
   /* A config file; NULL for $KILN_CONFIG, else the built-in default config. */
   const char* config_path;
+  /* Since 1.2 (read only when struct_size covers it): nonzero compiles every graph with
+   * schedule.deterministic and autotune.deterministic on, whatever the config says (what
+   * torch.use_deterministic_algorithms(True) asks of the PyTorch bridge). */
+  int32_t deterministic;
 } kiln_session_options;
 
 /* Loads the configured plugins once, for every graph the session compiles. options may be
