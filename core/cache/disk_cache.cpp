@@ -249,12 +249,20 @@ std::string DiskCache::explain_miss(const CacheKey& key) const {
       auto it = theirs.find(name);
       if (it == theirs.end()) {
         differ.push_back(name + " (absent there)");
-      } else if (it->second != escape(value)) {
-        const auto shorten = [](std::string s) {
-          return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+      } else if (const std::string ours = escape(value); it->second != ours) {
+        // Long values are cut to the words around their first difference, the same span
+        // of both, so the difference is what the message shows.
+        const std::string& other = it->second;
+        size_t first = 0;
+        while (first < ours.size() && first < other.size() && ours[first] == other[first]) ++first;
+        size_t from = first > 24 ? ours.rfind(' ', first - 24) : std::string::npos;
+        from = from == std::string::npos || first <= 24 ? 0 : from + 1;
+        const auto excerpt = [from](const std::string& s) {
+          std::string cut = s.substr(std::min(from, s.size()), 60);
+          if (from + 60 < s.size()) cut += "...";
+          return (from > 0 ? "..." : "") + cut;
         };
-        differ.push_back(name + " ('" + shorten(it->second) + "' there, '" +
-                         shorten(escape(value)) + "' here)");
+        differ.push_back(name + " ('" + excerpt(other) + "' there, '" + excerpt(ours) + "' here)");
       }
     }
     if (!any || differ.size() < best.size()) best = differ;

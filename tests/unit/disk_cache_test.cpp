@@ -115,6 +115,12 @@ TEST_F(DiskCacheTest, MissesNameWhatDiffersFromTheNearestEntry) {
   CacheKey moved = key("block_size=256");
   moved.parts[4].second = "g++ 13";  // the compiler changed (a copied cache, a new machine)
   EXPECT_THAT(cache.explain_miss(moved), HasSubstr("compiler_fingerprint ('g++ 12' there"));
+  // A long value that differs near its end: the message shows the words around the change.
+  const std::string head = "fusion=true max_readers=4 max_inline_ops=64 max_kernel_ops=256 ";
+  cache.put(key(head + "split=4096 deterministic=false"), "z");
+  EXPECT_THAT(cache.explain_miss(key(head + "split=4096 deterministic=true")),
+              HasSubstr("('...split=4096 deterministic=false' there, '...split=4096 "
+                        "deterministic=true' here)"));
 }
 
 TEST_F(DiskCacheTest, EvictsTheLeastRecentlyUsedBeyondTheCap) {
