@@ -43,6 +43,7 @@ def wide_workloads(device="cpu", scale=1):
     nchw = randn(32 // scale, 256, 28, 28)
     add("mean_hw_nchw", lambda x: x.mean((2, 3)), (nchw,), [empty(32 // scale, 256)])
     bn = randn(8192 // scale, 512)
+    add("softmax_dim0_2d", lambda x: torch.softmax(x, 0), (bn,), [bn])
     add("var_mean_dim0", lambda x: torch.var_mean(x, 0), (bn,), [empty(512), empty(512)])
     vocab = randn(1024 // scale, 32000, dtype=torch.bfloat16)
     add("softmax_32k_bf16", lambda x: torch.softmax(x, -1), (vocab,), [vocab])

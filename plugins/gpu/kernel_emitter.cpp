@@ -385,7 +385,9 @@ class KernelEmitter {
       e.emit(op, s);
       return;
     }
-    branch_if(b_.CreateICmpEQ(lane_, size(0)), "row_store", "row_stored", [&] { e.emit(op, s); });
+    Value* first = b_.CreateICmpEQ(lane_, size(0));
+    if (row_valid_) first = b_.CreateAnd(first, row_valid_);
+    branch_if(first, "row_store", "row_stored", [&] { e.emit(op, s); });
   }
 
   void reduction(ValueEmitter& e) {
@@ -395,7 +397,12 @@ class KernelEmitter {
     for (const auto& pass : plan.passes)
       for (const kir::Op* r : pass.reduces)
         if (r->name == "welford" || r->name == "argmax" || r->name == "argmin") fields = 3;
-    auto* scratch_type = llvm::ArrayType::get(b_.getInt64Ty(), fields * 32);
+    // Column mode: a warp of neighbouring rows per block, a row's parts a warp apart
+    // (launch_shape.h); its combine keeps every thread's state in shared memory.
+    const unsigned warp = t_.warp_width();
+    const bool columns = column_rows(k_, c_, warp);
+    auto* scratch_type =
+        llvm::ArrayType::get(b_.getInt64Ty(), fields * (columns ? c_.block_size : 32));
     auto* scratch =
         new llvm::GlobalVariable(m_, scratch_type, false, llvm::GlobalValue::InternalLinkage,
                                  llvm::UndefValue::get(scratch_type), k_.name + "_scratch", nullptr,
@@ -403,16 +410,19 @@ class KernelEmitter {
     scratch->setAlignment(llvm::Align(8));
     // A row per thread (very short rows), per warp (short rows) or per block: `lane` is this
     // thread's place in its row.
-    const unsigned per_row = row_threads(k_, c_, t_.warp_width());
-    const unsigned rows_per_block = c_.block_size / per_row;
-    Value* lane = i64(b_.CreateURem(t_.thread_id(b_), b_.getInt32(per_row)));
-    Value* slot = i64(b_.CreateUDiv(t_.thread_id(b_), b_.getInt32(per_row)));
+    const unsigned per_row = columns ? c_.block_size / warp : row_threads(k_, c_, warp);
+    const unsigned rows_per_block = columns ? warp : c_.block_size / per_row;
+    Value* tid = t_.thread_id(b_);
+    Value* lane = i64(columns ? b_.CreateUDiv(tid, b_.getInt32(warp))
+                              : b_.CreateURem(tid, b_.getInt32(per_row)));
+    Value* slot = i64(columns ? b_.CreateURem(tid, b_.getInt32(warp))
+                              : b_.CreateUDiv(tid, b_.getInt32(per_row)));
     lane_ = lane;
     const bool all_runs = all_passes_run(plan);
     const int64_t per_thread = persistent_elements(plan, per_row, all_runs);
-    Value* first_row = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), size(rows_per_block)), slot);
+    Value* first_group = b_.CreateMul(i64(t_.block_id(b_)), size(rows_per_block));
     Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(rows_per_block));
-    counted_loop(e, first_row, size(rows), row_step, "row", [&](Value* row) {
+    auto row_body = [&](Value* row) {
       Scope rs;
       unflatten(b_, k_.ranges, "x", row, rs);
       std::map<int, std::vector<Value*>> states;
@@ -515,9 +525,11 @@ class KernelEmitter {
             cur = j == 0 ? part : st.combine(cur, part);
           }
           // A row of its own thread needs no combining across threads.
-          states[r->id] = per_row == 1 ? cur
-                                       : block_reduce(b_, t_, st, cur, scratch, scratch_type,
-                                                      per_row / t_.warp_width());
+          states[r->id] =
+              per_row == 1 ? cur
+              : columns
+                  ? column_reduce(b_, t_, st, cur, scratch, scratch_type, per_row, c_.block_size)
+                  : block_reduce(b_, t_, st, cur, scratch, scratch_type, per_row / warp);
           Value* v = st.result(states[r->id]);
           rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
                                  ? v
@@ -525,6 +537,18 @@ class KernelEmitter {
         }
         for (const kir::Op* op : plan.stages[p + 1]) row_op(e, *op, rs, states, kinds);
       }
+    };
+    if (!columns) {
+      counted_loop(e, b_.CreateAdd(first_group, slot), size(rows), row_step, "row", row_body);
+      return;
+    }
+    // The block walks groups of a warp of rows together (its barriers need every thread):
+    // a slot past the last row computes the last row again and stores nothing.
+    counted_loop(e, first_group, size(rows), row_step, "rows", [&](Value* group) {
+      Value* row = b_.CreateAdd(group, slot);
+      row_valid_ = b_.CreateICmpULT(row, size(rows));
+      row_body(b_.CreateSelect(row_valid_, row, size(rows - 1)));
+      row_valid_ = nullptr;
     });
   }
 
@@ -535,7 +559,8 @@ class KernelEmitter {
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
   llvm::IntegerType* index_ = nullptr;
-  Value* lane_ = nullptr;  // reductions: this thread's place among its row's threads
+  Value* lane_ = nullptr;       // reductions: this thread's place among its row's threads
+  Value* row_valid_ = nullptr;  // column mode: whether this thread's row exists
 };
 
 }  // namespace

@@ -14,6 +14,24 @@ unsigned row_threads(const kir::Kernel& k, const TuningConfig& c, unsigned warp_
   return row <= c.warp_row_limit ? warp_width : c.block_size;
 }
 
+bool column_rows(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
+  if (k.kind != "reduction" || k.ranges.empty() || k.reduction_ranges.empty()) return false;
+  if (row_threads(k, c, warp_width) <= 1) return false;
+  const std::string x = "x" + std::to_string(k.ranges.size() - 1);
+  const std::string r = "r" + std::to_string(k.reduction_ranges.size() - 1);
+  bool across = false;
+  for (const kir::Op& op : k.body) {
+    if (op.kind != kir::OpKind::Load) continue;
+    std::map<std::string, int64_t> terms;
+    if (!kir_support::linear_terms(op.index, 1, terms)) continue;
+    const int64_t along_r = terms.contains(r) ? terms.at(r) : 0;
+    const int64_t along_x = terms.contains(x) ? terms.at(x) : 0;
+    if (along_r == 1 || along_r == -1) return false;  // a row read contiguously
+    if (along_r != 0 && along_x == 1) across = true;
+  }
+  return across;
+}
+
 std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& c) {
   std::vector<const kir::Op*> out;
   if (!c.tiles || k.kind != "pointwise" || k.ranges.size() < 2) return out;
@@ -47,7 +65,8 @@ LaunchShape launch_shape(const kir::Kernel& k, const TuningConfig& c, unsigned w
   for (int64_t r : k.ranges) points *= r;
   LaunchShape s;
   s.block = c.block_size;
-  const int64_t rows_per_block = c.block_size / row_threads(k, c, warp_width);
+  const int64_t rows_per_block =
+      column_rows(k, c, warp_width) ? warp_width : c.block_size / row_threads(k, c, warp_width);
   const int64_t blocks = k.kind == "reduction" ? (points + rows_per_block - 1) / rows_per_block
                          : !tiled_loads(k, c).empty() ? tile_count(k, warp_width)
                                                       : (points + c.block_size - 1) / c.block_size;

@@ -19,6 +19,14 @@ struct LaunchShape {
 // Threads that share one row of a reduction kernel: one, a warp, or the whole block.
 unsigned row_threads(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
 
+// Whether a reduction's rows lie across memory (a load that varies along the innermost
+// reduced dim has unit stride along the innermost output dim, and no load reads a row
+// contiguously: column sums, softmax over dim 0) and are long enough to share threads. Then
+// a block holds a warp of consecutive rows, the lanes of a warp on 32 neighbouring rows (so
+// each of the warp's loads is one coalesced access) and the block's warps on parts of those
+// rows, combined through shared memory (column mode).
+bool column_rows(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
+
 // Pointwise loads to stage through (warp x warp) shared-memory tiles: unmasked, linear in the
 // kernel's dims, stepping by 1 along the second-to-last dim and by more along the last (the
 // transposed operand of `a + a^T`). Empty when the config turns tiles off.

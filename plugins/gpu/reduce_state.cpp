@@ -218,4 +218,29 @@ std::vector<Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const
   return warp_reduce(b, t, r, std::move(partial));
 }
 
+std::vector<Value*> column_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                                  const std::vector<Value*>& state, Value* scratch,
+                                  llvm::Type* scratch_type, unsigned parts, unsigned block) {
+  Value* tid = t.thread_id(b);
+  auto word = [&](size_t field, Value* at) {
+    Value* i = b.CreateAdd(b.getInt32(static_cast<uint32_t>(field * block)), at);
+    return b.CreateGEP(scratch_type, scratch, {b.getInt32(0), i});
+  };
+  t.barrier(b);  // earlier readers of the scratch words are done
+  for (size_t i = 0; i < state.size(); ++i) b.CreateStore(to_bits(b, state[i]), word(i, tid));
+  t.barrier(b);
+  // Every thread combines its row's parts in the same order (part 0 first), so every thread
+  // of the row ends with the same value and the sum's order does not depend on timing.
+  Value* slot = b.CreateURem(tid, b.getInt32(t.warp_width()));
+  std::vector<Value*> acc;
+  for (unsigned p = 0; p < parts; ++p) {
+    Value* at = b.CreateAdd(slot, b.getInt32(p * t.warp_width()));
+    std::vector<Value*> part;
+    for (size_t i = 0; i < state.size(); ++i)
+      part.push_back(from_bits(b, b.CreateLoad(b.getInt64Ty(), word(i, at)), r.types()[i]));
+    acc = p == 0 ? part : r.combine(acc, part);
+  }
+  return acc;
+}
+
 }  // namespace kiln::gpu

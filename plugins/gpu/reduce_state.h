@@ -45,4 +45,13 @@ std::vector<llvm::Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t,
                                        llvm::Value* scratch, llvm::Type* scratch_type,
                                        unsigned warps);
 
+// Column mode (launch_shape.h: column_rows): thread t holds part t / warp of row t % warp, a
+// row's `parts` parts lie a warp apart; each thread gets its row's parts combined in order.
+// `scratch` is a shared-memory array of at least fields * `block` i64 words.
+std::vector<llvm::Value*> column_reduce(llvm::IRBuilder<>& b, const GpuTarget& t,
+                                        const ReduceState& r,
+                                        const std::vector<llvm::Value*>& state,
+                                        llvm::Value* scratch, llvm::Type* scratch_type,
+                                        unsigned parts, unsigned block);
+
 }  // namespace kiln::gpu
