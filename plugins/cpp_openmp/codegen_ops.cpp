@@ -65,6 +65,34 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
   throw std::runtime_error("unknown unary op '" + name + "'");
 }
 
+// An integer floordiv or (floor) mod by a constant power of two 2^s: an arithmetic shift by
+// s or a mask of the low s bits, exact for every sign in two's complement; one vector
+// instruction where the general case divides lane by lane (Philox's 64-bit emulation of
+// 32-bit products is made of these).
+std::optional<std::string> power_of_two_division(const kir::Kernel& k, const kir::Op& op,
+                                                 const std::string& a) {
+  if (op.args.size() != 2 || (op.name != "floordiv" && op.name != "mod")) return std::nullopt;
+  const DType operand = dtype_of(k, op.args[0]);
+  if (is_float_math(operand) || operand == DType::Bool) return std::nullopt;
+  const kir::Op* divisor = k.op(op.args[1]);
+  if (!divisor || divisor->kind != kir::OpKind::Const) return std::nullopt;
+  int64_t d = 0;
+  try {
+    size_t used = 0;
+    d = std::stoll(divisor->literal, &used);
+    if (used != divisor->literal.size()) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (d <= 1 || (d & (d - 1)) != 0) return std::nullopt;
+  int s = 0;
+  while ((int64_t{1} << s) != d) ++s;
+  if (s >= 8 * static_cast<int>(kir::dtype_size(operand))) return std::nullopt;
+  const std::string t = c_type(operand);
+  if (op.name == "floordiv") return "decltype(" + a + ")(" + a + " >> " + std::to_string(s) + ")";
+  return "decltype(" + a + ")(" + a + " & " + t + "(" + std::to_string(d - 1) + "))";
+}
+
 std::string lane_fn2(const std::string& t, const std::string& a, const std::string& b,
                      const std::string& body) {
   return "krt::map2<L, " + t + ">(" + a + ", " + b + ", [&](" + t + " p, " + t + " q) { return " +
@@ -372,6 +400,8 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       const DType operand = dtype_of(k, op.args.at(0));
       if (op.args.size() == 1) return decl + unary_math(op.name, v(op.args[0]), operand) + ";";
       if (const auto compare = position_compare(k, op, ctx)) return decl + *compare + ";";
+      if (const auto shift = power_of_two_division(k, op, v(op.args[0])))
+        return decl + *shift + ";";
       if (op.args.size() == 2)
         return decl + binary_math(op.name, v(op.args[0]), v(op.args[1]), operand) + ";";
       throw std::runtime_error("math op '" + op.name + "' with " + std::to_string(op.args.size()) +

@@ -109,6 +109,10 @@ TEST_P(CompiledPointwiseInt, ArithmeticBitwiseAndComparisons) {
   output_of(b, "add_t", "aten.add.Tensor", {at, c});
   binary_arithmetic(b, a, c, q);
   output_of(b, "pow", "aten.pow.Tensor_Scalar", {a, 2});
+  // Powers of two become shifts and masks (cpp_openmp): negative operands included.
+  output_of(b, "floordiv_4", "aten.div.Tensor_mode", {a, int64_t{4}}, {{"rounding_mode", "floor"}});
+  output_of(b, "remainder_8", "aten.remainder.Scalar", {a, int64_t{8}});
+  output_of(b, "remainder_1", "aten.remainder.Scalar", {c, int64_t{1}});
   for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"})
     output_of(b, op, std::string("aten.") + op + ".Tensor", {a, c});
   for (const char* op : {"bitwise_not", "abs", "neg", "sign"})
