@@ -17,6 +17,21 @@ def median_ms(fn, runs, warmup=2):
     return statistics.median(samples)
 
 
+def paired_median_ms(fa, fb, runs, warmup=2):
+    """Median wall times of `fa()` and `fb()` in ms over `runs` calls each, called in
+    alternation (a, b, b, a, ...) so that drift in the machine's speed falls on both alike."""
+    for _ in range(warmup):
+        fa()
+        fb()
+    a, b = [], []
+    for i in range(runs):
+        for fn, out in ((fa, a), (fb, b)) if i % 2 == 0 else ((fb, b), (fa, a)):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(a), statistics.median(b)
+
+
 def config(threads, cache, extra=""):
     """A kiln config: cpp_openmp on cpu:0 with `threads` threads, its cache in `cache`."""
     return (f"plugins:\n  - name: cpp_openmp\n    options: {{threads: {threads}}}\n"

@@ -2,11 +2,15 @@
 // once as generic lambdas over a lane tag: L1 (scalars) and LV (KRT_LANES-lane GCC vectors),
 // so the vector body and its scalar tail are the same code. KRT_LANES (1, 4, 8 or 16) is the
 // plugin's `vector_width`: GCC vectors of any width run on any x86 or Arm CPU, so every
-// width can be tested everywhere; only the Sleef calls depend on the ISA. Kept free of
-// standard C++ headers so that compiling a batch of kernels stays fast.
+// width can be tested everywhere; only the Sleef calls and F16C's conversions depend on the
+// ISA. Kept free of standard C++ headers; the plugin compiles it once per flag set into a
+// precompiled header (precompiled_header.h), so what it includes costs a kernel nothing.
 #pragma once
 #include <stdint.h>
 #include <string.h>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 #ifndef KRT_LANES
 #define KRT_LANES 8
 #endif
@@ -360,10 +364,73 @@ KRT_INLINE inline T convert1(F v) {
     return static_cast<T>(v);
   }
 }
+#if KRT_LANES != 1
+// Whole vectors of bf16 by shifts and of f16 by F16C where the CPU has it (exact, round to
+// nearest even): the bits of convert1 lane by lane, but for the payload of a NaN (still a
+// NaN). A vector of lanes converted one by one through branches cost more than the math.
+template <int = 0>  // instantiated only by kernels, compiled for their ISA
+KRT_INLINE inline V<float> bf16_to_float_v(V<uint16_t> v) {
+  const V<uint32_t> u = __builtin_convertvector(v, V<uint32_t>) << 16;
+  V<float> f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+template <int = 0>  // instantiated only by kernels, compiled for their ISA
+KRT_INLINE inline V<uint16_t> float_to_bf16_v(V<float> f) {
+  V<uint32_t> u;
+  memcpy(&u, &f, sizeof u);
+  const V<uint32_t> nan = __builtin_convertvector((u & 0x7fffffffu) > 0x7f800000u, V<uint32_t>);
+  const V<uint32_t> rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const V<uint32_t> quiet = (u >> 16) | 0x40u;
+  return __builtin_convertvector((nan & quiet) | (~nan & rounded), V<uint16_t>);
+}
+#if defined(__F16C__)
+template <int = 0>  // instantiated only by kernels, compiled for their ISA
+KRT_INLINE inline V<float> f16_to_float_v(V<uint16_t> v) {
+  V<float> out;
+  const uint16_t* h = reinterpret_cast<const uint16_t*>(&v);
+  float* o = reinterpret_cast<float*>(&out);
+  for (int i = 0; i < kLanes; i += 4) {
+    __m128i part;
+    memcpy(&part, h + i, 8);
+    const __m128 f = _mm_cvtph_ps(part);
+    memcpy(o + i, &f, 16);
+  }
+  return out;
+}
+template <int = 0>  // instantiated only by kernels, compiled for their ISA
+KRT_INLINE inline V<uint16_t> float_to_f16_v(V<float> f) {
+  V<uint16_t> out;
+  const float* x = reinterpret_cast<const float*>(&f);
+  uint16_t* o = reinterpret_cast<uint16_t*>(&out);
+  for (int i = 0; i < kLanes; i += 4) {
+    __m128 part;
+    memcpy(&part, x + i, 16);
+    const __m128i h = _mm_cvtps_ph(part, _MM_FROUND_TO_NEAREST_INT);
+    memcpy(o + i, &h, 8);
+  }
+  return out;
+}
+#define KRT_VECTOR_F16 1
+#endif
+#endif
+
 template <class Lanes, class T, Kind TK, class F, Kind FK, class VF>
 KRT_INLINE inline auto convert(VF v) {
   if constexpr (Lanes::n == 1) {
     return convert1<T, TK, F, FK>(v);
+#if KRT_LANES != 1
+  } else if constexpr (FK == kBF16 && TK == kFloat && sizeof(T) == 4) {
+    return bf16_to_float_v<>(v);
+  } else if constexpr (TK == kBF16 && FK == kFloat && sizeof(F) == 4) {
+    return float_to_bf16_v<>(v);
+#endif
+#ifdef KRT_VECTOR_F16
+  } else if constexpr (FK == kF16 && TK == kFloat && sizeof(T) == 4) {
+    return f16_to_float_v<>(v);
+  } else if constexpr (TK == kF16 && FK == kFloat && sizeof(F) == 4) {
+    return float_to_f16_v<>(v);
+#endif
   } else if constexpr (TK == kFloat && FK == kFloat) {
     return __builtin_convertvector(v, V<T>);
   } else if constexpr (TK == kBool) {
