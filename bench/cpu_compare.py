@@ -19,7 +19,6 @@ the heuristic and the tuned graph timed in alternation.
     KILN_LIBRARY=build/default/lib/libkiln.so PYTHONPATH=python python3 bench/cpu_compare.py
 """
 import argparse
-import math
 import os
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
+from compare_math import geomean, nbytes, rel_diff
 from cpu_timing import config, median_ms, paired_median_ms
 from wide_set import wide_workloads
 
@@ -84,18 +84,6 @@ def workloads(only, which):
     col = randn(8192, 1)
     add("add_bcast_col", lambda x, col: x + col, (x, col), [x])
     return out
-
-
-def rel_diff(got, expected):
-    """Largest |got - expected| over expected's largest magnitude, over every output."""
-    if isinstance(expected, (tuple, list)):
-        return max(rel_diff(g, e) for g, e in zip(got, expected))
-    e = expected.double()
-    return ((got.double() - e).abs().max() / e.abs().max().clamp_min(1e-30)).item()
-
-
-def nbytes(tensors):
-    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 def main():
@@ -170,9 +158,6 @@ def main():
             print(f"| {name} | {eager:.3f} | {inductor:.3f} | {ms:.3f} | {moved / ms / 1e6:.1f} | "
                   f"{copy / ms:.2f} | {inductor / ms:.2f} | {eager / ms:.2f} | {rel:.1e} |" +
                   tuned_cells, flush=True)
-
-    def geomean(v):
-        return math.exp(sum(math.log(x) for x in v) / len(v))
 
     print(f"\ngeomean inductor/kiln {geomean(vs_inductor):.2f}, eager/kiln {geomean(vs_eager):.2f} "
           f"over {len(vs_inductor)} workloads")

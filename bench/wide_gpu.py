@@ -11,25 +11,14 @@ largest magnitude, and whether kiln left any graph to eager. Last, the geometric
     KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python:bench python3 bench/wide_gpu.py --config configs/nvidia.yaml
 """
 import argparse
-import math
 import sys
 import warnings
 
 import torch
 
+from compare_math import geomean, nbytes, rel_diff
 from cuda_timing import median_ms
 from wide_set import wide_workloads
-
-
-def nbytes(tensors):
-    return sum(t.numel() * t.element_size() for t in tensors)
-
-
-def rel_diff(got, expected):
-    if isinstance(expected, (tuple, list)):
-        return max(rel_diff(g, e) for g, e in zip(got, expected))
-    e = expected.double()
-    return ((got.double() - e).abs().max() / e.abs().max().clamp_min(1e-30)).item()
 
 
 def main():
@@ -78,9 +67,6 @@ def main():
                   f"{copy / ms:.2f} | {inductor / ms:.2f} | {eager / ms:.2f} | {rel:.1e} | "
                   f"{left} |", flush=True)
             torch.cuda.empty_cache()
-
-    def geomean(v):
-        return math.exp(sum(math.log(x) for x in v) / len(v))
 
     print(f"\ngeomean inductor/kiln {geomean(vs_inductor):.2f}, eager/kiln {geomean(vs_eager):.2f} "
           f"over {len(vs_inductor)} workloads")

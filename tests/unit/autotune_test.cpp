@@ -51,6 +51,24 @@ class AutotuneTest : public ::testing::Test {
 
   DiskCache cache() const { return DiskCache(dir_.string(), 1 << 20, logging_.get("cache")); }
 
+  // The sine kernel tuned on a timing plugin whose tuning space is `space` (';'-separated
+  // lines), with `o` (exhaustive, one warm-up, `reps` timed launches): the winner.
+  std::string winner_over(const std::string& space, int64_t reps, int64_t budget_ms = 3000) {
+    PluginConfig config = timing_plugin("timing_test", 2000);
+    config.options.push_back({"space", {space}, false});
+    auto plugin = load_plugin(config, kTimingPlugin, logging_);
+    EXPECT_TRUE(plugin) << plugin.error().to_string();
+    if (!plugin) return "";
+    AutotuneOptions o;
+    o.kernels = KernelTuning::Exhaustive;
+    o.warmup = 1;
+    o.reps = reps;
+    o.budget_ms = budget_ms;
+    auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
+    EXPECT_TRUE(configs) << configs.error().to_string();
+    return configs ? configs->at(0) : "";
+  }
+
   static kir::Kernel kernel() {
     const auto parsed = kir::parse(
         "kir/1\nkernel k0_sin pointwise\n  buffer in0 f32 7 in\n  buffer out0 f32 7 out\n"
@@ -108,56 +126,25 @@ TEST_F(AutotuneTest, TheTunerPicksTheFastConfigAndCachesIt) {
 }
 
 TEST_F(AutotuneTest, ACandidateThatComputesSomethingElseIsNeverTheWinner) {
-  PluginConfig config = timing_plugin("timing_test", 2000);
-  config.options.push_back(
-      {"space",
-       {"delay_us=2000;delay_us=500;delay_us=50 wrong=1;delay_us=60 wrong=1 exact=0"},
-       false});
-  auto plugin = load_plugin(config, kTimingPlugin, logging_);
-  ASSERT_TRUE(plugin) << plugin.error().to_string();
-  AutotuneOptions o;
-  o.kernels = KernelTuning::Exhaustive;
-  o.warmup = 1;
-  o.reps = 5;
-  auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
-  ASSERT_TRUE(configs) << configs.error().to_string();
-  EXPECT_EQ(configs->at(0), "delay_us=500");
+  EXPECT_EQ(
+      winner_over("delay_us=2000;delay_us=500;delay_us=50 wrong=1;delay_us=60 wrong=1 exact=0", 5),
+      "delay_us=500");
   EXPECT_THAT(logged_.str(), HasSubstr("wrong  delay_us=50 wrong=1  (out0 differs from the "
                                        "default config's bits)"));
   EXPECT_THAT(logged_.str(), HasSubstr("wrong  delay_us=60 wrong=1  (out0[0] is"));
 }
 
 TEST_F(AutotuneTest, ACandidateWithinNoiseOfTheDefaultDoesNotReplaceIt) {
-  PluginConfig config = timing_plugin("timing_test", 2000);
   // 1% faster on paper: closer than the 3% a winner must gain.
-  config.options.push_back({"space", {"delay_us=4000;delay_us=3960"}, false});
-  auto plugin = load_plugin(config, kTimingPlugin, logging_);
-  ASSERT_TRUE(plugin) << plugin.error().to_string();
-  AutotuneOptions o;
-  o.kernels = KernelTuning::Exhaustive;
-  o.warmup = 1;
-  o.reps = 9;
-  auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
-  ASSERT_TRUE(configs) << configs.error().to_string();
-  EXPECT_EQ(configs->at(0), "delay_us=4000");
+  EXPECT_EQ(winner_over("delay_us=4000;delay_us=3960", 9), "delay_us=4000");
 }
 
 TEST_F(AutotuneTest, CandidatesPastTheBudgetAreNotTimed) {
-  PluginConfig config = timing_plugin("timing_test", 2000);
-  config.options.push_back(
-      {"space", {"delay_us=10000;delay_us=9000;delay_us=1000;delay_us=500;delay_us=100"}, false});
-  auto plugin = load_plugin(config, kTimingPlugin, logging_);
-  ASSERT_TRUE(plugin) << plugin.error().to_string();
-  AutotuneOptions o;
-  o.kernels = KernelTuning::Exhaustive;
-  o.warmup = 1;
-  o.reps = 5;
   // The default takes ~70 ms (a check and 6 timed launches of 10 ms), the next ~63 ms more:
-  // the budget ends after it.
-  o.budget_ms = 100;
-  auto configs = tune_kernels(*plugin, 0, {kernel()}, o, cache(), logging_);
-  ASSERT_TRUE(configs) << configs.error().to_string();
-  EXPECT_EQ(configs->at(0), "delay_us=9000");
+  // a budget of 100 ms ends after it.
+  EXPECT_EQ(
+      winner_over("delay_us=10000;delay_us=9000;delay_us=1000;delay_us=500;delay_us=100", 5, 100),
+      "delay_us=9000");
   EXPECT_THAT(logged_.str(), HasSubstr("(2 timed)"));
   EXPECT_THAT(logged_.str(), HasSubstr("3 more configs past the budget of 100 ms"));
 }
