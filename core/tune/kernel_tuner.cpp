@@ -174,7 +174,6 @@ Result<std::string> tune_kernel(std::shared_ptr<const Plugin> plugin, uint32_t d
                ms.error().message());
       return winner;
     }
-    ++timed;
     if (!wrong.empty()) {  // never a winner, however fast
       table += fmt::format("\n    {:>9}  {}  ({})", "wrong", units[i].config, wrong);
       continue;
@@ -184,6 +183,7 @@ Result<std::string> tune_kernel(std::shared_ptr<const Plugin> plugin, uint32_t d
           fmt::format("\n    {:>9}  {}  ({})", "failed", units[i].config, ms.error().message());
       continue;
     }
+    ++timed;
     table += fmt::format("\n    {:>9.4f}  {}", *ms, units[i].config);
     if (i == 0) {
       default_ms = best = *ms;
