@@ -86,6 +86,16 @@ def workloads(only, which):
     return out
 
 
+def kiln_compiled(fn, args, config):
+    """fn through torch.compile(backend="kiln") with `config`, and its first outputs."""
+    import kiln
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = torch.compile(fn, backend=kiln.torch_backend, options={"config": config})
+        return compiled, compiled(*args)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
@@ -99,7 +109,6 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
-    import kiln
     import kiln.dynamo as kd
 
     cache = tempfile.mkdtemp(prefix="kiln-bench-cpu-")
@@ -127,11 +136,7 @@ def main():
             inductor = median_ms(lambda: inductor_fn(*args), a.runs)
             torch._dynamo.reset()
             kd.stats.reset()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                kiln_fn = torch.compile(fn, backend=kiln.torch_backend,
-                                        options={"config": kiln_config})
-                got = kiln_fn(*args)
+            kiln_fn, got = kiln_compiled(fn, args, kiln_config)
             if kd.stats.eager:
                 print(f"  {name}: ran eagerly: {kd.stats.eager}", file=sys.stderr)
             rel = rel_diff(got, expected)
@@ -141,11 +146,7 @@ def main():
             tuned_cells = ""
             if a.tuned:
                 torch._dynamo.reset()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tuned_fn = torch.compile(fn, backend=kiln.torch_backend,
-                                             options={"config": tuned_config})
-                    tuned_got = tuned_fn(*args)
+                tuned_fn, tuned_got = kiln_compiled(fn, args, tuned_config)
                 rel = max(rel, rel_diff(tuned_got, expected))
                 # The heuristic and the tuned graph in alternation: their ratio is what
                 # tuning gained, free of the machine's drift between two separate timings.
