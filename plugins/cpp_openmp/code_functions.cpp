@@ -70,7 +70,7 @@ std::filesystem::path header_dir(kiln_plugin& plugin, int lanes) {
   if (plugin.header_cache.empty()) return dir;
   std::string why;
   dir = precompiled_header_dir(plugin.header_cache, {plugin.compiler, plugin.all_flags(), {}},
-                               lanes, why);
+                               plugin.compiler_version, lanes, why);
   if (dir.empty())
     plugin.log(KILN_LOG_INFO, "cpu: kernels compile without a precompiled header: " + why);
   else
@@ -267,7 +267,7 @@ kiln_error* extern_call(kiln_plugin* plugin, uint32_t device, const kiln_launch_
 
 std::string compiler_fingerprint(const kiln_plugin& plugin) {
   std::string f = std::string(kCodegenVersion) + "@" + kiln::sdk::plugin_binary_digest() + "; " +
-                  compiler_version(plugin.compiler) + ";";
+                  plugin.compiler_version + ";";
   for (const auto& flag : plugin.all_flags()) f += " " + flag;
   for (const auto& flag : required_flags()) f += " " + flag;
   f += "; threads=" + std::to_string(plugin.threads);

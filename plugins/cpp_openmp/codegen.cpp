@@ -27,15 +27,6 @@ std::string buffer_params(const kir::Kernel& k) {
   return s;
 }
 
-bool strided_inner_load(const kir::Kernel& k, const std::string& inner) {
-  for (const auto& op : k.body) {
-    if (op.kind != OpKind::Load) continue;
-    const auto c = coefficient(op.index, inner);
-    if (c && *c != 0 && *c != 1 && *c != -1) return true;
-  }
-  return false;
-}
-
 std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   std::vector<const kir::Op*> ops;
   for (const auto& op : k.body) ops.push_back(&op);
@@ -59,7 +50,7 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   // A load that walks memory with a stride along the inner dim (a transpose) touches a new
   // cache line and page per lane: walk rows x cols in tiles instead, so a tile's lines and
   // pages are reused across its rows.
-  const bool tiled = chunks == 1 && n >= 2 && k.ranges[n - 2] > 1 && strided_inner_load(k, inner);
+  const bool tiled = chunks == 1 && reads_transposed(k);
   const std::string row = n >= 2 ? "x" + std::to_string(n - 2) : "";
   if (tiled) {
     const int64_t rows = k.ranges[n - 2], rest = product(k.ranges, 0, n - 2);

@@ -76,14 +76,7 @@ std::optional<std::string> power_of_two_division(const kir::Kernel& k, const kir
   if (is_float_math(operand) || operand == DType::Bool) return std::nullopt;
   const kir::Op* divisor = k.op(op.args[1]);
   if (!divisor || divisor->kind != kir::OpKind::Const) return std::nullopt;
-  int64_t d = 0;
-  try {
-    size_t used = 0;
-    d = std::stoll(divisor->literal, &used);
-    if (used != divisor->literal.size()) return std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const int64_t d = kir_support::integer_literal(divisor->literal);
   if (d <= 1 || (d & (d - 1)) != 0) return std::nullopt;
   int s = 0;
   while ((int64_t{1} << s) != d) ++s;
@@ -269,6 +262,18 @@ std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var) {
     default:
       return std::nullopt;
   }
+}
+
+bool reads_transposed(const kir::Kernel& k) {
+  const size_t n = k.ranges.size();
+  if (k.kind != "pointwise" || n < 2 || k.ranges[n - 2] <= 1) return false;
+  const std::string inner = "x" + std::to_string(n - 1);
+  for (const auto& op : k.body) {
+    if (op.kind != kir::OpKind::Load) continue;
+    const auto c = coefficient(op.index, inner);
+    if (c && *c != 0 && *c != 1 && *c != -1) return true;
+  }
+  return false;
 }
 
 bool mentions_indirect(const kir::Expr& e) {

@@ -26,6 +26,10 @@ std::string expr_c(const kir::Expr& e, const ExprContext& ctx);
 
 // Coefficient of `var` if `e` is linear in it (0 when absent); nullopt when not linear.
 std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var);
+
+// Whether a pointwise kernel of two or more dims (several rows) reads an operand across
+// memory along its innermost dim (a transpose): such kernels walk rows x columns in tiles.
+bool reads_transposed(const kir::Kernel& k);
 bool mentions_indirect(const kir::Expr& e);
 
 // One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops

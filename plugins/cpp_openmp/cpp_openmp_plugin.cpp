@@ -131,6 +131,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     else if (header_cache != "off")
       plugin->header_cache = header_cache;
     try {
+      plugin->compiler_version = kiln::cpu::compiler_version(plugin->compiler);
       plugin->fingerprint = kiln::cpu::compiler_fingerprint(*plugin);
     } catch (const std::exception& e) {
       throw Failure(KILN_STATUS_NOT_FOUND, e.what());

@@ -15,6 +15,7 @@
 struct kiln_plugin {
   kiln::sdk::HostLog log;
   std::string compiler;
+  std::string compiler_version;      // the first line of `compiler --version`
   std::vector<std::string> flags;    // from the config
   std::vector<std::string> shipped;  // headers and libraries found beside the plugin
   uint32_t threads = 0;

@@ -46,9 +46,9 @@ std::vector<std::string> header_command(const CompilerConfig& config, int lanes,
 
 // Everything the precompiled form depends on; GCC checks its own binary and flags again
 // when it reads the file, so a mismatch slows a compile down but never changes its result.
-std::string entry_key(const CompilerConfig& config, int lanes) {
-  std::string material = compiler_version(config.compiler) + "\n" +
-                         joined(header_command(config, lanes, "")) + "\n" + kiln_cpu_runtime_text;
+std::string entry_key(const CompilerConfig& config, const std::string& version, int lanes) {
+  std::string material =
+      version + "\n" + joined(header_command(config, lanes, "")) + "\n" + kiln_cpu_runtime_text;
   return hex64(XXH3_64bits(material.data(), material.size()));
 }
 
@@ -117,15 +117,15 @@ void evict_old_entries(const fs::path& root) {
 
 }  // namespace
 
-fs::path precompiled_header_dir(const fs::path& root, const CompilerConfig& config, int lanes,
-                                std::string& why) {
+fs::path precompiled_header_dir(const fs::path& root, const CompilerConfig& config,
+                                const std::string& compiler_version, int lanes, std::string& why) {
   try {
     if (root.empty()) {
       why = "no directory for precompiled headers (neither XDG_CACHE_HOME nor HOME is set)";
       return {};
     }
     if (!private_directory(root, why)) return {};
-    const fs::path entry = root / entry_key(config, lanes);
+    const fs::path entry = root / entry_key(config, compiler_version, lanes);
     std::error_code ec;
     if (fs::exists(entry, ec) && !entry_intact(entry)) {
       // Damaged or half-removed: never handed to the compiler; made again below.

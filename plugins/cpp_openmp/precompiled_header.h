@@ -11,11 +11,13 @@
 namespace kiln::cpu {
 
 // The directory to search first for kiln_cpu_runtime.h when compiling kernels for `config`
-// whose source defines KRT_LANES as `lanes`: it holds the header and its precompiled form,
-// made under `root` on first use and checked against its checksum on every later one. An
-// empty path and `why` when none can be used; kernels then compile from the header text.
+// (whose compiler reports `compiler_version`) whose source defines KRT_LANES as `lanes`: it holds
+// the header and its precompiled form, made under `root` on first use and checked against its
+// checksum on every later one. An empty path and `why` when none can be used; kernels then compile
+// from the header text.
 std::filesystem::path precompiled_header_dir(const std::filesystem::path& root,
-                                             const CompilerConfig& config, int lanes,
+                                             const CompilerConfig& config,
+                                             const std::string& compiler_version, int lanes,
                                              std::string& why);
 
 // $XDG_CACHE_HOME/kiln/cpp_openmp-headers, else $HOME/.cache/kiln/cpp_openmp-headers; empty

@@ -28,19 +28,6 @@ int64_t parse_int(const std::string& key, const std::string& text, int64_t lo, i
   return v;
 }
 
-// A kernel's loads walk memory with a stride along the innermost dim (a transpose).
-bool transposed_read(const kir::Kernel& k) {
-  if (k.kind != "pointwise" || k.ranges.size() < 2 || k.ranges[k.ranges.size() - 2] <= 1)
-    return false;
-  const std::string inner = "x" + std::to_string(k.ranges.size() - 1);
-  for (const auto& op : k.body) {
-    if (op.kind != kir::OpKind::Load) continue;
-    const auto c = coefficient(op.index, inner);
-    if (c && *c != 0 && *c != 1 && *c != -1) return true;
-  }
-  return false;
-}
-
 bool column_form(const kir::Kernel& k, const CodegenOptions& o) {
   if (k.kind != "reduction" || o.vector_width <= 1) return false;
   try {
@@ -51,10 +38,8 @@ bool column_form(const kir::Kernel& k, const CodegenOptions& o) {
 }
 
 int64_t elements(const kir::Kernel& k) {
-  int64_t n = 1;
-  for (int64_t r : k.ranges) n *= std::max<int64_t>(r, 1);
-  for (int64_t r : k.reduction_ranges) n *= std::max<int64_t>(r, 1);
-  return n;
+  return product(k.ranges, 0, k.ranges.size()) *
+         product(k.reduction_ranges, 0, k.reduction_ranges.size());
 }
 
 struct Knob {
@@ -126,7 +111,7 @@ std::string tuning_space_text(const kir::Kernel& k, const CodegenOptions& base,
     if (w <= std::max(native_f32_lanes, 4)) widths.push_back(w);
   if (base.vector_width > 1)
     knob(false, widths, [](CodegenOptions& c, int w) { c.vector_width = w; });
-  if (transposed_read(k)) {
+  if (reads_transposed(k)) {
     const std::vector<std::pair<int64_t, int64_t>> tiles = {
         {16, 64}, {64, 64}, {32, 128}, {16, 256}, {8, 64}};
     knob(true, tiles, [](CodegenOptions& c, std::pair<int64_t, int64_t> t) {
