@@ -47,6 +47,8 @@ def cases(only):
         add(f"max_pool3x3s2_{tag}", lambda x: F.max_pool2d(x, 3, 2, 1), xp)
         add(f"avg_pool_global_{tag}", lambda x: F.adaptive_avg_pool2d(x, 1), randn(16, 512, 7, 7))
         add(f"cumsum_4096x4096_{tag}", lambda x: torch.cumsum(x, 1), randn(4096, 4096))
+        add(f"cumsum_dim0_4096x4096_{tag}", lambda x: torch.cumsum(x, 0), randn(4096, 4096))
+        add(f"cumprod_64x32768_{tag}", lambda x: torch.cumprod(x, 1), 1 + randn(64, 32768) / 1e3)
         add(f"topk50_8x50257_{tag}", lambda x: torch.topk(x, 50, 1)[0], randn(8, 50257))
         # An embedding gradient (GPT-2 small, 4096 tokens): scatter-add rows into the table.
         ids = torch.randint(0, 50257, (4096,), device=dev)

@@ -48,6 +48,7 @@ kir::OpKind to_kir(LoopOpKind k) {
   return static_cast<kir::OpKind>(static_cast<int>(k));
 }
 static_assert(static_cast<int>(LoopOpKind::Scatter) == static_cast<int>(kir::OpKind::Scatter));
+static_assert(static_cast<int>(LoopOpKind::Scan) == static_cast<int>(kir::OpKind::Scan));
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // _embedding_bag as kernels. A position's bag is its row of a 2-D `indices`, or, for 1-D
 // indices, the count of bag starts (offsets after the first) at or before it: each start
-// marks its position (KIR scatter), and a prefix sum of the marks (prefix_sum.h) numbers the
+// marks its position (KIR scatter), and a prefix sum of the marks (scan_lowering.h) numbers the
 // bags. Rows are then summed (per_sample_weights scaling), averaged or maxed into their bag
 // with KIR scatter; padding_idx rows count for nothing. For max, a second pass finds the
 // first position whose row reaches the maximum (max_indices, as the reference: ties go to
@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "core/lower/deterministic_scatter_sum.h"
-#include "core/lower/prefix_sum.h"
+#include "core/lower/scan_lowering.h"
 
 namespace kiln {
 namespace {
@@ -74,13 +74,13 @@ void number_bags(NodeLowering& n, Bags& bags) {
     n.emit(std::move(kb).finish());
   }
   bags.buffer = n.temp_buffer("bag", DType::I64, total);
-  blocked_prefix_sum(
-      n, {total}, 0, DType::I64,
-      [&](KernelBuilder& kb, const std::vector<Expr>& at, int mask) {
-        return kb.load(marks, DType::I64, at[0], mask);
+  scan(
+      n, "sum", {total}, 0, DType::I64,
+      [&](KernelBuilder& kb, const std::vector<Expr>& at) {
+        return kb.load(marks, DType::I64, at[0]);
       },
-      [&](KernelBuilder& kb, int sum) {
-        kb.store(bags.buffer, kb.x(0), sum);
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int sum) {
+        kb.store(bags.buffer, at[0], sum);
         n.emit(std::move(kb).finish());
       });
 }

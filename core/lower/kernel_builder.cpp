@@ -94,6 +94,11 @@ int KernelBuilder::reduce(const std::string& kind, DType dtype, int value) {
   return add(make_loop_op(LoopOpKind::Reduce, dtype, {value}, kind));
 }
 
+int KernelBuilder::scan(const std::string& kind, DType dtype, int value) {
+  kernel_.kind = LoopKernelKind::Reduction;
+  return add(make_loop_op(LoopOpKind::Scan, dtype, {value}, kind));
+}
+
 int KernelBuilder::extract(int welford, int component) {
   LoopOp op = make_loop_op(LoopOpKind::Extract, dtype(welford), {welford});
   op.number = component;

@@ -29,6 +29,8 @@ class KernelBuilder {
   int where(int cond, int a, int b);
   int math(const std::string& fn, DType dtype, std::vector<int> args);
   int reduce(const std::string& kind, DType dtype, int value);
+  // The running `kind` (kScanKinds) of `value` along the reduction, this element included.
+  int scan(const std::string& kind, DType dtype, int value);
   int extract(int welford, int component);
   // value wrapped like Python indices (-size..size-1), checked: out of range is an error at run
   // time.

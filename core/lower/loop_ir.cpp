@@ -48,6 +48,11 @@ bool scatters(const LoopKernel& k) {
                      [](const LoopOp& op) { return op.kind == LoopOpKind::Scatter; });
 }
 
+bool scans(const LoopKernel& k) {
+  return std::any_of(k.body.begin(), k.body.end(),
+                     [](const LoopOp& op) { return op.kind == LoopOpKind::Scan; });
+}
+
 std::vector<int> kernel_reads(const LoopKernel& k) {
   std::vector<int> reads;
   for (int b : k.extern_inputs) add_once(reads, b);

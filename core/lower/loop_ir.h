@@ -14,8 +14,11 @@
 
 namespace kiln {
 
-// Scatter (last, as in KIR): a write at a data-dependent address into a buffer that already
+// Scatter (as in KIR): a write at a data-dependent address into a buffer that already
 // holds values, combined by `name` (store, sum, prod, max, min); the buffer is read and written.
+// Scan (last, as in KIR): in a reduction kernel, the running `name` (kScanKinds) of its operand
+// over the reduction dims in row-major order, up to and including this element; a kernel with
+// a scan has no reduce.
 enum class LoopOpKind {
   Load,
   Store,
@@ -27,12 +30,15 @@ enum class LoopOpKind {
   Extract,
   CheckIndex,
   Math,
-  Scatter
+  Scatter,
+  Scan
 };
 
 // Reduction kinds; welford yields (mean, m2, count), read with Extract 0, 1, 2.
 inline constexpr const char* kReduceKinds[] = {"sum",    "max",    "min",     "prod",
                                                "argmax", "argmin", "welford", "any"};
+
+inline constexpr const char* kScanKinds[] = {"sum", "prod", "max", "min"};
 
 struct LoopOp {
   LoopOpKind kind = LoopOpKind::Math;
@@ -100,6 +106,9 @@ inline bool defines_value(const LoopOp& op) {
 // Whether kernel `k` scatters: it must run alone, after its buffer's earlier writers and
 // before its readers, with no other body merged into its loop.
 bool scatters(const LoopKernel& k);
+// Whether kernel `k` scans: its iterations along the reduction depend on the ones before, so
+// nothing merges into it.
+bool scans(const LoopKernel& k);
 
 // What the simplifier may assume inside `k`: each loop variable within its range, and each
 // checked index value (tN of a check_index) within its dim.

@@ -58,6 +58,8 @@ std::string print_op(const LoopOp& op) {
       return fmt::format("{}where {} {}", def, dt, ids(op.args, "%"));
     case LoopOpKind::Reduce:
       return fmt::format("{}reduce {} {} {}", def, op.name, dt, ids(op.args, "%"));
+    case LoopOpKind::Scan:
+      return fmt::format("{}scan {} {} {}", def, op.name, dt, ids(op.args, "%"));
     case LoopOpKind::Extract:
       return fmt::format("{}extract {} {} {}", def, dt, ids(op.args, "%"), op.number);
     case LoopOpKind::CheckIndex:

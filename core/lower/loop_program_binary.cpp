@@ -70,7 +70,7 @@ void write_op(ByteWriter& out, const LoopOp& op) {
 
 LoopOp read_op(ByteReader& in) {
   LoopOp op;
-  op.kind = in.enumerator(LoopOpKind::Scatter);
+  op.kind = in.enumerator(LoopOpKind::Scan);
   op.id = in.i32();
   op.dtype = read_dtype(in);
   op.name = in.string();

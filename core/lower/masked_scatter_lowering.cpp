@@ -1,7 +1,7 @@
 // masked_scatter: the k-th place the mask selects (row-major over self) takes source's k-th
-// element. k is the selected places' prefix count (prefix_sum.h) less one; a source with fewer
+// element. k is the selected places' prefix count (scan_lowering.h) less one; a source with fewer
 // elements than the mask selects fails the index check, as the reference reports.
-#include "core/lower/prefix_sum.h"
+#include "core/lower/scan_lowering.h"
 
 namespace kiln {
 namespace {
@@ -32,22 +32,22 @@ bool lower_masked_scatter(NodeLowering& n) {
   const Access& source = n.operand(2);
   if (out.numel() == 0 || source.type.numel() == 0) return false;
   const Access o = n.realize_output(0);
-  const auto selected = [&](KernelBuilder& kb, const Expr& linear, int m) {
-    return n.load(kb, mask, broadcast_from(unravel(linear, out.sizes), mask.type.sizes), m);
+  const auto selected = [&](KernelBuilder& kb, const Expr& linear) {
+    return n.load(kb, mask, broadcast_from(unravel(linear, out.sizes), mask.type.sizes));
   };
-  blocked_prefix_sum(
-      n, {out.numel()}, 0, DType::I64,
-      [&](KernelBuilder& kb, const std::vector<Expr>& at, int m) {
-        return kb.cast(selected(kb, at[0], m), DType::I64);
+  scan(
+      n, "sum", {out.numel()}, 0, DType::I64,
+      [&](KernelBuilder& kb, const std::vector<Expr>& at) {
+        return kb.cast(selected(kb, at[0]), DType::I64);
       },
-      [&](KernelBuilder& kb, int count) {
-        const int chosen = selected(kb, kb.x(0), -1);
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int count) {
+        const int chosen = selected(kb, at[0]);
         const int k = kb.math("sub", DType::I64, {count, kb.constant(DType::I64, 1)});
         const int place =
             kb.check_index(kb.where(chosen, k, kb.constant(DType::I64, 0)), source.type.numel());
         const int from_source = n.load(kb, source, unravel(kb.indirect(place), source.type.sizes));
-        const int from_self = n.load(kb, n.operand(0), unravel(kb.x(0), out.sizes));
-        kb.store(o.buffer, kb.x(0), kb.cast(kb.where(chosen, from_source, from_self), out.dtype));
+        const int from_self = n.load(kb, n.operand(0), unravel(at[0], out.sizes));
+        kb.store(o.buffer, at[0], kb.cast(kb.where(chosen, from_source, from_self), out.dtype));
         n.emit(std::move(kb).finish());
       });
   return true;

@@ -1,12 +1,10 @@
-// cumsum, sort and topk without a scan or sort primitive in KIR, from Reduction kernels:
-//  - cumsum as a blocked prefix sum (prefix_sum.h), O(n * sqrt(n)) per line.
+// cumsum, cumprod, sort and topk from Reduction kernels (KIR has no sort primitive):
+//  - cumsum and cumprod as a scan along the dim (scan_lowering.h).
 //  - sort and topk by rank: an element's place is the count of elements that sort before it
 //    (scan_sort_order.h: NaN last ascending, first descending, ties by index), O(n^2) per
 //    line; each output place then finds the element of that rank (the first index whose
 //    rank matches) and reads it.
-#include <cmath>
-
-#include "core/lower/prefix_sum.h"
+#include "core/lower/scan_lowering.h"
 #include "core/lower/window_index.h"
 
 namespace kiln {
@@ -20,61 +18,39 @@ std::vector<Expr> with_dim(std::vector<Expr> vars, size_t dim, const Expr& at) {
 
 }  // namespace
 
-void blocked_prefix_sum(NodeLowering& n, const Shape& sizes, size_t dim, DType acc,
-                        const PrefixElement& element, const PrefixFinish& finish) {
-  const int64_t len = sizes[dim];
-  const auto block = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(len))));
-  const int64_t blocks = (len + block - 1) / block;
-  Shape per_block = sizes;
-  per_block[dim] = blocks;
-  const int sums = n.temp_buffer("block_sums", acc, shape_numel(per_block));
-  const int before = n.temp_buffer("block_prefix", acc, shape_numel(per_block));
-  const auto at_dim = [&](KernelBuilder& kb, const Expr& at, int mask) {
-    return kb.cast(element(kb, with_dim(kb.pointwise_vars(), dim, at), mask), acc);
-  };
-  {  // each block's sum
-    KernelBuilder kb = n.kernel(per_block, {block});
-    const Expr at = kb.x(dim) * Expr::constant(block) + kb.r(0);
-    const int inside = between(kb, at, 0, Expr::constant(len));
-    const int v = at_dim(kb, clamp_index(at, 0, len - 1), inside);
-    kb.store(sums, contiguous_index(per_block, kb.pointwise_vars()), kb.reduce("sum", acc, v));
-    n.emit(std::move(kb).finish());
-  }
-  {  // the sum of the blocks before each block
-    KernelBuilder kb = n.kernel(per_block, {blocks});
-    const int earlier = kb.math("lt", DType::Bool, {kb.index(kb.r(0)), kb.index(kb.x(dim))});
-    const int v = kb.load(
-        sums, acc,
-        kb.simplify_index(contiguous_index(per_block, with_dim(kb.pointwise_vars(), dim, kb.r(0)))),
-        earlier);
-    kb.store(before, contiguous_index(per_block, kb.pointwise_vars()), kb.reduce("sum", acc, v));
-    n.emit(std::move(kb).finish());
-  }
-  KernelBuilder kb = n.kernel(sizes, {block});
-  const Expr first = floordiv(kb.x(dim), Expr::constant(block)) * Expr::constant(block);
-  const Expr at = first + kb.r(0);
-  const int upto = kb.math("le", DType::Bool, {kb.index(at), kb.index(kb.x(dim))});
-  const int partial = kb.reduce("sum", acc, at_dim(kb, clamp_index(at, 0, len - 1), upto));
-  const int prefix = kb.load(before, acc,
-                             kb.simplify_index(contiguous_index(
-                                 per_block, with_dim(kb.pointwise_vars(), dim,
-                                                     floordiv(kb.x(dim), Expr::constant(block))))));
-  finish(kb, kb.math("add", acc, {prefix, partial}));
+void scan(NodeLowering& n, const std::string& kind, const Shape& sizes, size_t dim, DType acc,
+          const ScanElement& element, const ScanFinish& finish) {
+  Shape rows = sizes;
+  rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(dim));
+  if (rows.empty()) rows = {1};
+  KernelBuilder kb = n.kernel(rows, {sizes[dim]});
+  std::vector<Expr> at;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) at.push_back(kb.x(i));
+  at.insert(at.begin() + static_cast<std::ptrdiff_t>(dim), kb.r(0));
+  const int so_far = kb.scan(kind, acc, kb.cast(element(kb, at), acc));
+  finish(kb, at, so_far);
 }
 
 namespace {
 
-bool cumsum(NodeLowering& n) {
-  const TensorType& out = n.out_type(0);
-  if (out.numel() == 0 || out.rank() == 0) return false;
-  const auto dim = static_cast<size_t>(*normalize_dim(n.args().get_int(1), out.rank()));
-  blocked_prefix_sum(
-      n, out.sizes, dim, compute_dtype(out.dtype),
-      [&](KernelBuilder& kb, const std::vector<Expr>& at, int mask) {
-        return kb.cast(n.load(kb, n.operand(0), at, mask), out.dtype);
-      },
-      [&](KernelBuilder& kb, int sum) { n.store_output(kb, sum); });
-  return true;
+// cumsum/cumprod: a scan along the dim in the output's compute dtype.
+LowerFn scan_along(const char* kind) {
+  return [kind](NodeLowering& n) {
+    const TensorType& out = n.out_type(0);
+    if (out.numel() == 0 || out.rank() == 0) return false;
+    const auto dim = static_cast<size_t>(*normalize_dim(n.args().get_int(1), out.rank()));
+    const Access o = n.realize_output(0);
+    scan(
+        n, kind, out.sizes, dim, compute_dtype(out.dtype),
+        [&](KernelBuilder& kb, const std::vector<Expr>& at) {
+          return kb.cast(n.load(kb, n.operand(0), at), out.dtype);
+        },
+        [&](KernelBuilder& kb, const std::vector<Expr>& at, int so_far) {
+          kb.store(o.buffer, contiguous_index(out.sizes, at), kb.cast(so_far, out.dtype));
+          n.emit(std::move(kb).finish());
+        });
+    return true;
+  };
 }
 
 // Whether element b (reduction side) sorts before element a (this row's element).
@@ -139,7 +115,8 @@ LowerFn sort_like(int dim_arg, int descending_arg, bool is_topk) {
 }  // namespace
 
 std::map<std::string, LowerFn> scan_sort_lowerings() {
-  return {{"aten.cumsum.default", cumsum},
+  return {{"aten.cumsum.default", scan_along("sum")},
+          {"aten.cumprod.default", scan_along("prod")},
           {"aten.sort.default", sort_like(1, 2, false)},
           {"aten.topk.default", sort_like(2, 3, true)}};
 }

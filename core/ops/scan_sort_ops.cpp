@@ -1,4 +1,4 @@
-// cumsum, sort and topk along one dim: shape and dtype inference and references that walk
+// cumsum, cumprod, sort and topk along one dim: shape and dtype inference and references that walk
 // each line (the elements along the dim for one position of the other dims).
 #include <algorithm>
 #include <numeric>
@@ -33,33 +33,33 @@ Lines lines_of(const Shape& sizes, int64_t dim, const std::string& op) {
   return l;
 }
 
-// cumsum(self, dim, *, dtype=None): integers and bools sum as int64 unless dtype says.
-OpRow cumsum_row() {
-  return {"aten.cumsum.default",
-          [](const InferContext& c) {
+// cumsum/cumprod(self, dim, *, dtype=None): integers and bools combine as int64 unless dtype
+// says; int64 wraps on overflow, as PyTorch's does.
+OpRow scan_row(const std::string& name, bool product) {
+  return {"aten." + name + ".default",
+          [name](const InferContext& c) {
             const TensorType x = c.type(0);
-            lines_of(x.sizes, c.get_int(1), "cumsum");
+            lines_of(x.sizes, c.get_int(1), name);
             const DType out = c.opt_dtype(2).value_or(is_floating(x.dtype) ? x.dtype : DType::I64);
             return one(out, x.sizes);
           },
-          [](const RefContext& c) {
+          [name, product](const RefContext& c) {
             const HostTensor x = c.tensor(0).to(c.out_types[0].dtype);
-            const Lines l = lines_of(x.sizes(), c.get_int(1), "cumsum");
+            const Lines l = lines_of(x.sizes(), c.get_int(1), name);
             HostTensor out = c.output(0);
             const bool exact = !is_floating(out.dtype());
             for (int64_t line = 0; line < l.count; ++line) {
-              double sum = 0;
-              int64_t isum = 0;
+              double so_far = product ? 1 : 0;
+              uint64_t iso_far = product ? 1 : 0;
               for (int64_t k = 0; k < l.length; ++k) {
                 const int64_t at = l.base(line) + k * l.stride;
                 if (exact) {
-                  // int64 wraps on overflow, as PyTorch's sum does.
-                  isum = static_cast<int64_t>(static_cast<uint64_t>(isum) +
-                                              static_cast<uint64_t>(x.get_int(at)));
-                  out.set_int(at, isum);
+                  const auto v = static_cast<uint64_t>(x.get_int(at));
+                  iso_far = product ? iso_far * v : iso_far + v;
+                  out.set_int(at, static_cast<int64_t>(iso_far));
                 } else {
-                  sum += x.get(at);
-                  out.set(at, sum);
+                  so_far = product ? so_far * x.get(at) : so_far + x.get(at);
+                  out.set(at, so_far);
                 }
               }
             }
@@ -132,7 +132,7 @@ OpRow topk_row() {
 }  // namespace
 
 std::vector<OpRow> scan_sort_ops() {
-  return {cumsum_row(), sort_row(), topk_row()};
+  return {scan_row("cumsum", false), scan_row("cumprod", true), sort_row(), topk_row()};
 }
 
 }  // namespace kiln

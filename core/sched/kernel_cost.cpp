@@ -23,6 +23,8 @@ double op_flops(const LoopOp& op) {
       return calls.contains(op.name) ? 10.0 : 1.0;
     case LoopOpKind::Reduce:
       return op.name == "welford" ? 4.0 : 1.0;
+    case LoopOpKind::Scan:
+      return 1.0;
     case LoopOpKind::Where:
       return 1.0;
     default:

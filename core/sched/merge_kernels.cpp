@@ -134,6 +134,8 @@ MergeOutcome merge_kernels(const LoopKernel& first, const LoopKernel& second,
     return failure(FusionCategory::Realized, "a library call");
   if (scatters(first) || scatters(second))
     return failure(FusionCategory::Realized, "scatters: other iterations read what it writes");
+  if (scans(first) || scans(second))
+    return failure(FusionCategory::Realized, "scans: each element needs the ones before it");
   const auto ops = static_cast<int64_t>(first.body.size() + second.body.size());
   if (ops > options.max_ops) {
     return failure(FusionCategory::TooLarge,

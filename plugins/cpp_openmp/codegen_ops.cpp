@@ -415,6 +415,9 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
     case kir::OpKind::Reduce:
       return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
              ", rlin);";
+    case kir::OpKind::Scan:  // a scalar walk in order: the accumulator so far is the value
+      return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
+             ", rlin); " + decl + "a" + std::to_string(op.id) + ".result();";
     case kir::OpKind::Extract:
       break;
   }

@@ -64,6 +64,9 @@ std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
   std::string s;
   for (const kir::Op* r : pass.reduces)
     s += indent + accumulator_type(k, *r, vec) + " a" + id(r) + ";\n";
+  for (const kir::Op* op : pass.ops)
+    if (op->kind == OpKind::Scan)
+      s += indent + accumulator_type(k, *op, false) + " a" + id(op) + ";\n";
   s += indent + "auto " + body + " = [&](auto lanes, int64_t ro, int64_t " + inner +
        ") __attribute__((always_inline)) {\n";
   s += indent + "  using L = decltype(lanes);\n" + indent + "  (void)ro;\n" + prologue;

@@ -390,8 +390,74 @@ class KernelEmitter {
     branch_if(first, "row_store", "row_stored", [&] { e.emit(op, s); });
   }
 
+  // A scan kernel (one pass, no reduces): a row per thread walks its elements in order; a
+  // row per warp walks it a warp's width at a time, scans each step across the lanes and
+  // carries the step's last value into the next. Lanes past the row's end compute the last
+  // element again (their loads stay in bounds), add the identity and store nothing.
+  void scan_rows(ValueEmitter& e, const kir_support::RowPlan& plan) {
+    const int64_t rows = product(k_.ranges), n = product(k_.reduction_ranges);
+    const unsigned warp = t_.warp_width();
+    const unsigned per_row = row_threads(k_, c_, warp);
+    Value* tid = t_.thread_id(b_);
+    lane_ = per_row == 1 ? size(0) : i64(b_.CreateURem(tid, b_.getInt32(warp)));
+    Value* lane32 = b_.CreateURem(tid, b_.getInt32(warp));
+    Value* slot = i64(b_.CreateUDiv(tid, b_.getInt32(per_row)));
+    const unsigned block_rows = rows_per_block(k_, c_, warp);
+    Value* first = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), size(block_rows)), slot);
+    Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(block_rows));
+    const kir_support::RowPass& pass = plan.passes.at(0);
+    counted_loop(e, first, size(rows), row_step, "row", [&](Value* row) {
+      Scope rs;
+      unflatten(b_, k_.ranges, "x", row, rs);
+      for (const kir::Op* op : plan.stages[0]) row_op(e, *op, rs, {}, {});
+      std::map<int, ReduceState> kinds;
+      std::map<int, llvm::AllocaInst*> carry;
+      for (const kir::Op* op : pass.ops) {
+        if (op->kind != kir::OpKind::Scan) continue;
+        const kir::DType operand = e.dtype_of(op->args.at(0));
+        const ReduceState& st =
+            kinds.emplace(op->id, ReduceState(b_, op->name, operand, e.register_type(operand)))
+                .first->second;
+        carry[op->id] = e.slot(st.types()[0], "carry");
+        b_.CreateStore(st.identity()[0], carry[op->id]);
+      }
+      const int64_t steps = (n + per_row - 1) / per_row;
+      counted_loop(e, size(0), size(steps), size(1), "step", [&](Value* step) {
+        Value* at = per_row == 1 ? step : b_.CreateAdd(b_.CreateMul(step, size(per_row)), lane_);
+        Value* valid = per_row == 1 ? nullptr : b_.CreateICmpULT(at, size(n));
+        Scope s = rs;
+        unflatten(b_, k_.reduction_ranges, "r",
+                  valid ? b_.CreateSelect(valid, at, size(n - 1)) : at, s);
+        for (const kir::Op* op : pass.ops) {
+          if (op->kind == kir::OpKind::Store && valid) {
+            branch_if(valid, "scan_store", "scan_stored", [&] { e.emit(*op, s); });
+          } else if (op->kind != kir::OpKind::Scan) {
+            e.emit(*op, s);
+          } else {
+            const ReduceState& st = kinds.at(op->id);
+            Value* x = s.values.at(op->args.at(0));
+            std::vector<Value*> so_far = {b_.CreateLoad(st.types()[0], carry.at(op->id))};
+            if (valid) {
+              x = b_.CreateSelect(valid, x, st.identity()[0]);
+              so_far = st.combine(so_far, warp_scan(b_, t_, st, {x}, lane32));
+              b_.CreateStore(warp_broadcast(b_, t_, so_far, warp - 1)[0], carry.at(op->id));
+            } else {
+              so_far = st.accumulate(so_far, x, b_.CreateZExt(at, b_.getInt64Ty()));
+              b_.CreateStore(so_far[0], carry.at(op->id));
+            }
+            Value* v = st.result(so_far);
+            s.values[op->id] = kir::is_float(op->dtype)
+                                   ? v
+                                   : b_.CreateIntCast(v, e.register_type(op->dtype), true);
+          }
+        }
+      });
+    });
+  }
+
   void reduction(ValueEmitter& e) {
     const kir_support::RowPlan plan = kir_support::plan_rows(k_, 0);
+    if (plan.passes.size() == 1 && plan.passes[0].in_order) return scan_rows(e, plan);
     const int64_t rows = product(k_.ranges), n = product(k_.reduction_ranges);
     size_t fields = 1;
     for (const auto& pass : plan.passes)
@@ -411,7 +477,7 @@ class KernelEmitter {
     // A row per thread (very short rows), per warp (short rows) or per block: `lane` is this
     // thread's place in its row.
     const unsigned per_row = columns ? c_.block_size / warp : row_threads(k_, c_, warp);
-    const unsigned rows_per_block = columns ? warp : c_.block_size / per_row;
+    const unsigned block_rows = rows_per_block(k_, c_, warp);
     Value* tid = t_.thread_id(b_);
     Value* lane = i64(columns ? b_.CreateUDiv(tid, b_.getInt32(warp))
                               : b_.CreateURem(tid, b_.getInt32(per_row)));
@@ -420,8 +486,8 @@ class KernelEmitter {
     lane_ = lane;
     const bool all_runs = all_passes_run(plan);
     const int64_t per_thread = persistent_elements(plan, per_row, all_runs);
-    Value* first_group = b_.CreateMul(i64(t_.block_id(b_)), size(rows_per_block));
-    Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(rows_per_block));
+    Value* first_group = b_.CreateMul(i64(t_.block_id(b_)), size(block_rows));
+    Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(block_rows));
     auto row_body = [&](Value* row) {
       Scope rs;
       unflatten(b_, k_.ranges, "x", row, rs);

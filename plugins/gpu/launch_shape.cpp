@@ -6,17 +6,12 @@
 #include "plugins/kir_support/kir_expr.h"
 
 namespace kiln::gpu {
+namespace {
 
-unsigned row_threads(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
-  int64_t row = 1;
-  for (int64_t r : k.reduction_ranges) row *= r;
-  if (row <= c.thread_row_limit) return 1;
-  return row <= c.warp_row_limit ? warp_width : c.block_size;
-}
-
-bool column_rows(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
-  if (k.kind != "reduction" || k.ranges.empty() || k.reduction_ranges.empty()) return false;
-  if (row_threads(k, c, warp_width) <= 1) return false;
+// Whether some load walks the rows across memory: unit stride along the innermost output dim,
+// and no load reads a row contiguously.
+bool reads_across_rows(const kir::Kernel& k) {
+  if (k.ranges.empty() || k.reduction_ranges.empty()) return false;
   const std::string x = "x" + std::to_string(k.ranges.size() - 1);
   const std::string r = "r" + std::to_string(k.reduction_ranges.size() - 1);
   bool across = false;
@@ -30,6 +25,38 @@ bool column_rows(const kir::Kernel& k, const TuningConfig& c, unsigned warp_widt
     if (along_r != 0 && along_x == 1) across = true;
   }
   return across;
+}
+
+}  // namespace
+
+bool scans(const kir::Kernel& k) {
+  return std::any_of(k.body.begin(), k.body.end(),
+                     [](const kir::Op& op) { return op.kind == kir::OpKind::Scan; });
+}
+
+unsigned row_threads(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
+  int64_t row = 1;
+  for (int64_t r : k.reduction_ranges) row *= r;
+  if (row <= c.thread_row_limit) return 1;
+  // A scan walks its row in order: a thread per row when rows lie across memory (a warp's
+  // neighbouring rows make each step one coalesced access), else a warp per row, a warp's
+  // width of elements per step.
+  if (scans(k)) return reads_across_rows(k) ? 1 : warp_width;
+  return row <= c.warp_row_limit ? warp_width : c.block_size;
+}
+
+unsigned rows_per_block(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
+  if (column_rows(k, c, warp_width)) return warp_width;
+  const unsigned per_row = row_threads(k, c, warp_width);
+  // A scan's row per thread is a long serial walk: small blocks spread few rows over more
+  // multiprocessors.
+  if (scans(k) && per_row == 1) return std::min(c.block_size, 2 * warp_width);
+  return c.block_size / per_row;
+}
+
+bool column_rows(const kir::Kernel& k, const TuningConfig& c, unsigned warp_width) {
+  if (k.kind != "reduction" || scans(k)) return false;
+  return row_threads(k, c, warp_width) > 1 && reads_across_rows(k);
 }
 
 std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& c) {
@@ -64,10 +91,12 @@ LaunchShape launch_shape(const kir::Kernel& k, const TuningConfig& c, unsigned w
   int64_t points = 1;
   for (int64_t r : k.ranges) points *= r;
   LaunchShape s;
-  s.block = c.block_size;
-  const int64_t rows_per_block =
-      column_rows(k, c, warp_width) ? warp_width : c.block_size / row_threads(k, c, warp_width);
-  const int64_t blocks = k.kind == "reduction" ? (points + rows_per_block - 1) / rows_per_block
+  const bool reduction = k.kind == "reduction";
+  const int64_t rows = reduction ? rows_per_block(k, c, warp_width) : 0;
+  s.block = reduction && !column_rows(k, c, warp_width)
+                ? static_cast<unsigned>(rows) * row_threads(k, c, warp_width)
+                : c.block_size;
+  const int64_t blocks = reduction                    ? (points + rows - 1) / rows
                          : !tiled_loads(k, c).empty() ? tile_count(k, warp_width)
                                                       : (points + c.block_size - 1) / c.block_size;
   s.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, c.max_blocks));

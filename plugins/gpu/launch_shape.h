@@ -16,7 +16,11 @@ struct LaunchShape {
   unsigned grid = 0;
 };
 
-// Threads that share one row of a reduction kernel: one, a warp, or the whole block.
+// Whether a reduction kernel scans (its rows walked in order).
+bool scans(const kir::Kernel& k);
+
+// Threads that share one row of a reduction kernel: one, a warp, or the whole block (scans:
+// one or a warp).
 unsigned row_threads(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
 
 // Whether a reduction's rows lie across memory (a load that varies along the innermost
@@ -26,6 +30,10 @@ unsigned row_threads(const kir::Kernel& k, const TuningConfig& config, unsigned 
 // each of the warp's loads is one coalesced access) and the block's warps on parts of those
 // rows, combined through shared memory (column mode).
 bool column_rows(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
+
+// Rows a block of a reduction kernel holds (its threads: rows x row_threads, or the config's
+// block size in column mode).
+unsigned rows_per_block(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
 
 // Pointwise loads to stage through (warp x warp) shared-memory tiles: unmasked, linear in the
 // kernel's dims, stepping by 1 along the second-to-last dim and by more along the last (the

@@ -149,8 +149,9 @@ Value* from_bits(llvm::IRBuilder<>& b, Value* v, llvm::Type* t) {
   return b.CreateBitCast(b.CreateTrunc(v, b.getIntNTy(t->getPrimitiveSizeInBits())), t);
 }
 
-// The field of lane (this xor mask), through 32-bit shuffles.
-Value* shuffle_field(llvm::IRBuilder<>& b, const GpuTarget& t, Value* v, unsigned mask) {
+// A field moved between lanes through 32-bit shuffles: `shuffle` moves one i32 word.
+template <class Shuffle>
+Value* shuffle_field(llvm::IRBuilder<>& b, Value* v, Shuffle shuffle) {
   llvm::Type* type = v->getType();
   const unsigned width =
       type->isIntegerTy() ? type->getIntegerBitWidth() : type->getPrimitiveSizeInBits();
@@ -159,13 +160,13 @@ Value* shuffle_field(llvm::IRBuilder<>& b, const GpuTarget& t, Value* v, unsigne
     Value* word = type->isIntegerTy()
                       ? b.CreateZExtOrTrunc(v, b.getInt32Ty())
                       : b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(width)), b.getInt32Ty());
-    Value* got = t.shuffle_xor(b, word, mask);
+    Value* got = shuffle(word);
     return type->isIntegerTy() ? b.CreateTrunc(got, type)
                                : b.CreateBitCast(b.CreateTrunc(got, b.getIntNTy(width)), type);
   }
   Value* bits = to_bits(b, v);
-  Value* lo = t.shuffle_xor(b, b.CreateTrunc(bits, b.getInt32Ty()), mask);
-  Value* hi = t.shuffle_xor(b, b.CreateTrunc(b.CreateLShr(bits, 32), b.getInt32Ty()), mask);
+  Value* lo = shuffle(b.CreateTrunc(bits, b.getInt32Ty()));
+  Value* hi = shuffle(b.CreateTrunc(b.CreateLShr(bits, 32), b.getInt32Ty()));
   Value* joined = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()),
                              b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
   return from_bits(b, joined, v->getType());
@@ -175,7 +176,8 @@ std::vector<Value*> warp_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const 
                                 std::vector<Value*> s) {
   for (unsigned mask = t.warp_width() / 2; mask > 0; mask /= 2) {
     std::vector<Value*> other;
-    for (Value* f : s) other.push_back(shuffle_field(b, t, f, mask));
+    for (Value* f : s)
+      other.push_back(shuffle_field(b, f, [&](Value* w) { return t.shuffle_xor(b, w, mask); }));
     s = r.combine(s, other);
   }
   return s;
@@ -241,6 +243,27 @@ std::vector<Value*> column_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, cons
     acc = p == 0 ? part : r.combine(acc, part);
   }
   return acc;
+}
+
+std::vector<Value*> warp_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                              std::vector<Value*> state, Value* lane) {
+  for (unsigned delta = 1; delta < t.warp_width(); delta *= 2) {
+    std::vector<Value*> earlier;
+    for (Value* f : state)
+      earlier.push_back(shuffle_field(b, f, [&](Value* w) { return t.shuffle_up(b, w, delta); }));
+    const std::vector<Value*> combined = r.combine(earlier, state);
+    Value* has_earlier = b.CreateICmpUGE(lane, b.getInt32(delta));
+    for (size_t f = 0; f < state.size(); ++f)
+      state[f] = b.CreateSelect(has_earlier, combined[f], state[f]);
+  }
+  return state;
+}
+
+std::vector<Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
+                                   std::vector<Value*> state, unsigned from) {
+  for (Value*& f : state)
+    f = shuffle_field(b, f, [&](Value* w) { return t.shuffle_from(b, w, from); });
+  return state;
 }
 
 }  // namespace kiln::gpu

@@ -45,6 +45,13 @@ std::vector<llvm::Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t,
                                        llvm::Value* scratch, llvm::Type* scratch_type,
                                        unsigned warps);
 
+// Inclusive scan across a warp in lane order: lane i gets lanes 0..i combined (`lane`: i32).
+std::vector<llvm::Value*> warp_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                                    std::vector<llvm::Value*> state, llvm::Value* lane);
+// Lane `from`'s state in every lane.
+std::vector<llvm::Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
+                                         std::vector<llvm::Value*> state, unsigned from);
+
 // Column mode (launch_shape.h: column_rows): thread t holds part t / warp of row t % warp, a
 // row's `parts` parts lie a warp apart; each thread gets its row's parts combined in order.
 // `scratch` is a shared-memory array of at least fields * `block` i64 words.

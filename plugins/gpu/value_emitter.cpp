@@ -538,7 +538,8 @@ void ValueEmitter::emit(const kir::Op& op, Scope& s) {
       break;
     case kir::OpKind::Reduce:
     case kir::OpKind::Extract:
-      throw std::runtime_error("reduce and extract belong to the reduction skeleton");
+    case kir::OpKind::Scan:
+      throw std::runtime_error("reduce, extract and scan belong to the reduction skeleton");
   }
   s.values[op.id] = v;
 }

@@ -46,6 +46,7 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
   std::set<int> per_element;  // values that vary along the reduction
   std::map<int, const kir::Op*> def;
   int passes = 1;
+  bool scanned = false;
   struct Placed {
     const kir::Op* op;
     int level;
@@ -68,6 +69,8 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
       continue;
     }
     if (op.kind == OpKind::Extract) element = false;
+    scanned = scanned || op.kind == OpKind::Scan;
+    element = element || op.kind == OpKind::Scan;
     if (element) passes = std::max(passes, lv + 1);
     placed.push_back({&op, lv, element});
     if (op.kind == OpKind::Store) continue;
@@ -75,6 +78,7 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
     def[op.id] = &op;
     if (element) per_element.insert(op.id);
   }
+  if (scanned && passes > 1) throw std::runtime_error("a kernel that scans has no reduce");
   // Per-element values worth keeping between passes: their computation calls a library
   // function and an op of a later level reads them.
   std::set<int> cached;
@@ -107,6 +111,10 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
       continue;
     }
     RowPass& pass = plan.passes[static_cast<size_t>(p.level)];
+    if (p.op->kind == OpKind::Scan) {
+      pass.in_order = true;
+      pass.vectorized = false;
+    }
     if (p.op->kind == OpKind::Reduce) {
       pass.reduces.push_back(p.op);
       static const std::set<std::string> lanewise = {"sum", "prod", "max", "min", "any", "welford"};

@@ -7,7 +7,8 @@
 //
 // An op that varies along the reduction runs inside the pass of its level and is recomputed
 // there from the row's elements when a later pass needs it; every other op runs once per row
-// in the stage of its level.
+// in the stage of its level. A scan is a per-element value of the pass that computes it; a
+// kernel that scans has no reduce, so it is one pass, walked in order.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,8 @@ struct RowPass {
   std::set<int> cache_writes;           // per-element values this pass keeps for later passes
   std::set<int> cache_reads;            // ... and those it reads back instead of recomputing
   bool vectorized = true;               // every reduce here combines lane by lane
+  // A scan runs here: the row's elements are visited one at a time, in order, by one thread.
+  bool in_order = false;
 };
 
 struct RowPlan {

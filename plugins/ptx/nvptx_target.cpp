@@ -32,6 +32,17 @@ llvm::Value* NvptxTarget::shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, unsi
                            {b.getInt32(0xffffffffu), v, b.getInt32(mask), b.getInt32(0x1f)});
 }
 
+// PTX shfl's last operand: 0x1f clamps idx/bfly sources to the warp; 0 is up's lower bound.
+llvm::Value* NvptxTarget::shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v, unsigned delta) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
+                           {b.getInt32(0xffffffffu), v, b.getInt32(delta), b.getInt32(0)});
+}
+
+llvm::Value* NvptxTarget::shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v, unsigned from) const {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                           {b.getInt32(0xffffffffu), v, b.getInt32(from), b.getInt32(0x1f)});
+}
+
 llvm::FunctionCallee NvptxTarget::math(llvm::Module& m, const std::string& fn,
                                        llvm::Type* t) const {
   static const std::set<std::string> known = {

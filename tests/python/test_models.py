@@ -102,6 +102,7 @@ class Models(unittest.TestCase):
 
         def f(x, ints):
             return (torch.cumsum(x, 1), torch.cumsum(x, 0), torch.cumsum(ints, 1),
+                    torch.cumprod(x, 1), torch.cumprod(ints, 0),
                     *torch.sort(x, 1), *torch.sort(x, 0, descending=True),
                     *torch.topk(x, 5, 1), *torch.topk(x, 2, 0, largest=False))
 

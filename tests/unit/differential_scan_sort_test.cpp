@@ -1,6 +1,6 @@
-// cumsum, sort and topk compiled from Reduction kernels against the reference: every dim,
-// float and integer dtypes (bool sums), dtype=, lines longer than one block, ties, NaN in
-// both sort orders, k from 0 to the whole line, strided inputs, and a fused consumer.
+// cumsum, cumprod, sort and topk compiled from Reduction kernels against the reference: every
+// dim, float and integer dtypes (bool sums), dtype=, lines longer than a warp's step, ties, NaN
+// in both sort orders, k from 0 to the whole line, strided inputs, and a fused consumer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +17,9 @@ TEST_P(CompiledScanSort, CumsumIsKernels) {
   GraphBuilder b = builder();
   const ValueRef x = input(b, "x", TensorType::contiguous(d, {3, 37, 5}));
   const ValueRef xt = input(b, "xt", TensorType{d, {4, 6}, {1, 4}});
+  // 300 = nine full steps of a warp and a partial one (a row read contiguously).
+  const ValueRef longer = input(b, "long", TensorType{d, {300, 2}, {1, 300}});
+  output_of(b, "long_dim0", "aten.cumsum.default", {longer, int64_t{0}});
   output_of(b, "dim1", "aten.cumsum.default", {x, int64_t{1}});
   output_of(b, "dim0", "aten.cumsum.default", {x, int64_t{0}});
   output_of(b, "last", "aten.cumsum.default", {x, int64_t{-1}});
@@ -26,6 +29,23 @@ TEST_P(CompiledScanSort, CumsumIsKernels) {
   output_of(b, "then_mul", "aten.mul.Tensor", {b.op("aten.cumsum.default", {xt, int64_t{0}}), xt});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u) << "cumsum runs as kernels";
+}
+
+TEST_P(CompiledScanSort, CumprodIsKernels) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  // Near one, so that 37 factors neither overflow nor vanish in half precision; integers
+  // from 1 to 3 wrap int64 along the 70-long lines.
+  const Range near_one = is_floating(d) ? Range{0.8, 1.25} : Range{1, 3};
+  const ValueRef x = input(b, "x", TensorType::contiguous(d, {3, 37, 5}), near_one);
+  const ValueRef xt = input(b, "xt", TensorType{d, {70, 3}, {1, 70}}, near_one);
+  output_of(b, "dim1", "aten.cumprod.default", {x, int64_t{1}});
+  output_of(b, "last", "aten.cumprod.default", {x, int64_t{-1}});
+  output_of(b, "strided_dim0", "aten.cumprod.default", {xt, int64_t{0}});
+  output_of(b, "as_f64", "aten.cumprod.default", {x, int64_t{0}}, {{"dtype", DType::F64}});
+  output_of(b, "then_add", "aten.add.Tensor", {b.op("aten.cumprod.default", {x, int64_t{2}}), x});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u) << "cumprod runs as kernels";
 }
 
 TEST_P(CompiledScanSort, SortAndTopkAreKernels) {

@@ -15,7 +15,7 @@
 namespace kiln::test {
 namespace {
 
-// Every op kind, a masked load, a reduction with Welford extracts, an extern with attrs.
+// Every op kind, a masked load, a reduction with Welford extracts, a scan, an extern with attrs.
 const char* const kAllForms = R"(kir/1
 kernel k0 pointwise
   buffer in0 f32 35 in
@@ -49,6 +49,15 @@ kernel k1 reduction
   store out0[x0] %2
   store out1[x0] %6
 end
+kernel k3 reduction
+  buffer in0 f32 12 in
+  buffer out0 f32 12 out
+  ranges 3
+  reduce 4
+  %0 = load f32 in0[x0 * 4 + r0]
+  %1 = scan prod f32 %0
+  store out0[x0 * 4 + r0] %1
+end
 kernel k2 extern mm
   buffer in0 f32 12 in
   buffer in1 f32 20 in
@@ -62,9 +71,11 @@ end
 TEST(KirText, EveryFormRoundTrips) {
   const kir::ParseResult parsed = kir::parse(kAllForms);
   ASSERT_TRUE(parsed.ok()) << parsed.error;
-  ASSERT_EQ(parsed.kernels.size(), 3u);
+  ASSERT_EQ(parsed.kernels.size(), 4u);
   EXPECT_EQ(parsed.kernels[1].reduction_ranges, std::vector<int64_t>{143});
-  EXPECT_EQ(parsed.kernels[2].extern_name, "mm");
+  EXPECT_EQ(parsed.kernels[2].body[1].kind, kir::OpKind::Scan);
+  EXPECT_EQ(parsed.kernels[2].body[1].name, "prod");
+  EXPECT_EQ(parsed.kernels[3].extern_name, "mm");
   EXPECT_EQ(parsed.kernels[0].body[4].other, "-inf");
   const std::string printed = kir::print(parsed.kernels);
   const kir::ParseResult again = kir::parse(printed);
@@ -142,6 +153,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{"kir/1\nkernel k0 pointwise\n  attr m x\nend\n",
                 "line 3: expected 'attr NAME INTEGER'"},
         BadText{"kir/1\nkernel k0 pointwise\nend extra\n", "line 3: unexpected text after 'end'"},
+        BadText{"kir/1\nkernel k0 pointwise\n  ranges 4\n  %0 = const f32 1\n"
+                "  %1 = scan sum f32 %0\nend\n",
+                "line 6: kernel k0: only reduction kernels scan"},
+        BadText{"kir/1\nkernel k0 reduction\n  ranges 4\n  reduce 2\n  %0 = const f32 1\n"
+                "  %1 = scan mean f32 %0\nend\n",
+                "line 7: kernel k0: unknown scan kind 'mean'"},
+        BadText{"kir/1\nkernel k0 reduction\n  ranges 4\n  reduce 2\n  %0 = const f32 1\n"
+                "  %1 = scan sum f32 %0\n  %2 = reduce sum f32 %1\nend\n",
+                "line 8: kernel k0: a kernel that scans has no reduce"},
+        BadText{"kir/1\nkernel k0 reduction\n  ranges 4\n  reduce 2\n  %0 = scan f32 %0\nend\n",
+                "line 5: bad dtype '%0'"},
         BadText{"kir/1\nkernel k0 pointwise\n  ranges 99999999999999999999\nend\n",
                 "line 3: unexpected text at the end of the line"}));
 

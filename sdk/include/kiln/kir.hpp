@@ -17,13 +17,16 @@
 // Loop variables are x0.. (pointwise dims, outermost first) and r0.. (reduction dims). An
 // index may also name `t<N>`, the int64 value of op %N (an indirect, checked index).
 // Ops: load, store, const, index, cast, where, reduce <kind>, extract <k>, check_index
-// <size>, scatter <combine>, and math by name with %operands. `scatter` writes into an
+// <size>, scatter <combine>, scan <kind>, and math by name with %operands. `scatter` writes into an
 // inout buffer that already holds values, at an address that may repeat across iterations:
 // `store` (any one writer wins), `sum`, `prod`, `max` or `min` (atomic read-modify-write;
 // max/min propagate NaN); only pointwise kernels scatter. A reduce produces one value per pointwise
 // point (row); ops that use it and vary along the reduced dims run per element again, so a body may
 // nest reductions (softmax: a sum over exp(x - max)) and store per element; see docs/kir.md
-// ("levels"). Every masked load carries an explicit `other`.
+// ("levels"). `scan` (sum, prod, max, min) is the running combination of its operand over the
+// reduction dims in row-major order, up to and including this element; ops and stores that use
+// it run per element in the same walk, in order. A kernel with a scan is a reduction kernel
+// without reduces. Every masked load carries an explicit `other`.
 #ifndef KILN_KIR_HPP
 #define KILN_KIR_HPP
 
@@ -92,7 +95,7 @@ struct Expr {
   bool is_atom() const { return kind == Const || kind == Var || kind == Min || kind == Max; }
 };
 
-// Append-only: a kind's number never changes (Scatter came after kir/1's first ten).
+// Append-only: a kind's number never changes (Scatter and Scan came after kir/1's first ten).
 enum class OpKind {
   Load,
   Store,
@@ -104,11 +107,14 @@ enum class OpKind {
   Extract,
   CheckIndex,
   Math,
-  Scatter
+  Scatter,
+  Scan
 };
 
 // How a scatter combines its value with what the buffer holds.
 inline constexpr const char* kScatterCombines[] = {"store", "sum", "prod", "max", "min"};
+// What a scan combines along the row.
+inline constexpr const char* kScanKinds[] = {"sum", "prod", "max", "min"};
 
 struct Op {
   OpKind kind = OpKind::Math;
@@ -230,6 +236,8 @@ inline std::string print_op(const Op& op) {
       return def + "where " + dt + " " + detail::join_ops(op.args);
     case OpKind::Reduce:
       return def + "reduce " + op.name + " " + dt + " " + detail::join_ops(op.args);
+    case OpKind::Scan:
+      return def + "scan " + op.name + " " + dt + " " + detail::join_ops(op.args);
     case OpKind::Extract:
       return def + "extract " + dt + " " + detail::join_ops(op.args) + " " +
              std::to_string(op.number);
@@ -463,7 +471,8 @@ inline bool parse_body_op(Cursor& c, Op& op, std::string& why) {
   if (!c.ref(op.id) || !c.eat("=")) return (why = "expected '%N =', 'store' or 'scatter'"), false;
   std::string opname, dt;
   if (!c.word(opname)) return (why = "expected an op name"), false;
-  if (opname == "reduce" && !c.word(op.name)) return (why = "reduce needs a kind"), false;
+  if ((opname == "reduce" || opname == "scan") && !c.word(op.name))
+    return (why = opname + " needs a kind"), false;
   if (!c.word(dt) || !parse_dtype(dt, op.dtype)) return (why = "bad dtype '" + dt + "'"), false;
   if (opname == "load") {
     op.kind = OpKind::Load;
@@ -494,6 +503,8 @@ inline bool parse_body_op(Cursor& c, Op& op, std::string& why) {
     arity = 3;
   } else if (opname == "reduce") {
     op.kind = OpKind::Reduce;
+  } else if (opname == "scan") {
+    op.kind = OpKind::Scan;
   } else {
     op.kind = OpKind::Math;
     op.name = opname;
@@ -520,7 +531,16 @@ inline bool check_kernel(const Kernel& k, std::string& why) {
       if (!self(o, self)) return false;
     return true;
   };
+  bool has_reduce = false, has_scan = false;
   for (const Op& op : k.body) {
+    has_reduce = has_reduce || op.kind == OpKind::Reduce;
+    has_scan = has_scan || op.kind == OpKind::Scan;
+    if (op.kind == OpKind::Scan) {
+      bool kind_ok = false;
+      for (const char* s : kScanKinds) kind_ok = kind_ok || op.name == s;
+      if (!kind_ok) return (why = "unknown scan kind '" + op.name + "'"), false;
+      if (k.kind != "reduction") return (why = "only reduction kernels scan"), false;
+    }
     for (int a : op.args)
       if (!known(a))
         return (why = "%" + std::to_string(a) + " is used before it is defined"), false;
@@ -543,6 +563,7 @@ inline bool check_kernel(const Kernel& k, std::string& why) {
       defined.push_back(op.id);
     }
   }
+  if (has_reduce && has_scan) return (why = "a kernel that scans has no reduce"), false;
   return true;
 }
 
