@@ -79,8 +79,8 @@ void number_bags(NodeLowering& n, Bags& bags) {
       [&](KernelBuilder& kb, const std::vector<Expr>& at) {
         return kb.load(marks, DType::I64, at[0]);
       },
-      [&](KernelBuilder& kb, const std::vector<Expr>& at, int sum) {
-        kb.store(bags.buffer, at[0], sum);
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int sum, int mask) {
+        kb.store(bags.buffer, at[0], sum, mask);
         n.emit(std::move(kb).finish());
       });
 }

@@ -18,19 +18,6 @@ std::vector<Expr> with_dim(std::vector<Expr> vars, size_t dim, const Expr& at) {
 
 }  // namespace
 
-void scan(NodeLowering& n, const std::string& kind, const Shape& sizes, size_t dim, DType acc,
-          const ScanElement& element, const ScanFinish& finish) {
-  Shape rows = sizes;
-  rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(dim));
-  if (rows.empty()) rows = {1};
-  KernelBuilder kb = n.kernel(rows, {sizes[dim]});
-  std::vector<Expr> at;
-  for (size_t i = 0; i + 1 < sizes.size(); ++i) at.push_back(kb.x(i));
-  at.insert(at.begin() + static_cast<std::ptrdiff_t>(dim), kb.r(0));
-  const int so_far = kb.scan(kind, acc, kb.cast(element(kb, at), acc));
-  finish(kb, at, so_far);
-}
-
 namespace {
 
 // cumsum/cumprod: a scan along the dim in the output's compute dtype.
@@ -45,8 +32,8 @@ LowerFn scan_along(const char* kind) {
         [&](KernelBuilder& kb, const std::vector<Expr>& at) {
           return kb.cast(n.load(kb, n.operand(0), at), out.dtype);
         },
-        [&](KernelBuilder& kb, const std::vector<Expr>& at, int so_far) {
-          kb.store(o.buffer, contiguous_index(out.sizes, at), kb.cast(so_far, out.dtype));
+        [&](KernelBuilder& kb, const std::vector<Expr>& at, int so_far, int mask) {
+          kb.store(o.buffer, contiguous_index(out.sizes, at), kb.cast(so_far, out.dtype), mask);
           n.emit(std::move(kb).finish());
         });
     return true;

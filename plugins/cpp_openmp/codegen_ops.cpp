@@ -353,7 +353,11 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       const std::string bt = c_type(buf->dtype);
       if (dtype_of(k, op.args.at(0)) != buf->dtype)
         throw std::runtime_error("store into " + op.name + " of a value of another dtype");
-      if (op.mask >= 0) throw std::runtime_error("masked stores are not supported yet");
+      if (op.mask >= 0) {
+        return "krt::scatter_masked<L, " + bt + ">(" + op.name + ", " + v(op.mask) + ", " +
+               v(op.args[0]) + ", [&](int i) { (void)i; return " + expr_c(op.index, lane_ctx) +
+               "; });";
+      }
       const auto stride =
           ctx.inner.empty() ? std::optional<int64_t>(0) : coefficient(op.index, ctx.inner);
       if (stride && *stride != 0 && !mentions_indirect(op.index)) {

@@ -255,12 +255,23 @@ void ValueEmitter::store(const kir::Op& op, Scope& s) {
     throw std::runtime_error("store into unknown buffer " + op.name);
   if (dtype_of(op.args.at(0)) != kb->dtype)
     throw std::runtime_error("store into " + op.name + " of a value of another dtype");
-  if (op.mask >= 0) throw std::runtime_error("masked stores are not supported yet");
+  llvm::BasicBlock* done = nullptr;
+  if (op.mask >= 0) {  // the address is computed, and the store made, only where the mask holds
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
+    auto* on = llvm::BasicBlock::Create(m_.getContext(), "masked_store", f);
+    done = llvm::BasicBlock::Create(m_.getContext(), "masked_stored", f);
+    b_.CreateCondBr(s.values.at(op.mask), on, done);
+    b_.SetInsertPoint(on);
+  }
   Value* v = s.values.at(op.args.at(0));
   if (kb->dtype == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
   llvm::Type* st = storage_type(kb->dtype);
   b_.CreateAlignedStore(v, address(op, s, st, buf->second),
                         llvm::Align(alignment(op, s, kb->dtype)));
+  if (done) {
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
 }
 
 Value* ValueEmitter::call(const std::string& fn, std::vector<Value*> args, llvm::Type* t) {

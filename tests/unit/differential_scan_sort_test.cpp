@@ -27,6 +27,11 @@ TEST_P(CompiledScanSort, CumsumIsKernels) {
   output_of(b, "as_f64", "aten.cumsum.default", {x, int64_t{1}}, {{"dtype", DType::F64}});
   output_of(b, "bools", "aten.cumsum.default", {b.op("aten.gt.Scalar", {x, 0.0}), int64_t{1}});
   output_of(b, "then_mul", "aten.mul.Tensor", {b.op("aten.cumsum.default", {xt, int64_t{0}}), xt});
+  // Few long lines scan in segments of 1024: 9000 = 8 full segments and a partial one.
+  const ValueRef few_long = input(b, "few_long", TensorType::contiguous(d, {2, 9000}));
+  output_of(b, "segments", "aten.cumsum.default", {few_long, int64_t{1}});
+  output_of(b, "segments_dim0", "aten.cumsum.default",
+            {b.op("aten.permute.default", {few_long, std::vector<int64_t>{1, 0}}), int64_t{0}});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u) << "cumsum runs as kernels";
 }
@@ -44,6 +49,9 @@ TEST_P(CompiledScanSort, CumprodIsKernels) {
   output_of(b, "strided_dim0", "aten.cumprod.default", {xt, int64_t{0}});
   output_of(b, "as_f64", "aten.cumprod.default", {x, int64_t{0}}, {{"dtype", DType::F64}});
   output_of(b, "then_add", "aten.add.Tensor", {b.op("aten.cumprod.default", {x, int64_t{2}}), x});
+  const ValueRef one_long = input(b, "one_long", TensorType::contiguous(d, {8500}),
+                                  is_floating(d) ? Range{0.999, 1.001} : Range{1, 1});
+  output_of(b, "segments", "aten.cumprod.default", {one_long, int64_t{0}});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u) << "cumprod runs as kernels";
 }

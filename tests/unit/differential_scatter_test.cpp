@@ -65,6 +65,12 @@ TEST_P(CompiledScatter, CombinesAreKernels) {
   output_of(b, "masked_scatter_row", "aten.masked_scatter.default", {self_t, mask_row, src});
   output_of(b, "masked_scatter", "aten.masked_scatter.default",
             {self, mask, input(b, "source_t", TensorType{d, {6, 7}, {1, 6}}, values)});
+  // 9000 places: their positions are counted by a scan in segments (scan_lowering.h), the
+  // last one partial.
+  output_of(b, "masked_scatter_long", "aten.masked_scatter.default",
+            {input(b, "long_self", c({90, 100}), values),
+             input(b, "long_mask", TensorType::contiguous(DType::Bool, {90, 100})),
+             input(b, "long_source", c({9000}), values)});
   // A reader fused after the scatter.
   output_of(b, "scatter_add_then_mul", "aten.mul.Tensor",
             {b.op("aten.scatter_add.default", {self, int64_t{0}, rows, src}), self_t});

@@ -263,6 +263,17 @@ KRT_INLINE inline void scatter(T* p, V_ v, F address) {
   }
 }
 
+// Lanes whose mask is off store nothing (their addresses are not computed).
+template <class Lanes, class T, class M, class V_, class F>
+KRT_INLINE inline void scatter_masked(T* p, M mask, V_ v, F address) {
+  if constexpr (Lanes::n == 1) {
+    if (mask) p[address(0)] = v;
+  } else {
+    for (int i = 0; i < Lanes::n; ++i)
+      if (mask[i]) p[address(i)] = static_cast<T>(v[i]);
+  }
+}
+
 // ---- conversions -----------------------------------------------------------------------
 
 // f16 and bf16 travel as their bits (uint16_t); math always happens in f32 or f64. The f16
