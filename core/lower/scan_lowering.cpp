@@ -81,8 +81,8 @@ void segmented_scan(NodeLowering& n, const std::string& kind, const Shape& sizes
   const int not_first =
       kb.math("ge", DType::Bool, {kb.index(kb.x(seg_var)), kb.constant(DType::I64, 1)});
   const Expr previous = clamp_index(kb.x(seg_var) + Expr::constant(-1), 0, segments - 1);
-  const int before = kb.where(not_first, kb.load(upto, acc, segment_at(kb, previous)),
-                              identity(kb, kind, acc));
+  const int before =
+      kb.where(not_first, kb.load(upto, acc, segment_at(kb, previous)), identity(kb, kind, acc));
   const Expr pos = kb.x(seg_var) * Expr::constant(kSegment) + kb.r(0);
   finish(kb, coordinates(kb, rank, dim, clamp_index(pos, 0, len - 1)),
          kb.math(kind == "prod" ? "mul" : "add", acc, {before, so_far}), inside);
