@@ -421,38 +421,72 @@ class KernelEmitter {
         carry[op->id] = e.slot(st.types()[0], "carry");
         b_.CreateStore(st.identity()[0], carry[op->id]);
       }
-      const int64_t steps = (n + per_row - 1) / per_row;
+      // A warp's lanes take runs of kVector contiguous elements when the row splits into
+      // them (a run is then wholly inside the row or wholly past it).
+      const int64_t width = per_row > 1 && row_runs(pass) ? kVector : 1;
+      const int64_t step_elements = per_row * width;
+      const int64_t steps = (n + step_elements - 1) / step_elements;
+      const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
       counted_loop(e, size(0), size(steps), size(1), "step", [&](Value* step) {
-        Value* at = per_row == 1 ? step : b_.CreateAdd(b_.CreateMul(step, size(per_row)), lane_);
+        Value* at = per_row == 1 ? step
+                                 : b_.CreateAdd(b_.CreateMul(step, size(step_elements)),
+                                                b_.CreateMul(lane_, size(width)));
         Value* valid = per_row == 1 ? nullptr : b_.CreateICmpULT(at, size(n));
-        Scope s = rs;
+        Scope first = rs;
         unflatten(b_, k_.reduction_ranges, "r",
-                  valid ? b_.CreateSelect(valid, at, size(n - 1)) : at, s);
+                  valid ? b_.CreateSelect(valid, at, size(n - width)) : at, first);
+        std::vector<Scope> lanes = width > 1 ? run_lanes(first, last) : std::vector<Scope>{first};
         for (const kir::Op* op : pass.ops) {
           if (op->kind == kir::OpKind::Store && valid) {
-            branch_if(valid, "scan_store", "scan_stored", [&] { e.emit(*op, s); });
+            branch_if(valid, "scan_store", "scan_stored", [&] {
+              for (Scope& s : lanes) e.emit(*op, s);
+            });
           } else if (op->kind != kir::OpKind::Scan) {
-            e.emit(*op, s);
+            for (Scope& s : lanes) e.emit(*op, s);
           } else {
-            const ReduceState& st = kinds.at(op->id);
-            Value* x = s.values.at(op->args.at(0));
-            std::vector<Value*> so_far = {b_.CreateLoad(st.types()[0], carry.at(op->id))};
-            if (valid) {
-              x = b_.CreateSelect(valid, x, st.identity()[0]);
-              so_far = st.combine(so_far, warp_scan(b_, t_, st, {x}, lane32));
-              b_.CreateStore(warp_broadcast(b_, t_, so_far, warp - 1)[0], carry.at(op->id));
-            } else {
-              so_far = st.accumulate(so_far, x, b_.CreateZExt(at, b_.getInt64Ty()));
-              b_.CreateStore(so_far[0], carry.at(op->id));
-            }
-            Value* v = st.result(so_far);
-            s.values[op->id] = kir::is_float(op->dtype)
-                                   ? v
-                                   : b_.CreateIntCast(v, e.register_type(op->dtype), true);
+            scan_step(e, *op, kinds.at(op->id), carry.at(op->id), lanes, valid, lane32, at);
           }
         }
       });
     });
+  }
+
+  // One step of scan `op` over `lanes` (a thread's elements of this step, in order):
+  // sequentially for a row of its own thread; else each lane's run in order, the runs'
+  // totals scanned across the warp, each element given the carry and the runs before its
+  // own, and the step's total carried on. Steps past the row (`valid` off) add the identity.
+  void scan_step(ValueEmitter& e, const kir::Op& op, const ReduceState& st,
+                 llvm::AllocaInst* carry, std::vector<Scope>& lanes, Value* valid, Value* lane32,
+                 Value* at) {
+    Value* carried = b_.CreateLoad(st.types()[0], carry);
+    std::vector<Value*> so_far;
+    if (!valid) {
+      so_far.push_back(
+          st.accumulate({carried}, lanes[0].values.at(op.args.at(0)),
+                        b_.CreateZExt(at, b_.getInt64Ty()))[0]);
+      b_.CreateStore(so_far[0], carry);
+    } else {
+      std::vector<Value*> run;  // this lane's run scanned in order
+      for (Scope& s : lanes) {
+        Value* x = b_.CreateSelect(valid, s.values.at(op.args.at(0)), st.identity()[0]);
+        run.push_back(run.empty() ? x : st.combine({run.back()}, {x})[0]);
+      }
+      const std::vector<Value*> upto = warp_scan(b_, t_, st, {run.back()}, lane32);
+      if (run.size() == 1) {
+        so_far.push_back(st.combine({carried}, upto)[0]);
+      } else {
+        const std::vector<Value*> before =
+            st.combine({carried}, warp_exclusive(b_, t_, st, upto, lane32));
+        for (Value* r : run) so_far.push_back(st.combine(before, {r})[0]);
+      }
+      b_.CreateStore(warp_broadcast(b_, t_, st.combine({carried}, upto), t_.warp_width() - 1)[0],
+                     carry);
+    }
+    for (size_t j = 0; j < lanes.size(); ++j) {
+      Value* v = st.result({so_far[j]});
+      lanes[j].values[op.id] =
+          kir::is_float(op.dtype) ? v : b_.CreateIntCast(v, e.register_type(op.dtype), true);
+    }
   }
 
   void reduction(ValueEmitter& e) {

@@ -259,6 +259,19 @@ std::vector<Value*> warp_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const Re
   return state;
 }
 
+std::vector<Value*> warp_exclusive(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                                   const std::vector<Value*>& inclusive, Value* lane) {
+  std::vector<Value*> out;
+  const std::vector<Value*> none = r.identity();
+  Value* first = b.CreateICmpEQ(lane, b.getInt32(0));
+  for (size_t f = 0; f < inclusive.size(); ++f) {
+    Value* earlier =
+        shuffle_field(b, inclusive[f], [&](Value* w) { return t.shuffle_up(b, w, 1); });
+    out.push_back(b.CreateSelect(first, none[f], earlier));
+  }
+  return out;
+}
+
 std::vector<Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
                                    std::vector<Value*> state, unsigned from) {
   for (Value*& f : state)

@@ -48,6 +48,11 @@ std::vector<llvm::Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t,
 // Inclusive scan across a warp in lane order: lane i gets lanes 0..i combined (`lane`: i32).
 std::vector<llvm::Value*> warp_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
                                     std::vector<llvm::Value*> state, llvm::Value* lane);
+// The previous lane's `inclusive` scan (the identity in lane 0): lanes before this one.
+std::vector<llvm::Value*> warp_exclusive(llvm::IRBuilder<>& b, const GpuTarget& t,
+                                         const ReduceState& r,
+                                         const std::vector<llvm::Value*>& inclusive,
+                                         llvm::Value* lane);
 // Lane `from`'s state in every lane.
 std::vector<llvm::Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
                                          std::vector<llvm::Value*> state, unsigned from);
