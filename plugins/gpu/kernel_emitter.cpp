@@ -455,15 +455,13 @@ class KernelEmitter {
   // sequentially for a row of its own thread; else each lane's run in order, the runs'
   // totals scanned across the warp, each element given the carry and the runs before its
   // own, and the step's total carried on. Steps past the row (`valid` off) add the identity.
-  void scan_step(ValueEmitter& e, const kir::Op& op, const ReduceState& st,
-                 llvm::AllocaInst* carry, std::vector<Scope>& lanes, Value* valid, Value* lane32,
-                 Value* at) {
+  void scan_step(ValueEmitter& e, const kir::Op& op, const ReduceState& st, llvm::AllocaInst* carry,
+                 std::vector<Scope>& lanes, Value* valid, Value* lane32, Value* at) {
     Value* carried = b_.CreateLoad(st.types()[0], carry);
     std::vector<Value*> so_far;
     if (!valid) {
-      so_far.push_back(
-          st.accumulate({carried}, lanes[0].values.at(op.args.at(0)),
-                        b_.CreateZExt(at, b_.getInt64Ty()))[0]);
+      so_far.push_back(st.accumulate({carried}, lanes[0].values.at(op.args.at(0)),
+                                     b_.CreateZExt(at, b_.getInt64Ty()))[0]);
       b_.CreateStore(so_far[0], carry);
     } else {
       std::vector<Value*> run;  // this lane's run scanned in order
