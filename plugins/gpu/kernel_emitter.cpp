@@ -116,6 +116,9 @@ class KernelEmitter {
   // such runs: loads and stores that walk the row contiguously then line up on 16 bytes, and
   // the backend's load/store vectorizer joins them into one 128-bit access.
   static constexpr int64_t kVector = 4;
+  // Scans of rows this long give each lane kRunsPerLane runs of kVector per step.
+  static constexpr int64_t kLongScanRow = 4096;
+  static constexpr int64_t kRunsPerLane = 4;
 
   // This thread's first global index and the stride of a grid-stride loop.
   std::pair<Value*, Value*> grid_stride() {
@@ -423,28 +426,45 @@ class KernelEmitter {
       }
       // A warp's lanes take runs of kVector contiguous elements when the row splits into
       // them (a run is then wholly inside the row or wholly past it).
+      // A warp's lanes take runs of kVector contiguous elements when the row splits into
+      // them (a run is then wholly inside the row or wholly past it), kRunsPerLane runs side
+      // by side on long rows: fewer steps, their loads issued together.
       const int64_t width = per_row > 1 && row_runs(pass) ? kVector : 1;
-      const int64_t step_elements = per_row * width;
+      const int64_t runs = width > 1 && n >= kLongScanRow ? kRunsPerLane : 1;
+      const int64_t per_lane = width * runs, step_elements = per_row * per_lane;
       const int64_t steps = (n + step_elements - 1) / step_elements;
       const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
       counted_loop(e, size(0), size(steps), size(1), "step", [&](Value* step) {
         Value* at = per_row == 1 ? step
                                  : b_.CreateAdd(b_.CreateMul(step, size(step_elements)),
-                                                b_.CreateMul(lane_, size(width)));
-        Value* valid = per_row == 1 ? nullptr : b_.CreateICmpULT(at, size(n));
-        Scope first = rs;
-        unflatten(b_, k_.reduction_ranges, "r",
-                  valid ? b_.CreateSelect(valid, at, size(n - width)) : at, first);
-        std::vector<Scope> lanes = width > 1 ? run_lanes(first, last) : std::vector<Scope>{first};
+                                                b_.CreateMul(lane_, size(per_lane)));
+        // This thread's elements in order, and whether each lies inside the row.
+        std::vector<Scope> lanes;
+        std::vector<Value*> inside;
+        for (int64_t q = 0; q < runs; ++q) {
+          Value* start = b_.CreateAdd(at, size(q * width));
+          Value* valid = per_row == 1 ? nullptr : b_.CreateICmpULT(start, size(n));
+          Scope first = rs;
+          unflatten(b_, k_.reduction_ranges, "r",
+                    valid ? b_.CreateSelect(valid, start, size(n - width)) : start, first);
+          for (Scope& s : width > 1 ? run_lanes(first, last) : std::vector<Scope>{first}) {
+            lanes.push_back(std::move(s));
+            inside.push_back(valid);
+          }
+        }
         for (const kir::Op* op : pass.ops) {
-          if (op->kind == kir::OpKind::Store && valid) {
-            branch_if(valid, "scan_store", "scan_stored", [&] {
-              for (Scope& s : lanes) e.emit(*op, s);
-            });
-          } else if (op->kind != kir::OpKind::Scan) {
-            for (Scope& s : lanes) e.emit(*op, s);
-          } else {
-            scan_step(e, *op, kinds.at(op->id), carry.at(op->id), lanes, valid, lane32, at);
+          if (op->kind == kir::OpKind::Scan) {
+            scan_step(e, *op, kinds.at(op->id), carry.at(op->id), lanes, inside, lane32, at);
+            continue;
+          }
+          for (size_t j = 0; j < lanes.size(); j += static_cast<size_t>(width)) {
+            auto emit_run = [&] {
+              for (size_t i = j; i < j + static_cast<size_t>(width); ++i) e.emit(*op, lanes[i]);
+            };
+            if (op->kind == kir::OpKind::Store && inside[j])
+              branch_if(inside[j], "scan_store", "scan_stored", emit_run);
+            else
+              emit_run();
           }
         }
       });
@@ -452,21 +472,23 @@ class KernelEmitter {
   }
 
   // One step of scan `op` over `lanes` (a thread's elements of this step, in order):
-  // sequentially for a row of its own thread; else each lane's run in order, the runs'
-  // totals scanned across the warp, each element given the carry and the runs before its
-  // own, and the step's total carried on. Steps past the row (`valid` off) add the identity.
+  // sequentially for a row of its own thread; else each lane's elements in order, the lanes'
+  // totals scanned across the warp, each element given the carry and the lanes before its
+  // own, and the step's total carried on. Elements past the row (`inside` off) add the
+  // identity.
   void scan_step(ValueEmitter& e, const kir::Op& op, const ReduceState& st, llvm::AllocaInst* carry,
-                 std::vector<Scope>& lanes, Value* valid, Value* lane32, Value* at) {
+                 std::vector<Scope>& lanes, const std::vector<Value*>& inside, Value* lane32,
+                 Value* at) {
     Value* carried = b_.CreateLoad(st.types()[0], carry);
     std::vector<Value*> so_far;
-    if (!valid) {
+    if (!inside[0]) {
       so_far.push_back(st.accumulate({carried}, lanes[0].values.at(op.args.at(0)),
                                      b_.CreateZExt(at, b_.getInt64Ty()))[0]);
       b_.CreateStore(so_far[0], carry);
     } else {
-      std::vector<Value*> run;  // this lane's run scanned in order
-      for (Scope& s : lanes) {
-        Value* x = b_.CreateSelect(valid, s.values.at(op.args.at(0)), st.identity()[0]);
+      std::vector<Value*> run;  // this lane's elements scanned in order
+      for (size_t j = 0; j < lanes.size(); ++j) {
+        Value* x = b_.CreateSelect(inside[j], lanes[j].values.at(op.args.at(0)), st.identity()[0]);
         run.push_back(run.empty() ? x : st.combine({run.back()}, {x})[0]);
       }
       const std::vector<Value*> upto = warp_scan(b_, t_, st, {run.back()}, lane32);

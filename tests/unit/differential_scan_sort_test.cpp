@@ -27,6 +27,12 @@ TEST_P(CompiledScanSort, CumsumIsKernels) {
   output_of(b, "as_f64", "aten.cumsum.default", {x, int64_t{1}}, {{"dtype", DType::F64}});
   output_of(b, "bools", "aten.cumsum.default", {b.op("aten.gt.Scalar", {x, 0.0}), int64_t{1}});
   output_of(b, "then_mul", "aten.mul.Tensor", {b.op("aten.cumsum.default", {xt, int64_t{0}}), xt});
+  // Long lines in one walk: on the GPU 16 elements per lane and step (5000: the last step
+  // partly past the end), and lanes of one element where the length is odd.
+  output_of(b, "long_runs", "aten.cumsum.default",
+            {input(b, "long_runs_in", TensorType::contiguous(d, {2, 5000})), int64_t{1}});
+  output_of(b, "long_odd", "aten.cumsum.default",
+            {input(b, "long_odd_in", TensorType::contiguous(d, {2, 4099})), int64_t{1}});
   // Few long lines scan in segments of 1024: 9000 = 8 full segments and a partial one.
   const ValueRef few_long = input(b, "few_long", TensorType::contiguous(d, {2, 9000}));
   output_of(b, "segments", "aten.cumsum.default", {few_long, int64_t{1}});
