@@ -396,30 +396,42 @@ KRT_INLINE inline V<uint16_t> float_to_bf16_v(V<float> f) {
   return __builtin_convertvector((nan & quiet) | (~nan & rounded), V<uint16_t>);
 }
 #if defined(__F16C__)
+// Eight lanes per instruction (AVX's F16C), whole registers in and out: converting four at a
+// time into halves of a vector went through the stack and cost more than the memory.
 template <int = 0>  // instantiated only by kernels, compiled for their ISA
 KRT_INLINE inline V<float> f16_to_float_v(V<uint16_t> v) {
   V<float> out;
-  const uint16_t* h = reinterpret_cast<const uint16_t*>(&v);
-  float* o = reinterpret_cast<float*>(&out);
-  for (int i = 0; i < kLanes; i += 4) {
-    __m128i part;
-    memcpy(&part, h + i, 8);
-    const __m128 f = _mm_cvtph_ps(part);
-    memcpy(o + i, &f, 16);
+#if KRT_LANES >= 8
+  for (int i = 0; i < kLanes; i += 8) {
+    __m128i h;
+    memcpy(&h, reinterpret_cast<const char*>(&v) + i * 2, 16);
+    const __m256 f = _mm256_cvtph_ps(h);
+    memcpy(reinterpret_cast<char*>(&out) + i * 4, &f, 32);
   }
+#else
+  __m128i h = _mm_setzero_si128();
+  memcpy(&h, &v, 8);
+  const __m128 f = _mm_cvtph_ps(h);
+  memcpy(&out, &f, 16);
+#endif
   return out;
 }
 template <int = 0>  // instantiated only by kernels, compiled for their ISA
 KRT_INLINE inline V<uint16_t> float_to_f16_v(V<float> f) {
   V<uint16_t> out;
-  const float* x = reinterpret_cast<const float*>(&f);
-  uint16_t* o = reinterpret_cast<uint16_t*>(&out);
-  for (int i = 0; i < kLanes; i += 4) {
-    __m128 part;
-    memcpy(&part, x + i, 16);
-    const __m128i h = _mm_cvtps_ph(part, _MM_FROUND_TO_NEAREST_INT);
-    memcpy(o + i, &h, 8);
+#if KRT_LANES >= 8
+  for (int i = 0; i < kLanes; i += 8) {
+    __m256 x;
+    memcpy(&x, reinterpret_cast<const char*>(&f) + i * 4, 32);
+    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+    memcpy(reinterpret_cast<char*>(&out) + i * 2, &h, 16);
   }
+#else
+  __m128 x;
+  memcpy(&x, &f, 16);
+  const __m128i h = _mm_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+  memcpy(&out, &h, 8);
+#endif
   return out;
 }
 #define KRT_VECTOR_F16 1
