@@ -118,7 +118,12 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
     if (p.op->kind == OpKind::Reduce) {
       pass.reduces.push_back(p.op);
       static const std::set<std::string> lanewise = {"sum", "prod", "max", "min", "any", "welford"};
-      pass.vectorized = pass.vectorized && lanewise.contains(p.op->name);
+      // Arg lanes keep positions as wide as the values they compare (4 or 8 bytes).
+      const kir::Op* operand = def.at(p.op->args.at(0));
+      const size_t bytes = kir::dtype_size(operand->dtype);
+      const bool arg = p.op->name == "argmax" || p.op->name == "argmin";
+      const bool arg_lanes = arg && (bytes == 4 || bytes == 8) && row_elements < (int64_t{1} << 31);
+      pass.vectorized = pass.vectorized && (lanewise.contains(p.op->name) || arg_lanes);
     }
     plan.single_pass = plan.single_pass && p.op->kind != OpKind::Store;
   }

@@ -1,6 +1,7 @@
 // Reductions compiled by cpp_openmp against the oracle: every kind, inner and outer and
 // several dims, keepdim, rows shorter and longer than a vector, the split reduction over
 // few long rows, empty dims, transposed inputs, and the dtypes each kind takes.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,27 @@ TEST_P(CompiledReductionFloat, EveryKindOverInnerOuterAndSeveralDims) {
   output_of(b, "softmax_outer", "aten._softmax.default", {xt, 0, false});
   output_of(b, "log_softmax", "aten._log_softmax.default", {x, 1, false});
   output_of(b, "logsumexp", "aten.logsumexp.default", {x, ints{-1}, false});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
+// Few distinct values (ties everywhere) and NaNs: the first extreme wins ties and the first NaN
+// wins outright, whichever vector lane or scalar tail saw it (rows of 37: vectors and a tail;
+// all of a 6x13 tensor: each row's tail comes before the next row's vectors).
+TEST_P(CompiledReductionFloat, ArgExtremaTiesAndNaNs) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef r =
+      b.op("aten.round.default", {input(b, "x", TensorType::contiguous(d, {5, 37}), Range{-3, 3})});
+  const ValueRef x = b.op("aten.where.self", {b.op("aten.gt.Scalar", {r, 2.5}), std::nan(""), r});
+  const ValueRef ties =
+      b.op("aten.round.default", {input(b, "t", TensorType::contiguous(d, {6, 13}), Range{-2, 2})});
+  output_of(b, "argmax_nan", "aten.argmax.default", {x, 1, false});
+  output_of(b, "argmin_nan", "aten.argmin.default", {x, -1, true});
+  output_of(b, "argmax_ties", "aten.argmax.default", {r, 1, false});
+  output_of(b, "argmin_ties", "aten.argmin.default", {r, 1, false});
+  output_of(b, "argmax_all", "aten.argmax.default", {ties});
+  output_of(b, "argmin_all", "aten.argmin.default", {ties});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
 }

@@ -853,6 +853,17 @@ inline int64_t s_check_index(int64_t i, int64_t size, Status* st) {
 
 enum Red { kSum, kProd, kMax, kMin, kAny, kArgMax, kArgMin, kWelford };
 
+// Whether candidate (cv at ci) beats (bv at bi) for argmax/argmin: a NaN beats any number,
+// then the larger (smaller) value, then the earlier position. Positions, not the order of
+// arrival, break ties: vector lanes and the scalar tail see interleaved positions.
+template <Red K, class T>
+KRT_INLINE inline bool arg_beats(T cv, int64_t ci, T bv, int64_t bi) {
+  const bool cn = cv != cv, bn = bv != bv;
+  if (cn != bn) return cn;
+  if (!cn && cv != bv) return K == kArgMax ? cv > bv : cv < bv;
+  return ci < bi;
+}
+
 // One lane's (or a scalar) accumulator.
 template <Red K, class T>
 struct Acc {
@@ -903,14 +914,12 @@ struct Acc {
       m2 += d * (x - mean);
     }
   }
-  // Folds in an accumulator that saw later elements.
+  // Folds in an accumulator that saw later elements (arg kinds: any elements; positions
+  // break ties).
   KRT_INLINE void merge(const Acc& o) {
     if constexpr (K == kArgMax || K == kArgMin) {
       if (!o.seen) return;
-      const bool cur_nan = seen && v != v;
-      bool take = !seen;
-      if (seen && !cur_nan) take = o.v != o.v || (K == kArgMax ? o.v > v : o.v < v);
-      if (take) {
+      if (!seen || arg_beats<K, T>(o.v, o.index, v, index)) {
         v = o.v;
         index = o.index;
         seen = true;
@@ -932,13 +941,44 @@ struct Acc {
   }
 };
 
-// kLanes lanes of sum/prod/max/min/any/welford at once; lanes fold into a scalar Acc at the end.
-// Welford lanes all see the same count, so the division is by one broadcast value.
+template <int Bytes>
+struct PositionOf {
+  using type = int32_t;
+};
+template <>
+struct PositionOf<8> {
+  using type = int64_t;
+};
+
+// kLanes lanes of sum/prod/max/min/any/welford/argmax/argmin at once; lanes fold into a scalar
+// Acc at the end. Welford lanes all see the same count, so the division is by one broadcast
+// value. Arg lanes keep their best value and its position (-1 before their first element).
 template <Red K, class T>
 struct AccV {
+  static constexpr bool kArg = K == kArgMax || K == kArgMin;
+  // Arg lanes keep positions in integers as wide as T, so that comparisons of T select them
+  // lane for lane (4- and 8-byte T only; rows shorter than 2^31).
+  using Position = typename PositionOf<sizeof(T)>::type;
   V<T> v = splat<LV, T>(Acc<K, T>().v);
   V<T> mean = splat<LV, T>(T(0)), m2 = splat<LV, T>(T(0));
+  V<Position> index = splat<LV, Position>(-1);
   T count = 0;
+  KRT_INLINE void add(V<T> x, int64_t at) {
+    if constexpr (kArg) {
+      static_assert(sizeof(T) == 4 || sizeof(T) == 8, "arg lanes hold 4- or 8-byte values");
+      // The lane's first element, or (its best is a number and) a NaN or a better value;
+      // later equal values never replace an earlier one.
+      const V<Position> better = K == kArgMax ? x > v : x < v;
+      const V<Position> take = (index < 0) | ((v == v) & ((x != x) | better));
+      V<Position> positions = splat<LV, Position>(static_cast<Position>(at));
+      for (int i = 0; i < kLanes; ++i) positions[i] += static_cast<Position>(i);
+      index = take ? positions : index;
+      v = take ? x : v;
+    } else {
+      (void)at;
+      add(x);
+    }
+  }
   KRT_INLINE void add(V<T> x) {
     if constexpr (K == kSum)
       v += x;
@@ -969,6 +1009,17 @@ struct AccV {
     return a;
   }
   KRT_INLINE void fold_into(Acc<K, T>& a) const {
+    if constexpr (kArg) {
+      for (int i = 0; i < kLanes; ++i) {
+        if (index[i] < 0) continue;
+        if (!a.seen || arg_beats<K, T>(v[i], index[i], a.v, a.index)) {
+          a.v = v[i];
+          a.index = index[i];
+          a.seen = true;
+        }
+      }
+      return;
+    }
     Acc<K, T> lanes;
     for (int i = 0; i < kLanes; ++i) {
       if constexpr (K == kWelford) {
@@ -998,7 +1049,7 @@ KRT_INLINE inline void accumulate(AccPair<K, T>& a, X x, int64_t at) {
   if constexpr (Lanes::n == 1) {
     a.s.add(x, at);
   } else {
-    a.w.add(x);
+    a.w.add(x, at);
   }
 }
 
