@@ -46,10 +46,7 @@ void segmented_scan(NodeLowering& n, const std::string& kind, const Shape& sizes
   const int upto = n.temp_buffer("segment_upto", acc, shape_numel(per_segment));
   // Segment s of a line, as an index into the per-segment buffers.
   const auto segment_at = [&](const KernelBuilder& kb, const Expr& s) {
-    std::vector<Expr> at;
-    for (size_t i = 0; i + 1 < rank; ++i) at.push_back(kb.x(i));
-    at.insert(at.begin() + static_cast<std::ptrdiff_t>(dim), s);
-    return kb.simplify_index(contiguous_index(per_segment, at));
+    return kb.simplify_index(contiguous_index(per_segment, coordinates(kb, rank, dim, s)));
   };
   // The element at step r of this kernel's segment, and whether the step lies inside the
   // line. A step past the end reads the line's last element and contributes the identity, so

@@ -394,9 +394,10 @@ class KernelEmitter {
   }
 
   // A scan kernel (one pass, no reduces): a row per thread walks its elements in order; a
-  // row per warp walks it a warp's width at a time, scans each step across the lanes and
-  // carries the step's last value into the next. Lanes past the row's end compute the last
-  // element again (their loads stay in bounds), add the identity and store nothing.
+  // row per warp walks it a step at a time (each lane one element or runs of kVector), scans
+  // each step across the lanes and carries the step's last value into the next. Lanes past
+  // the row's end compute its last elements again (their loads stay in bounds), add the
+  // identity and store nothing.
   void scan_rows(ValueEmitter& e, const kir_support::RowPlan& plan) {
     const int64_t rows = product(k_.ranges), n = product(k_.reduction_ranges);
     const unsigned warp = t_.warp_width();
@@ -425,8 +426,6 @@ class KernelEmitter {
         b_.CreateStore(st.identity()[0], carry[op->id]);
       }
       // A warp's lanes take runs of kVector contiguous elements when the row splits into
-      // them (a run is then wholly inside the row or wholly past it).
-      // A warp's lanes take runs of kVector contiguous elements when the row splits into
       // them (a run is then wholly inside the row or wholly past it), kRunsPerLane runs side
       // by side on long rows: fewer steps, their loads issued together.
       const int64_t width = per_row > 1 && row_runs(pass) ? kVector : 1;
@@ -444,10 +443,10 @@ class KernelEmitter {
         for (int64_t q = 0; q < runs; ++q) {
           Value* start = b_.CreateAdd(at, size(q * width));
           Value* valid = per_row == 1 ? nullptr : b_.CreateICmpULT(start, size(n));
-          Scope first = rs;
+          Scope run = rs;
           unflatten(b_, k_.reduction_ranges, "r",
-                    valid ? b_.CreateSelect(valid, start, size(n - width)) : start, first);
-          for (Scope& s : width > 1 ? run_lanes(first, last) : std::vector<Scope>{first}) {
+                    valid ? b_.CreateSelect(valid, start, size(n - width)) : start, run);
+          for (Scope& s : width > 1 ? run_lanes(run, last) : std::vector<Scope>{run}) {
             lanes.push_back(std::move(s));
             inside.push_back(valid);
           }
