@@ -403,8 +403,8 @@ class KernelEmitter {
     const unsigned warp = t_.warp_width();
     const unsigned per_row = row_threads(k_, c_, warp);
     Value* tid = t_.thread_id(b_);
-    lane_ = per_row == 1 ? size(0) : i64(b_.CreateURem(tid, b_.getInt32(warp)));
     Value* lane32 = b_.CreateURem(tid, b_.getInt32(warp));
+    lane_ = per_row == 1 ? size(0) : i64(lane32);
     Value* slot = i64(b_.CreateUDiv(tid, b_.getInt32(per_row)));
     const unsigned block_rows = rows_per_block(k_, c_, warp);
     Value* first = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), size(block_rows)), slot);
