@@ -16,6 +16,7 @@
 #include "core/graph/graph_json.h"
 #include "core/graph/safetensors.h"
 #include "core/ops/op_def.h"
+#include "core/passes/complex_lowering.h"
 #include "core/runtime/session.h"
 
 struct kiln_runtime_error {
@@ -177,6 +178,8 @@ kiln_runtime_error* kiln_graph_compile(kiln_session* session, const kiln_graph_s
       if (!weights) return std::move(weights).error();
       if (auto a = kiln::attach_weights(*graph, *weights, where); !a) return a;
     }
+    graph = kiln::lower_complex(*graph);
+    if (!graph) return std::move(graph).error();
     auto compiled = s.compile(*graph);
     if (!compiled) return std::move(compiled).error();
     auto g = std::make_unique<kiln_graph>(kiln_graph{std::move(*compiled), {}, {}, {}, {}, {}});

@@ -18,6 +18,7 @@
 #include "core/kir/kir_emit.h"
 #include "core/lower/loop_ir_print.h"
 #include "core/ops/op_registry.h"
+#include "core/passes/complex_lowering.h"
 #include "core/passes/decompose.h"
 #include "core/runtime/compile.h"
 #include "core/runtime/debug_dump.h"
@@ -55,7 +56,7 @@ Result<Graph> open_graph(const GraphFlags& flags, const std::shared_ptr<const Op
     return Error::user(flags.graph + ": the graph has " + std::to_string(graph->params.size()) +
                        " parameters; give their values with --weights FILE.safetensors");
   }
-  return graph;
+  return lower_complex(*graph);
 }
 
 int check(const GraphFlags& flags) {

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "core/ops/complex_forms.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
 #include "core/ops/unsupported_ops.h"
@@ -209,6 +210,25 @@ std::string GraphBuilder::fresh_name(const std::string& op) {
   }
 }
 
+Status GraphBuilder::check_complex_operands(const std::string& op_name,
+                                            const std::vector<ArgValue>& args) const {
+  if (has_complex_form(op_name)) return Ok{};
+  std::vector<ValueRef> refs;
+  for (const ArgValue& a : args) {
+    if (const auto* r = std::get_if<ValueRef>(&a)) refs.push_back(*r);
+    if (const auto* l = std::get_if<TensorList>(&a))
+      for (const auto& item : l->items)
+        if (item) refs.push_back(*item);
+  }
+  for (ValueRef r : refs) {
+    if (r.valid() && is_complex(graph_.type(r).dtype))
+      return Error::user(op_name + " does not take complex64 values in kiln; complex values " +
+                         "run through FFTs, view_as_real/view_as_complex, conj, + - * /, neg, " +
+                         "abs, sum, mean and shape ops");
+  }
+  return Ok{};
+}
+
 Result<std::vector<ValueRef>> GraphBuilder::try_ops(const std::string& op_name,
                                                     std::vector<ArgValue> args,
                                                     const Kwargs& kwargs, const std::string& name) {
@@ -222,6 +242,7 @@ Result<std::vector<ValueRef>> GraphBuilder::try_ops(const std::string& op_name,
   }
   auto bound = bind_arguments(def->schema, std::move(args), kwargs);
   if (!bound) return std::move(bound).error();
+  if (auto s = check_complex_operands(op_name, *bound); !s) return std::move(s).error();
   std::vector<TensorType> types;
   try {
     const InferContext context(def->schema, *bound,

@@ -79,6 +79,9 @@ class GraphBuilder {
 
  private:
   std::string fresh_name(const std::string& op);
+  // A complex operand is refused unless complex lowering knows the op.
+  Status check_complex_operands(const std::string& op_name,
+                                const std::vector<ArgValue>& args) const;
   ValueRef add_value(Value value);
   ValueRef push_value(Value value);  // appends and indexes by name
 

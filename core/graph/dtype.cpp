@@ -13,7 +13,7 @@ struct DTypeNames {
   int64_t size;
 };
 
-constexpr std::array<DTypeNames, 10> kNames{{
+constexpr std::array<DTypeNames, 11> kNames{{
     {DType::Bool, "bool", "bool", 1},
     {DType::I8, "i8", "int8", 1},
     {DType::U8, "u8", "uint8", 1},
@@ -24,6 +24,7 @@ constexpr std::array<DTypeNames, 10> kNames{{
     {DType::BF16, "bf16", "bfloat16", 2},
     {DType::F32, "f32", "float32", 4},
     {DType::F64, "f64", "float64", 8},
+    {DType::C64, "c64", "complex64", 8},
 }};
 
 const DTypeNames& entry(DType d) {
@@ -63,6 +64,7 @@ std::optional<DType> parse_dtype(std::string_view name) {
   if (name == "double") return DType::F64;
   if (name == "half") return DType::F16;
   if (name == "long") return DType::I64;
+  if (name == "cfloat") return DType::C64;
   if (name == "int") return DType::I32;
   return std::nullopt;
 }
@@ -73,6 +75,7 @@ int64_t dtype_size(DType dtype) {
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
+  if (is_complex(a) || is_complex(b)) return DType::C64;
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   if (is_floating(a) && is_floating(b)) {

@@ -111,6 +111,8 @@ double HostTensor::load_double(int64_t element) const {
       return read_as<float>(p);
     case DType::F64:
       return read_as<double>(p);
+    case DType::C64:  // a number read from a complex value is its real part
+      return read_as<float>(p);
   }
   return 0;
 }
@@ -152,6 +154,10 @@ void HostTensor::store_double(int64_t element, double v) {
       return;
     case DType::F64:
       write_as<double>(p, v);
+      return;
+    case DType::C64:  // a real number: no imaginary part
+      write_as<float>(p, static_cast<float>(v));
+      write_as<float>(p + sizeof(float), 0.0F);
       return;
     default:
       store_int(element, float_to_int64(v));

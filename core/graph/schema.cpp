@@ -163,8 +163,14 @@ Result<Schema> parse_schema(std::string_view text) {
   const size_t close = text.rfind(')', arrow);
   Schema schema;
   std::string name(trim(text.substr(0, open)));
+  // "kiln::rfft(...)" names one of kiln's own ops (kiln.rfft.default); the rest are ATen's.
+  std::string space = "aten.";
+  if (name.rfind("kiln::", 0) == 0) {
+    space = "kiln.";
+    name.erase(0, 6);
+  }
   if (name.find('.') == std::string::npos) name += ".default";
-  schema.op = "aten." + name;
+  schema.op = space + name;
   bool kwarg_only = false;
   for (auto part : split_top_level(text.substr(open + 1, close - open - 1))) {
     if (part == "*") {

@@ -42,12 +42,12 @@ Status check_value(const HostTensor& t, const TensorType& type, const std::strin
 
 Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
                                          const std::function<const HostTensor*(ValueRef)>& value_of,
-                                         const RandomState& random) {
+                                         const RandomState& random, bool magnitudes) {
   std::vector<TensorType> out_types;
   for (ValueRef r : node.outputs) out_types.push_back(graph.type(r));
   std::vector<HostTensor> outs;
   try {
-    const RefContext context(
+    RefContext context(
         node.op->schema, node.args,
         [&](ValueRef r) -> const HostTensor& {
           const HostTensor* t = value_of(r);
@@ -55,6 +55,7 @@ Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
           return *t;
         },
         out_types, RandomDraw{random, random_stream_id(node.name)});
+    context.magnitudes = magnitudes;
     outs = node.op->reference(context);
   } catch (const OpError& e) {
     const std::string text = "node '" + node.name + "' (" + node.op->name + "): " + e.message;
@@ -88,7 +89,7 @@ Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
 }
 
 Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<HostTensor>& inputs,
-                                          const RandomState& random) {
+                                          const RandomState& random, bool magnitudes) {
   if (inputs.size() != graph.inputs.size()) {
     return Error::user("graph '" + graph.name + "' takes " + std::to_string(graph.inputs.size()) +
                        " inputs, got " + std::to_string(inputs.size()));
@@ -118,7 +119,7 @@ Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<
           const auto& slot = values[static_cast<size_t>(r.id)];
           return slot ? &*slot : nullptr;
         },
-        random);
+        random, magnitudes);
     if (!outs) return std::move(outs).error();
     for (size_t k = 0; k < outs->size(); ++k)
       values[static_cast<size_t>(node.outputs[k].id)] = std::move((*outs)[k]);

@@ -15,13 +15,14 @@ namespace kiln {
 // `inputs` in graph.inputs order; each must match its input's dtype and sizes (any
 // strides). Parameters come from graph.param_data; random ops draw from `random`. Returns
 // graph.outputs in order.
+// `magnitudes`: the oracle's bound run (RefContext::magnitudes).
 Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<HostTensor>& inputs,
-                                          const RandomState& random = {});
+                                          const RandomState& random = {}, bool magnitudes = false);
 
 // Runs one node with its reference implementation; `value_of` returns each tensor operand
 // (nullptr: not available, an internal error). Outputs are checked against inference.
 Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
                                          const std::function<const HostTensor*(ValueRef)>& value_of,
-                                         const RandomState& random = {});
+                                         const RandomState& random = {}, bool magnitudes = false);
 
 }  // namespace kiln

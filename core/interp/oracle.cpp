@@ -45,7 +45,8 @@ Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTenso
   std::vector<HostTensor> abs_inputs;
   abs_inputs.reserve(inputs.size());
   for (const HostTensor& t : inputs) abs_inputs.push_back(magnitude_of(t));
-  if (auto m = interpret(magnitudes, abs_inputs, random); m && m->size() == r.expected.size())
+  if (auto m = interpret(magnitudes, abs_inputs, random, /*magnitudes=*/true);
+      m && m->size() == r.expected.size())
     r.magnitude = std::move(*m);
   return r;
 }

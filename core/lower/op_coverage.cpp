@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/lower/lower_graph.h"
+#include "core/ops/complex_forms.h"
 #include "core/ops/op_registry.h"
 #include "core/ops/schemas/schema_tables.h"
 #include "core/ops/unsupported_ops.h"
@@ -53,6 +54,11 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
       (op == "aten.convolution_backward.default" && offers(externs, "conv2d_backward_input"))) {
     c.support = OpSupport::Library;
     c.note = "2-d; other convolutions, and shapes the autotuner gives them, generated";
+    return c;
+  }
+  if (def->is_primitive() && has_complex_form(op) && !has_lowering_rule(op) && !def->view) {
+    c.support = OpSupport::Decomposed;
+    c.note = "complex lowering: real ops on f32 pairs (FFTs as DFT matrix products)";
     return c;
   }
   if (has_lowering_rule(op) || (def->view && def->is_primitive())) {

@@ -49,6 +49,9 @@ struct RefContext : ArgView {
 
   std::span<const TensorType> out_types;
   RandomDraw random;
+  // The oracle's bound run (inputs replaced by their magnitudes): a reference that weighs its
+  // terms with signed constants of its own (DFT twiddles) sums |weight| * term instead.
+  bool magnitudes = false;
 
  private:
   std::function<const HostTensor&(ValueRef)> value_of_;

@@ -38,12 +38,29 @@ Result<std::shared_ptr<const OpRegistry>> OpRegistry::create() {
   for (auto table : {kCoreAtenSchemas, kExtraAtenSchemas}) {
     if (auto s = read_schema_table(table, registry->schemas_); !s) return std::move(s).error();
   }
-  for (auto rows : {pointwise_ops(), reduction_ops(),    view_ops(),          creation_ops(),
-                    norm_ops(),      cat_pad_ops(),      indexing_ops(),      scatter_ops(),
-                    matmul_ops(),    composite_ops(),    pool_ops(),          pool_backward_ops(),
-                    conv_ops(),      upsample_ops(),     distance_ops(),      fold_ops(),
-                    scan_sort_ops(), grid_sampler_ops(), norm_backward_ops(), embedding_bag_ops(),
-                    random_ops()}) {
+  for (auto rows : {pointwise_ops(),
+                    reduction_ops(),
+                    view_ops(),
+                    creation_ops(),
+                    norm_ops(),
+                    cat_pad_ops(),
+                    indexing_ops(),
+                    scatter_ops(),
+                    matmul_ops(),
+                    composite_ops(),
+                    pool_ops(),
+                    pool_backward_ops(),
+                    conv_ops(),
+                    upsample_ops(),
+                    distance_ops(),
+                    fold_ops(),
+                    scan_sort_ops(),
+                    grid_sampler_ops(),
+                    norm_backward_ops(),
+                    embedding_bag_ops(),
+                    random_ops(),
+                    complex_ops(),
+                    dft_ops()}) {
     for (auto& row : rows) {
       auto schema = registry->schemas_.find(row.name);
       if (schema == registry->schemas_.end()) {

@@ -52,5 +52,7 @@ std::vector<OpRow> grid_sampler_ops();
 std::vector<OpRow> norm_backward_ops();
 std::vector<OpRow> embedding_bag_ops();
 std::vector<OpRow> random_ops();
+std::vector<OpRow> complex_ops();
+std::vector<OpRow> dft_ops();
 
 }  // namespace kiln

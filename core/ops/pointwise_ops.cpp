@@ -110,7 +110,7 @@ OpRow bitwise(const std::string& overload, Op op) {
 }
 
 void check_alpha(const InferContext& c, DType result) {
-  if (!is_floating(result) && c.is_wrapped_scalar(2)) {
+  if (!is_floating(result) && !is_complex(result) && c.is_wrapped_scalar(2)) {
     op_check(
         c.scalar_dtype(2) != DType::F64,
         c.schema().op + ": for integral input tensors, alpha must not be a floating point number");
@@ -344,8 +344,15 @@ std::vector<OpRow> pointwise_ops() {
   };
   for (const auto& [name, f] : floats) rows.push_back(unary_float(name, f));
 
-  rows.push_back(unary_same(
-      "abs", [](double v) { return std::fabs(v); }, int_abs));
+  OpRow abs = unary_same(
+      "abs", [](double v) { return std::fabs(v); }, int_abs);
+  // A complex value's magnitude is real (complex lowering computes it).
+  abs.infer = [same = abs.infer](const InferContext& c) {
+    std::vector<TensorType> types = same(c);
+    if (is_complex(types[0].dtype)) types[0] = TensorType::contiguous(DType::F32, types[0].sizes);
+    return types;
+  };
+  rows.push_back(std::move(abs));
   rows.push_back(unary_same(
       "neg", [](double v) { return -v; }, int_neg, false));
   rows.push_back(unary_same("sign", sign_of, int_sign));

@@ -13,9 +13,10 @@ namespace kiln {
 DType result_type(const InferContext& c, std::initializer_list<int> args);
 DType result_type(const RefContext& c, std::initializer_list<int> args);
 
-// The dtype ops like sin compute in: floats stay, everything else becomes the default float.
+// The dtype ops like sin compute in: floats (and complex) stay, everything else becomes the
+// default float.
 inline DType to_float(DType d) {
-  return is_floating(d) ? d : kDefaultFloat;
+  return is_floating(d) || is_complex(d) ? d : kDefaultFloat;
 }
 
 }  // namespace kiln

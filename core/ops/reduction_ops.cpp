@@ -83,7 +83,7 @@ HostTensor reduce(const HostTensor& x, const std::vector<bool>& mask, const Tens
 
 DType sum_dtype(DType in, std::optional<DType> requested) {
   if (requested) return *requested;
-  return is_floating(in) ? in : DType::I64;
+  return is_floating(in) || is_complex(in) ? in : DType::I64;
 }
 
 // A primitive reduction row. `dims_arg` < 0: all dims. `single_dim`: the arg is an int?.
@@ -144,8 +144,9 @@ std::vector<TensorType> infer_mean(const InferContext& c, int dims_arg, int keep
   const TensorType x = c.type(0);
   const std::optional<DType> requested = c.opt_dtype(dtype_arg);
   const DType out = requested.value_or(x.dtype);
-  op_check(is_floating(out), c.schema().op + ": mean needs a floating input or dtype, got " +
-                                 std::string(dtype_name(out)));
+  op_check(is_floating(out) || is_complex(out), c.schema().op +
+                                                    ": mean needs a floating input or dtype, got " +
+                                                    std::string(dtype_name(out)));
   std::optional<IntList> dims;
   if (dims_arg >= 0 && !c.is_none(dims_arg)) dims = c.get_ints(dims_arg);
   const bool keepdim = keepdim_arg >= 0 && c.get_bool(keepdim_arg);

@@ -20,8 +20,6 @@ Unsupported unsupported_reason(std::string_view op) {
       {"aten.sym_numel.default", {true, symbolic}},
       {"aten.sym_storage_offset.default", {true, symbolic}},
       {"aten.sym_is_contiguous.default", {true, symbolic}},
-      {"aten._fft_r2c.default", {false, "kiln has no complex dtypes yet" + between_graphs}},
-      {"aten._fft_c2r.default", {false, "kiln has no complex dtypes yet" + between_graphs}},
   };
   auto it = table.find(op);
   return it == table.end() ? Unsupported{} : it->second;

@@ -152,6 +152,24 @@ ViewSpec diagonal_spec(const Shape& in, int64_t offset, int64_t dim1, int64_t di
   return spec;
 }
 
+// unfold: windows of `size` every `step` along `dim`, the window as a new last dim.
+ViewSpec unfold_spec(const Shape& in, int64_t dimension, int64_t size, int64_t step) {
+  const auto rank = static_cast<int64_t>(in.size());
+  op_check(rank >= 1, "unfold: expects at least one dim");
+  const auto d = static_cast<size_t>(dim_of(dimension, rank));
+  op_check(step > 0, "unfold: step must be positive, got " + std::to_string(step));
+  op_check(size >= 0 && size <= in[d], "unfold: a window of " + std::to_string(size) +
+                                           " does not fit dim " + std::to_string(d) + " of " +
+                                           shape_text(in));
+  ViewSpec spec = identity_spec(in);
+  const int64_t along = spec.strides[d];
+  spec.sizes[d] = (in[d] - size) / step + 1;
+  spec.strides[d] = along * step;
+  spec.sizes.push_back(size);
+  spec.strides.push_back(along);
+  return spec;
+}
+
 ViewSpec expand_spec(const Shape& in, const IntList& sizes) {
   op_check(sizes.size() >= in.size(),
            "expand: the number of sizes (" + std::to_string(sizes.size()) +
@@ -323,6 +341,9 @@ std::vector<OpRow> view_ops() {
   }));
   rows.push_back(view_row("aten.flip.default", [](const ArgView& c, const Shape& in) {
     return flip_spec(in, c.get_ints(1));
+  }));
+  rows.push_back(view_row("aten.unfold.default", [](const ArgView& c, const Shape& in) {
+    return unfold_spec(in, c.get_int(1), c.get_int(2), c.get_int(3));
   }));
   rows.push_back(view_row("aten.expand.default", [](const ArgView& c, const Shape& in) {
     return expand_spec(in, c.get_ints(1));

@@ -96,9 +96,16 @@ def _compile_graph(gm, example_inputs, config):
     stats.ops.update(fx_graph.ops_of(graph))
     stats.host_ops.update(h.rsplit("(", 1)[-1].rstrip(")") for h in compiled.stats["host_ops"])
 
+    complex_inputs = any(isinstance(t, torch.Tensor) and t.is_complex() for t in example_inputs)
+
     def run(*args):
+        if complex_inputs:
+            args = [torch.view_as_real(a) if isinstance(a, torch.Tensor) and a.is_complex() else a
+                    for a in args]
         outs = compiled(*args)
-        return tuple(None if s is None else outs[s] for s in slots)
+        return tuple(None if s is None
+                     else torch.view_as_complex(outs[s]) if isinstance(s, fx_graph.ComplexSlot)
+                     else outs[s] for s in slots)
 
     run.kiln_graph = compiled
     return run

@@ -13,7 +13,7 @@ import torch
 KILN_DTYPES = {
     torch.bool: "bool", torch.int8: "i8", torch.uint8: "u8", torch.int16: "i16",
     torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
-    torch.float32: "f32", torch.float64: "f64",
+    torch.float32: "f32", torch.float64: "f64", torch.complex64: "c64",
 }
 # Checks torch.export leaves in a graph; they compute nothing kiln needs.
 _ASSERTIONS = {"_assert_tensor_metadata", "_assert_async", "_assert_scalar",
@@ -41,6 +41,24 @@ def _tensor_spec(name, t, where):
     if not t.is_contiguous() and t.numel() > 1:
         spec["strides"] = list(t.stride())
     return spec
+
+
+class ComplexSlot(int):
+    """An output slot whose kiln output holds complex values as f32 pairs (a last dim of 2)."""
+
+
+# Complex tensors cross into kiln as f32 pairs (torch.view_as_real: the same memory) and
+# become complex inside the graph through view_as_complex; kiln lowers them to pairs again.
+def _pairs_name(name):
+    return name + "_pairs"
+
+
+def _as_pairs(t):
+    return torch.view_as_real(t) if t.is_complex() else t
+
+
+def _complex_from_pairs(name):
+    return {"name": name, "op": "aten.view_as_complex.default", "args": ["%" + _pairs_name(name)]}
 
 
 def _number(v):
@@ -95,14 +113,17 @@ def convert(gm, placeholder_tensors, params=None, name=None):
         if not isinstance(t, torch.Tensor):
             raise Unsupported(f"input '{n.name}' is a {type(t).__name__}: a dynamic shape "
                               "(kiln compiles static shapes)")
-        spec = _tensor_spec(n.name, t, f"input '{n.name}'")
+        name = _pairs_name(n.name) if t.is_complex() else n.name
+        spec = _tensor_spec(name, _as_pairs(t), f"input '{n.name}'")
         if n.name in params:
             spec.pop("strides", None)
             param_specs.append(spec)
-            weights[n.name] = params[n.name]
+            weights[name] = _as_pairs(params[n.name])
         else:
             inputs.append(spec)
         c.refs[n] = "%" + n.name
+        if t.is_complex():
+            nodes.append(_complex_from_pairs(n.name))
     outputs = None
     for n in gm.graph.nodes:
         if n.op == "placeholder":
@@ -111,9 +132,12 @@ def convert(gm, placeholder_tensors, params=None, name=None):
             value = getattr(gm, n.target)
             if not isinstance(value, torch.Tensor):
                 raise Unsupported(f"node '{n.name}': attribute {n.target} is not a tensor")
-            param_specs.append(_tensor_spec(n.name, value, f"constant '{n.name}'"))
-            weights[n.name] = value.detach()
+            name = _pairs_name(n.name) if value.is_complex() else n.name
+            param_specs.append(_tensor_spec(name, _as_pairs(value), f"constant '{n.name}'"))
+            weights[name] = _as_pairs(value.detach())
             c.refs[n] = "%" + n.name
+            if value.is_complex():
+                nodes.append(_complex_from_pairs(n.name))
             continue
         if n.op == "output":
             outputs = n.args[0]
@@ -168,8 +192,17 @@ def convert(gm, placeholder_tensors, params=None, name=None):
             continue
         if not isinstance(o, torch.fx.Node):
             raise Unsupported(f"output {k} is {o!r}, not a tensor")
-        slots.append(len(graph_outputs))
-        graph_outputs.append(c.arg(o, f"output {k}"))
+        ref = c.arg(o, f"output {k}")
+        val = o.meta.get("val")
+        if isinstance(val, torch.Tensor) and val.is_complex():
+            # kiln returns complex values as f32 pairs; the caller views them as complex.
+            nodes.append({"name": f"{o.name}_as_pairs_{k}", "op": "aten.view_as_real.default",
+                          "args": [ref]})
+            ref = f"%{o.name}_as_pairs_{k}"
+            slots.append(ComplexSlot(len(graph_outputs)))
+        else:
+            slots.append(len(graph_outputs))
+        graph_outputs.append(ref)
     if not graph_outputs:
         raise Unsupported("the graph returns no tensors")
     graph = {"format": "kiln.graph/1", "name": name or "", "inputs": inputs, "params": param_specs,

@@ -218,7 +218,9 @@ def _dl_tensor(t, keep):
         t = torch.as_tensor(t)
     name = str(t.dtype).replace("torch.", "")
     if name not in _DL:
-        raise KilnError(f"kiln does not run tensors of dtype {t.dtype}")
+        hint = (" (a compiled graph takes complex values as f32 pairs: pass torch.view_as_real(t))"
+                if t.is_complex() else "")
+        raise KilnError(f"kiln does not run tensors of dtype {t.dtype}{hint}")
     code, bits = _DL[name]
     shape = (ctypes.c_int64 * max(t.dim(), 1))(*t.shape)
     strides = (ctypes.c_int64 * max(t.dim(), 1))(*t.stride())

@@ -157,6 +157,22 @@ std::vector<Case> cases() {
                  in("w", "f32", "[6]"),
              pick("aten.native_group_norm_backward.default",
                   R"(["%dy", "%x", "%mean", "%rstd", "%w", 2, 6, 5, 3, [true, true, true]])", 1))},
+      // PyTorch's lazy conj and negation views on real tensors.
+      {"aten._conj.default", graph(m, node("aten._conj.default", R"(["%m"])"))},
+      {"aten._neg_view.default",
+       graph(in("x", "i32", "[4, 3]", "[-9, 9]"), node("aten._neg_view.default", R"(["%x"])"))},
+      // The DFTs as matrix products against their direct f64 sums: odd and even lengths,
+      // inner and outer dims, both directions.
+      {"kiln.rfft.default", graph(x, node("kiln.rfft.default", R"(["%x", 2, true])"))},
+      {"kiln.rfft.default", graph(m, node("kiln.rfft.default", R"(["%m", 0, false])"))},
+      {"kiln.cfft.default",
+       graph(in("x", "f32", "[5, 6, 2]"), node("kiln.cfft.default", R"(["%x", 0, true])"))},
+      {"kiln.cfft.default",
+       graph(in("x", "f32", "[3, 7, 2]"), node("kiln.cfft.default", R"(["%x", -1, false])"))},
+      {"kiln.irfft.default",
+       graph(in("x", "f32", "[3, 10, 4, 2]"), node("kiln.irfft.default", R"(["%x", 1, 18])"))},
+      {"kiln.irfft.default",
+       graph(in("x", "f32", "[4, 5, 2]"), node("kiln.irfft.default", R"(["%x", -1, 9])"))},
   };
 }
 

@@ -14,6 +14,7 @@
 #include "core/interp/random_tensor.h"
 #include "core/lower/matmul_kernel.h"
 #include "core/ops/op_registry.h"
+#include "core/passes/complex_lowering.h"
 #include "core/runtime/compile.h"
 #include "core/runtime/compiled_graph_cache.h"
 #include "core/runtime/plugin_loader.h"
@@ -146,7 +147,11 @@ ValueRef Differential::input(GraphBuilder& b, const std::string& name, TensorTyp
 Graph Differential::finish(GraphBuilder& b) {
   auto graph = b.finish();
   EXPECT_TRUE(graph) << graph.error().to_string();
-  return graph ? std::move(*graph) : Graph{};
+  if (!graph) return Graph{};
+  // As a loaded graph would be: complex values become f32 pairs.
+  auto lowered = lower_complex(*graph);
+  EXPECT_TRUE(lowered) << lowered.error().to_string();
+  return lowered ? std::move(*lowered) : Graph{};
 }
 
 std::vector<HostTensor> Differential::random_inputs(const Graph& graph) const {
