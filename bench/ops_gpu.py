@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Single ops users meet in CNNs and training graphs (convolution, pooling, cumsum, topk over
 a vocabulary, an embedding gradient's scatter-add, the scatter family, embedding bags, dropout
-and randn), on one GPU: kiln (torch.compile with
+and randn, FFTs), on one GPU: kiln (torch.compile with
 backend="kiln", the ptx plugin) against eager PyTorch (cuDNN for convolutions) and
 torch.compile's default backend (Inductor), measured in one run. ResNet shapes at batch 16.
 
@@ -70,6 +70,19 @@ def cases(only):
             randn(8192, 4096))
         add(f"random_randn_4096x4096_{tag}",
             lambda x: torch.randn(4096, 4096, device=dev, dtype=x.dtype) + x, randn(4096, 4096))
+    # FFTs (complex64 from f32 signals; kiln's are DFT matrix products, cuFFT's O(N log N)):
+    # a magnitude spectrum, Whisper's power spectrogram (n_fft 400, hop 160, 30 s at 16 kHz,
+    # batch 8), and a Fourier layer's round trip with complex weights.
+    f32 = dict(device=dev, dtype=torch.float32)
+    add("fft_rfft_abs_4096x512_f32", lambda x: torch.fft.rfft(x).abs(), torch.randn(4096, 512, **f32))
+    window = torch.hann_window(400, **f32)
+    add("fft_stft_power_8x480000_f32",
+        lambda x, w=window: torch.stft(x, 400, 160, window=w, return_complex=True).abs().pow(2),
+        torch.randn(8, 480000, **f32))
+    weights = torch.randn(64, 33, device=dev, dtype=torch.complex64)
+    add("fft_fourier_layer_16x32x64x64_f32",
+        lambda x, w=weights: torch.fft.irfft2(torch.fft.rfft2(x) * w, s=x.shape[-2:]),
+        torch.randn(16, 32, 64, 64, **f32))
     return out
 
 

@@ -217,6 +217,13 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
   return cache;
 }
 
+RunConfig read_run(const Reader& r, const YAML::Node& node) {
+  r.expect_map(node, "run", {"asynchronous"});
+  RunConfig run;
+  if (node["asynchronous"]) run.asynchronous = r.boolean(node["asynchronous"], "run.asynchronous");
+  return run;
+}
+
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "schedule",
                {"fusion", "max_readers", "max_inline_ops", "max_kernel_ops", "min_fused_rows",
@@ -270,7 +277,7 @@ Options read_options(const Reader& r, const YAML::Node& root, const std::string&
   options.cache.dir = default_cache_dir(env);
   if (!root || root.IsNull()) return options;  // an empty file: all defaults
   r.expect_map(root, "",
-               {"plugins", "devices", "selection", "autotune", "cache", "schedule", "log",
+               {"plugins", "devices", "selection", "autotune", "cache", "schedule", "run", "log",
                 "debug_dir", "plugin_path"});
   if (const YAML::Node plugins = root["plugins"]) {
     if (!plugins.IsSequence()) r.fail(plugins.Mark(), "'plugins' must be a list");
@@ -304,6 +311,7 @@ Options read_options(const Reader& r, const YAML::Node& root, const std::string&
   if (root["cache"]) options.cache = read_cache(r, root["cache"], base_dir, env);
   if (options.cache.dir.empty()) options.cache.dir = default_cache_dir(env);
   if (root["schedule"]) options.schedule = read_schedule(r, root["schedule"]);
+  if (root["run"]) options.run = read_run(r, root["run"]);
   if (root["log"]) options.log = read_log(r, root["log"]);
   if (root["debug_dir"])
     options.debug_dir = resolve_path(r.string(root["debug_dir"], "debug_dir"), base_dir, env);

@@ -89,6 +89,15 @@ struct ScheduleOptions {
   bool operator==(const ScheduleOptions&) const = default;
 };
 
+// How compiled graphs run on the caller's memory (run_into, the PyTorch bridge).
+struct RunConfig {
+  // A run returns once its kernels are launched, without waiting for the device, when every
+  // tensor is read and written in place; a kernel's error (an index out of range) then fails
+  // a later call: the next launch of that plugin or the next wait. False: every run waits.
+  bool asynchronous = false;
+  bool operator==(const RunConfig&) const = default;
+};
+
 struct Options {
   std::string source;  // the config file, or "<built-in default>"
   std::vector<PluginConfig> plugins;
@@ -97,6 +106,7 @@ struct Options {
   AutotuneOptions autotune;
   CacheOptions cache;
   ScheduleOptions schedule;
+  RunConfig run;
   LogLevels log;
   std::string debug_dir;                 // empty: no debug dumps
   std::vector<std::string> plugin_path;  // directories searched for kiln_<name>.so

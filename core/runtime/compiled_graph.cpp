@@ -95,6 +95,10 @@ void CompiledGraph::set_random_seed(uint64_t seed) {
   parts_->random = {seed, 0};
 }
 
+void CompiledGraph::set_asynchronous(bool asynchronous) {
+  parts_->asynchronous = asynchronous;
+}
+
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,
                                                      int reps, int runs_per_sample) const {
   // The runner calls use: the timed path is the path users run.

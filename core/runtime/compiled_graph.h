@@ -101,6 +101,8 @@ class CompiledGraph {
 
   // Random ops draw from this seed from now on, starting again at call 0.
   void set_random_seed(uint64_t seed);
+  // run_into returns without waiting for the device when it copied nothing (RunConfig).
+  void set_asynchronous(bool asynchronous);
 
   const CompileStats& stats() const;
   void set_plugin_load_ms(double ms);

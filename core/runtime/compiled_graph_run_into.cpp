@@ -1,6 +1,7 @@
 // CompiledGraph::run_into: a run on the caller's memory. Program buffers are bound to the
 // caller's tensors where those sit on the device in the layout the program uses (no copies);
 // the rest go through the host.
+#include <algorithm>
 #include <cstring>
 
 #include "core/runtime/caller_memory.h"
@@ -209,10 +210,15 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
   Status status = runner.prepare(staged, false);
   for (size_t k = 0; status && k < parts_->plan.size(); ++k)
     status = runner.step(parts_->plan[k], true, false);
-  // Waited for even after a failed step: nothing launched may still touch the caller's
-  // memory once this returns.
-  const Status finished = runner.finish();
-  if (status) status = finished;
+  // Asynchronous runs that copied nothing return with their kernels queued: the caller's
+  // work on the same stream orders after them. Otherwise (and after a failed step) the run
+  // waits: nothing launched may still touch memory the caller may free or read on the host.
+  const bool in_place =
+      copied == 0 && std::all_of(direct.begin(), direct.end(), [](bool d) { return d; });
+  if (!(status && parts_->asynchronous && in_place)) {
+    const Status finished = runner.finish();
+    if (status) status = finished;
+  }
   for (size_t i = 0; status && i < outputs.size(); ++i) {
     if (direct[i]) continue;
     const TensorType& t = g.type(g.outputs[i]);

@@ -34,7 +34,10 @@ Result<CompiledGraph> Session::compile(const Graph& graph) const {
   std::vector<std::unique_lock<std::recursive_mutex>> calls;
   for (const auto& p : plugins_.plugins) calls.push_back(p->exclusive());
   auto compiled = compile_with(graph, registry_, plugins_, options_, *cache_, *logging_);
-  if (compiled) compiled->set_plugin_load_ms(plugin_load_ms_);
+  if (compiled) {
+    compiled->set_plugin_load_ms(plugin_load_ms_);
+    compiled->set_asynchronous(options_.run.asynchronous);
+  }
   return compiled;
 }
 

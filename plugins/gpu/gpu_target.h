@@ -29,8 +29,9 @@ class GpuTarget {
   virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, unsigned mask) const = 0;
   // The i32 `v` of lane (this lane - `delta`); lanes below `delta` get their own (scans).
   virtual llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v, unsigned delta) const = 0;
-  // The i32 `v` of lane `from` in every lane.
-  virtual llvm::Value* shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v, unsigned from) const = 0;
+  // The i32 `v` of lane `from` (an i32, any value below the warp width) in every lane.
+  virtual llvm::Value* shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v,
+                                    llvm::Value* from) const = 0;
   // The math library's `fn` ("exp", "atan2", ...) for float or double `t`; null if none.
   virtual llvm::FunctionCallee math(llvm::Module& m, const std::string& fn,
                                     llvm::Type* t) const = 0;

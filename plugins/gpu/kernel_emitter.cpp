@@ -120,6 +120,14 @@ class KernelEmitter {
   static constexpr int64_t kLongScanRow = 4096;
   static constexpr int64_t kRunsPerLane = 4;
 
+  // Where a block-wide scan's warps meet (scratch null: a warp per row).
+  struct BlockScanSpace {
+    unsigned warps = 0;
+    Value* warp = nullptr;  // i32: this thread's warp in the block
+    llvm::GlobalVariable* scratch = nullptr;
+    llvm::ArrayType* type = nullptr;
+  };
+
   // This thread's first global index and the stride of a grid-stride loop.
   std::pair<Value*, Value*> grid_stride() {
     Value* start = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), i64(t_.block_dim(b_))),
@@ -404,8 +412,19 @@ class KernelEmitter {
     const unsigned per_row = row_threads(k_, c_, warp);
     Value* tid = t_.thread_id(b_);
     Value* lane32 = b_.CreateURem(tid, b_.getInt32(warp));
-    lane_ = per_row == 1 ? size(0) : i64(lane32);
+    lane_ = per_row == 1 ? size(0) : i64(b_.CreateURem(tid, b_.getInt32(per_row)));
     Value* slot = i64(b_.CreateUDiv(tid, b_.getInt32(per_row)));
+    // A row across the block: its warps' totals meet in shared memory each step.
+    BlockScanSpace block;
+    if (per_row > warp) {
+      block.warps = per_row / warp;
+      block.warp = b_.CreateUDiv(tid, b_.getInt32(warp));
+      block.type = llvm::ArrayType::get(b_.getInt64Ty(), 32);
+      block.scratch =
+          new llvm::GlobalVariable(m_, block.type, false, llvm::GlobalValue::InternalLinkage,
+                                   llvm::UndefValue::get(block.type), "scan_totals", nullptr,
+                                   llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+    }
     const unsigned block_rows = rows_per_block(k_, c_, warp);
     Value* first = b_.CreateAdd(b_.CreateMul(i64(t_.block_id(b_)), size(block_rows)), slot);
     Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(block_rows));
@@ -429,7 +448,9 @@ class KernelEmitter {
       // them (a run is then wholly inside the row or wholly past it), kRunsPerLane runs side
       // by side on long rows: fewer steps, their loads issued together.
       const int64_t width = per_row > 1 && row_runs(pass) ? kVector : 1;
-      const int64_t runs = width > 1 && n >= kLongScanRow ? kRunsPerLane : 1;
+      int64_t runs = width > 1 && n >= kLongScanRow ? kRunsPerLane : 1;
+      if (block.scratch)  // no more runs than the row needs to fit one step
+        runs = std::clamp<int64_t>((n + per_row * width - 1) / (per_row * width), 1, runs);
       const int64_t per_lane = width * runs, step_elements = per_row * per_lane;
       const int64_t steps = (n + step_elements - 1) / step_elements;
       const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
@@ -453,7 +474,7 @@ class KernelEmitter {
         }
         for (const kir::Op* op : pass.ops) {
           if (op->kind == kir::OpKind::Scan) {
-            scan_step(e, *op, kinds.at(op->id), carry.at(op->id), lanes, inside, lane32, at);
+            scan_step(e, *op, kinds.at(op->id), carry.at(op->id), lanes, inside, lane32, at, block);
             continue;
           }
           for (size_t j = 0; j < lanes.size(); j += static_cast<size_t>(width)) {
@@ -477,7 +498,7 @@ class KernelEmitter {
   // identity.
   void scan_step(ValueEmitter& e, const kir::Op& op, const ReduceState& st, llvm::AllocaInst* carry,
                  std::vector<Scope>& lanes, const std::vector<Value*>& inside, Value* lane32,
-                 Value* at) {
+                 Value* at, const BlockScanSpace& block) {
     Value* carried = b_.CreateLoad(st.types()[0], carry);
     std::vector<Value*> so_far;
     if (!inside[0]) {
@@ -491,15 +512,25 @@ class KernelEmitter {
         run.push_back(run.empty() ? x : st.combine({run.back()}, {x})[0]);
       }
       const std::vector<Value*> upto = warp_scan(b_, t_, st, {run.back()}, lane32);
+      // What comes before this warp's elements: the carry, and in a block the warps before.
+      std::vector<Value*> base = {carried};
+      std::vector<Value*> step_total;  // the whole step's elements combined
+      if (block.scratch) {
+        BlockScan across = block_scan(b_, t_, st, upto, lane32, block.warp, block.scratch,
+                                      block.type, block.warps);
+        base = st.combine(base, across.before);
+        step_total = std::move(across.total);
+      }
       if (run.size() == 1) {
-        so_far.push_back(st.combine({carried}, upto)[0]);
+        so_far.push_back(st.combine(base, upto)[0]);
       } else {
         const std::vector<Value*> before =
-            st.combine({carried}, warp_exclusive(b_, t_, st, upto, lane32));
+            st.combine(base, warp_exclusive(b_, t_, st, upto, lane32));
         for (Value* r : run) so_far.push_back(st.combine(before, {r})[0]);
       }
-      b_.CreateStore(warp_broadcast(b_, t_, st.combine({carried}, upto), t_.warp_width() - 1)[0],
-                     carry);
+      if (step_total.empty())
+        step_total = warp_broadcast(b_, t_, upto, b_.getInt32(t_.warp_width() - 1));
+      b_.CreateStore(st.combine({carried}, step_total)[0], carry);
     }
     for (size_t j = 0; j < lanes.size(); ++j) {
       Value* v = st.result({so_far[j]});

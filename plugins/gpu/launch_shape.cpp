@@ -40,8 +40,11 @@ unsigned row_threads(const kir::Kernel& k, const TuningConfig& c, unsigned warp_
   if (row <= c.thread_row_limit) return 1;
   // A scan walks its row in order: a thread per row when rows lie across memory (a warp's
   // neighbouring rows make each step one coalesced access), else a warp per row, a warp's
-  // width of elements per step.
-  if (scans(k)) return reads_across_rows(k) ? 1 : warp_width;
+  // width of elements per step, or on long rows the whole block (fewer, wider steps).
+  if (scans(k)) {
+    if (reads_across_rows(k)) return 1;
+    return row > kBlockScanRow ? c.block_size : warp_width;
+  }
   return row <= c.warp_row_limit ? warp_width : c.block_size;
 }
 

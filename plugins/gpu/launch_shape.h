@@ -19,8 +19,11 @@ struct LaunchShape {
 // Whether a reduction kernel scans (its rows walked in order).
 bool scans(const kir::Kernel& k);
 
+// Scans of rows longer than this take a block per row.
+inline constexpr int64_t kBlockScanRow = 1024;
+
 // Threads that share one row of a reduction kernel: one, a warp, or the whole block (scans:
-// one or a warp).
+// one across memory, else a warp, or the block beyond kBlockScanRow).
 unsigned row_threads(const kir::Kernel& k, const TuningConfig& config, unsigned warp_width);
 
 // Whether a reduction's rows lie across memory (a load that varies along the innermost

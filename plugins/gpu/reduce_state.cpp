@@ -273,10 +273,43 @@ std::vector<Value*> warp_exclusive(llvm::IRBuilder<>& b, const GpuTarget& t, con
 }
 
 std::vector<Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
-                                   std::vector<Value*> state, unsigned from) {
+                                   std::vector<Value*> state, Value* from) {
   for (Value*& f : state)
     f = shuffle_field(b, f, [&](Value* w) { return t.shuffle_from(b, w, from); });
   return state;
+}
+
+BlockScan block_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                     const std::vector<Value*>& upto, Value* lane, Value* warp, Value* scratch,
+                     llvm::Type* scratch_type, unsigned warps) {
+  auto word = [&](size_t field, Value* at) {
+    Value* i =
+        b.CreateAdd(b.CreateMul(b.getInt32(static_cast<uint32_t>(field)), b.getInt32(32)), at);
+    return b.CreateGEP(scratch_type, scratch, {b.getInt32(0), i});
+  };
+  t.barrier(b);  // earlier readers of the scratch words are done
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* write = llvm::BasicBlock::Create(b.getContext(), "warp_total", f);
+  auto* written = llvm::BasicBlock::Create(b.getContext(), "warp_total_written", f);
+  b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt32(t.warp_width() - 1)), write, written);
+  b.SetInsertPoint(write);
+  for (size_t i = 0; i < upto.size(); ++i) b.CreateStore(to_bits(b, upto[i]), word(i, warp));
+  b.CreateBr(written);
+  b.SetInsertPoint(written);
+  t.barrier(b);
+  // Every warp scans the warps' totals (lane w holds warp w's), then takes what its own
+  // warp needs: the totals before it, and all of them.
+  Value* in_range = b.CreateICmpULT(lane, b.getInt32(warps));
+  Value* at = b.CreateSelect(in_range, lane, b.getInt32(0));
+  const std::vector<Value*> none = r.identity();
+  std::vector<Value*> totals;
+  for (size_t i = 0; i < upto.size(); ++i) {
+    Value* v = from_bits(b, b.CreateLoad(b.getInt64Ty(), word(i, at)), r.types()[i]);
+    totals.push_back(b.CreateSelect(in_range, v, none[i]));
+  }
+  const std::vector<Value*> inclusive = warp_scan(b, t, r, totals, lane);
+  return {warp_broadcast(b, t, warp_exclusive(b, t, r, inclusive, lane), warp),
+          warp_broadcast(b, t, inclusive, b.getInt32(warps - 1))};
 }
 
 }  // namespace kiln::gpu

@@ -53,9 +53,20 @@ std::vector<llvm::Value*> warp_exclusive(llvm::IRBuilder<>& b, const GpuTarget& 
                                          const ReduceState& r,
                                          const std::vector<llvm::Value*>& inclusive,
                                          llvm::Value* lane);
-// Lane `from`'s state in every lane.
+// Lane `from`'s state (`from`: i32) in every lane.
 std::vector<llvm::Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
-                                         std::vector<llvm::Value*> state, unsigned from);
+                                         std::vector<llvm::Value*> state, llvm::Value* from);
+
+// A scan across a block's `warps` warps: given each lane's warp-inclusive scan `upto`, the
+// warps before this thread's `warp` combined (the identity in warp 0) and the whole block's
+// combination, in every thread. `lane`, `warp`: i32. `scratch` is a shared-memory array of at
+// least fields * 32 i64 words; every thread of the block must call it (it has barriers).
+struct BlockScan {
+  std::vector<llvm::Value*> before, total;
+};
+BlockScan block_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                     const std::vector<llvm::Value*>& upto, llvm::Value* lane, llvm::Value* warp,
+                     llvm::Value* scratch, llvm::Type* scratch_type, unsigned warps);
 
 // Column mode (launch_shape.h: column_rows): thread t holds part t / warp of row t % warp, a
 // row's `parts` parts lie a warp apart; each thread gets its row's parts combined in order.

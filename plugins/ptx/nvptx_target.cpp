@@ -38,9 +38,10 @@ llvm::Value* NvptxTarget::shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v, unsig
                            {b.getInt32(0xffffffffu), v, b.getInt32(delta), b.getInt32(0)});
 }
 
-llvm::Value* NvptxTarget::shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v, unsigned from) const {
+llvm::Value* NvptxTarget::shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v,
+                                       llvm::Value* from) const {
   return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
-                           {b.getInt32(0xffffffffu), v, b.getInt32(from), b.getInt32(0x1f)});
+                           {b.getInt32(0xffffffffu), v, from, b.getInt32(0x1f)});
 }
 
 llvm::FunctionCallee NvptxTarget::math(llvm::Module& m, const std::string& fn,

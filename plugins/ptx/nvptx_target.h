@@ -20,7 +20,7 @@ class NvptxTarget final : public gpu::GpuTarget {
   void barrier(llvm::IRBuilder<>& b) const override;
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, unsigned mask) const override;
   llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v, unsigned delta) const override;
-  llvm::Value* shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v, unsigned from) const override;
+  llvm::Value* shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* from) const override;
   llvm::FunctionCallee math(llvm::Module& m, const std::string& fn, llvm::Type* t) const override;
   void mark_kernel(llvm::Function& f, unsigned block_size) const override;
 };

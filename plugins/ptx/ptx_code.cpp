@@ -1,7 +1,8 @@
 // The ptx plugin's code half: supports, tuning space, compile (KIR -> PTX, with each kernel's
 // launch shape in a small header before it), load (cuModuleLoadData: the driver assembles
 // the PTX for the device), and launch (asynchronous on the default stream: each kernel's error
-// word is read when the host next waits for the device, and a set one fails that call).
+// word is read when the host next waits for the device, or at the device's next launch once
+// set, and a set one fails that call).
 #include <kiln/plugin.hpp>
 #include <memory>
 #include <sstream>
@@ -190,10 +191,36 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
   });
 }
 
+// What a kernel's set error word says; "" for none. The word is cleared: reported once.
+std::string take_failure(kiln_executable& exe) {
+  for (const auto& [name, k] : exe.kernels) {
+    const int32_t status = exe.status_host[k.slot];
+    if (status == 0) continue;
+    exe.status_host[k.slot] = 0;
+    return "kernel " + name + ": " +
+           (status == 1   ? std::string("an index is out of range")
+            : status == 2 ? std::string("integer division by zero")
+                          : "error code " + std::to_string(status));
+  }
+  return "";
+}
+
+// Kernels of runs that returned without waiting (asynchronous runs) report their errors here,
+// at the device's next launch, as soon as the word is set: no wait, a read of mapped memory.
+void check_earlier_launches(kiln_plugin& p, uint32_t device) {
+  std::lock_guard lock(p.mutex);
+  for (kiln_executable* exe : p.pending) {
+    if (exe->device != device) continue;
+    if (std::string failure = take_failure(*exe); !failure.empty())
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, failure + " (in an earlier run)");
+  }
+}
+
 kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
   return guard([&] {
     kiln_plugin* p = exe->plugin;
     p->use(exe->device);
+    check_earlier_launches(*p, exe->device);
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
     auto it = exe->kernels.find(name);
@@ -236,16 +263,9 @@ void finish_launches(kiln_plugin& p, uint32_t device) {
       ++it;
       continue;
     }
-    for (const auto& [name, k] : exe->kernels) {
-      const int32_t status = exe->status_host[k.slot];
-      if (status == 0) continue;
-      exe->status_host[k.slot] = 0;
-      if (!failure.empty()) continue;  // the first one named is enough
-      failure = "kernel " + name + ": " +
-                (status == 1   ? std::string("an index is out of range")
-                 : status == 2 ? std::string("integer division by zero")
-                               : "error code " + std::to_string(status));
-    }
+    // Every set word is cleared; the first one named is enough.
+    for (std::string f = take_failure(*exe); !f.empty(); f = take_failure(*exe))
+      if (failure.empty()) failure = std::move(f);
     it = p.pending.erase(it);
   }
   if (!failure.empty()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, failure);

@@ -44,6 +44,7 @@ selection: ptx
 autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
 schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true }
+run: { asynchronous: true }
 log: { level: warn, components: { sched: debug } }
 debug_dir: dumps
 plugin_path: [/opt/kiln/plugins, extra]
@@ -65,6 +66,7 @@ plugin_path: [/opt/kiln/plugins, extra]
   ScheduleOptions schedule{false, 2, 9};
   schedule.deterministic = true;
   EXPECT_EQ(options->schedule, schedule);
+  EXPECT_TRUE(options->run.asynchronous);
   EXPECT_EQ(options->log.default_level, LogLevel::Warn);
   EXPECT_EQ(options->log.for_component("sched"), LogLevel::Debug);
   EXPECT_EQ(options->debug_dir, "/etc/kiln/dumps");
@@ -78,6 +80,7 @@ TEST(Config, EmptyFileMeansDefaults) {
   EXPECT_TRUE(options->plugins.empty());
   EXPECT_EQ(options->cache.dir, "/home/tester/.cache/kiln");
   EXPECT_EQ(options->selection.mode, SelectionMode::Autotune);
+  EXPECT_FALSE(options->run.asynchronous) << "runs wait unless the config says otherwise";
 }
 
 TEST(Config, UnknownTopLevelKeyNamesLineColumnAndKey) {
@@ -100,6 +103,9 @@ TEST(Config, WrongTypes) {
   EXPECT_THAT(error_of("schedule: { fusion: 2 }\n"),
               HasSubstr("test.yaml:1:21: 'schedule.fusion' must be true or false"));
   EXPECT_THAT(error_of("schedule: { fuse: true }\n"), HasSubstr("unknown key 'schedule.fuse'"));
+  EXPECT_THAT(error_of("run: { asynchronous: 1 }\n"),
+              HasSubstr("test.yaml:1:22: 'run.asynchronous' must be true or false"));
+  EXPECT_THAT(error_of("run: { async: true }\n"), HasSubstr("unknown key 'run.async'"));
   EXPECT_THAT(error_of("cache: { enabled: maybe }\n"),
               HasSubstr("test.yaml:1:19: 'cache.enabled' must be true or false"));
   EXPECT_THAT(error_of("devices: [gpu]\n"),
