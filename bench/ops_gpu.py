@@ -50,6 +50,9 @@ def cases(only):
         add(f"cumsum_dim0_4096x4096_{tag}", lambda x: torch.cumsum(x, 0), randn(4096, 4096))
         add(f"cumprod_64x32768_{tag}", lambda x: torch.cumprod(x, 1), 1 + randn(64, 32768) / 1e3)
         add(f"topk50_8x50257_{tag}", lambda x: torch.topk(x, 50, 1)[0], randn(8, 50257))
+        # Top-p sampling sorts the vocabulary.
+        add(f"sort_desc_8x50257_{tag}", lambda x: torch.sort(x, 1, descending=True)[0],
+            randn(8, 50257))
         # An embedding gradient (GPT-2 small, 4096 tokens): scatter-add rows into the table.
         ids = torch.randint(0, 50257, (4096,), device=dev)
         add(f"embedding_grad_scatter_add_{tag}",

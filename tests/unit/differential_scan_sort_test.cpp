@@ -90,10 +90,11 @@ TEST_P(CompiledScanSort, SortAndTopkAreKernels) {
   EXPECT_EQ(st.host_steps, 0u) << "sort and topk run as kernels";
 }
 
-// topk of long lines runs in two rounds (chunks' own top k, then those candidates): lines of
-// 1201 (chunks of 32, 192 and 288 for k = 1, 50 and 100; the last chunks hold 17, 49 and 49:
-// fewer than k), many ties and NaNs, both directions, a strided line down dim 0 of 700.
-TEST_P(CompiledScanSort, TopkOfLongLinesIsTwoRounds) {
+// Long lines (1201 along dim 1, 700 down a strided dim 0; many ties and NaNs, both
+// directions, every dtype): topk in two rounds (chunks of 32, 192 and 288 for k = 1, 50 and
+// 100, whose last chunks hold 17, 49 and 49, fewer than k) and sort by sorted chunks of 64
+// (the last holding 49 and 60), each element placed by binary searches.
+TEST_P(CompiledScanSort, LongLinesSortAndTopkByChunks) {
   const DType d = GetParam();
   GraphBuilder b = builder();
   ValueRef x = b.op("aten.round.default",
@@ -101,13 +102,15 @@ TEST_P(CompiledScanSort, TopkOfLongLinesIsTwoRounds) {
   if (is_floating(d))
     x = b.op("aten.where.self", {b.op("aten.gt.Scalar", {x, 38.5}), std::nan(""), x});
   const ValueRef xt = input(b, "xt", TensorType{d, {700, 3}, {1, 700}}, Range{-40, 40});
-  auto both = [&](const std::string& label, std::vector<ArgValue> args) {
-    for (ValueRef v : b.ops("aten.topk.default", std::move(args), {}, label)) b.output(v);
+  auto both = [&](const std::string& label, const std::string& op, std::vector<ArgValue> args) {
+    for (ValueRef v : b.ops(op, std::move(args), {}, label)) b.output(v);
   };
-  both("top1", {x, int64_t{1}, int64_t{-1}, true, true});
-  both("top50", {x, int64_t{50}, int64_t{1}, true, true});
-  both("bottom100", {x, int64_t{100}, int64_t{1}, false, true});
-  both("dim0_top20", {xt, int64_t{20}, int64_t{0}, true, true});
+  both("top1", "aten.topk.default", {x, int64_t{1}, int64_t{-1}, true, true});
+  both("top50", "aten.topk.default", {x, int64_t{50}, int64_t{1}, true, true});
+  both("bottom100", "aten.topk.default", {x, int64_t{100}, int64_t{1}, false, true});
+  both("dim0_top20", "aten.topk.default", {xt, int64_t{20}, int64_t{0}, true, true});
+  both("sorted_descending", "aten.sort.default", {x, int64_t{1}, true});
+  both("sorted_dim0", "aten.sort.default", {xt, int64_t{0}, false});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
 }
