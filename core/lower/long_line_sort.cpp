@@ -135,15 +135,19 @@ void chunked_topk(NodeLowering& n, size_t dim, bool descending, int64_t k, int64
   n.emit(std::move(kb).finish());
 }
 
-// n*C to rank the chunks, n*(n/C)*log2(C) to place every element: the power of two that
-// minimises it (near sqrt(n log2 n)), when that is less than half of n^2.
+// n*C comparisons to rank the chunks, n*(n/C)*log2(C) dependent loads to place every
+// element, a load weighed as kSearchStep comparisons (each waits for the one before): the
+// power of two that minimises it, when that is less than half of n^2.
+constexpr double kSearchStep = 4;
+
 int64_t sort_chunk(int64_t len) {
   int64_t best = 0;
   double best_cost = 0.5 * static_cast<double>(len) * static_cast<double>(len);
   for (int64_t chunk = 32; chunk < len; chunk *= 2) {
     const double chunks = std::ceil(static_cast<double>(len) / static_cast<double>(chunk));
-    const double cost = static_cast<double>(len) * static_cast<double>(chunk) +
-                        static_cast<double>(len) * chunks * std::log2(static_cast<double>(chunk));
+    const double cost =
+        static_cast<double>(len) * static_cast<double>(chunk) +
+        kSearchStep * static_cast<double>(len) * chunks * std::log2(static_cast<double>(chunk));
     if (cost < best_cost) best = chunk, best_cost = cost;
   }
   return best;

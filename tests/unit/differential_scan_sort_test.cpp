@@ -92,7 +92,7 @@ TEST_P(CompiledScanSort, SortAndTopkAreKernels) {
 
 // Long lines (1201 along dim 1, 700 down a strided dim 0; many ties and NaNs, both
 // directions, every dtype): topk in two rounds (chunks of 32, 192 and 288 for k = 1, 50 and
-// 100, whose last chunks hold 17, 49 and 49, fewer than k) and sort by sorted chunks of 64
+// 100, whose last chunks hold 17, 49 and 49, fewer than k) and sort by sorted chunks of 128
 // (the last holding 49 and 60), each element placed by binary searches.
 TEST_P(CompiledScanSort, LongLinesSortAndTopkByChunks) {
   const DType d = GetParam();
