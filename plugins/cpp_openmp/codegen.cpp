@@ -27,6 +27,55 @@ std::string buffer_params(const kir::Kernel& k) {
   return s;
 }
 
+// A tile's rows in blocks of kLanes: each block walks its columns a vector at a time, reads
+// every transposed load as one square of kLanes row vectors transposed in registers
+// (krt::load_transposed), then runs the body per row with that row's vector of the square
+// (`tbody`); columns past the last whole vector run per element. The rows after the last
+// whole block are left to the per-row loop that follows.
+std::string transposed_blocks(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
+                              const std::vector<const kir::Op*>& squares, const std::string& row,
+                              const std::string& inner, const std::string& row_start,
+                              const std::string& row_end) {
+  const ExprContext ctx{inner, false};
+  const auto tr = [](const kir::Op* l) { return "tr" + std::to_string(l->id); };
+  std::string s;
+  for (const kir::Op* l : squares)
+    s += "    krt::V<" + std::string(c_type(l->dtype)) + "> " + tr(l) + "[krt::kLanes];\n";
+  s += "    int64_t blk = 0;\n";
+  s += "    auto tbody = [&](int64_t " + inner +
+       ") __attribute__((always_inline)) {\n      using L = krt::LV;\n";
+  for (const kir::Op* op : ops) {
+    const bool square = std::find(squares.begin(), squares.end(), op) != squares.end();
+    s += "      " +
+         (square ? "const auto v" + std::to_string(op->id) + " = " + tr(op) + "[blk];"
+                 : op_c(k, *op, ctx)) +
+         "\n";
+  }
+  s += "    };\n";
+  s += "    for (" + row + " = " + row_start + "; " + row + " + krt::kLanes <= " + row_end + "; " +
+       row + " += krt::kLanes) {\n";
+  s += "      const int64_t first = " + row + ";\n";
+  s += "      int64_t " + inner + " = lo;\n";
+  s += "      for (; " + inner + " + krt::kLanes <= hi; " + inner + " += krt::kLanes) {\n";
+  for (const kir::Op* l : squares)
+    s += "        krt::load_transposed<" + std::string(c_type(l->dtype)) + ">(" + l->name + ", " +
+         expr_c(l->index, ctx) + ", " + std::to_string(*coefficient(l->index, inner)) + ", " +
+         tr(l) + ");\n";
+  s += "        for (blk = 0; blk < krt::kLanes; ++blk) {\n";
+  s += "          " + row + " = first + blk;\n";
+  s += "          tbody(" + inner + ");\n";
+  s += "        }\n";
+  s += "        " + row + " = first;\n";
+  s += "      }\n";
+  s += "      for (int64_t r = 0; r < krt::kLanes; ++r) {\n";
+  s += "        " + row + " = first + r;\n";
+  s += "        for (int64_t c = " + inner + "; c < hi; ++c) body(krt::L1{}, c);\n";
+  s += "      }\n";
+  s += "      " + row + " = first;\n";
+  s += "    }\n";
+  return s;
+}
+
 std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   std::vector<const kir::Op*> ops;
   for (const auto& op : k.body) ops.push_back(&op);
@@ -91,10 +140,15 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
     for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, {inner, false}));
     s += group_lambda("    ", "group", "int64_t " + inner, "", lines, {inner});
   }
+  const std::string row_start = "rb * " + num(o.tile_rows);
+  const std::string row_end = "krt::imin(rb * " + num(o.tile_rows) + " + " + num(o.tile_rows) +
+                              ", " + num(k.ranges[n - 2]) + ")";
+  const std::vector<const kir::Op*> squares =
+      tiled && vectorized ? block_transposed_loads(k) : std::vector<const kir::Op*>{};
+  if (!squares.empty()) s += transposed_blocks(k, ops, squares, row, inner, row_start, row_end);
   if (tiled) {
-    s += "    for (" + row + " = rb * " + num(o.tile_rows) + "; " + row + " < krt::imin(rb * " +
-         num(o.tile_rows) + " + " + num(o.tile_rows) + ", " + num(k.ranges[n - 2]) + "); ++" + row +
-         ") {\n";
+    const std::string from = squares.empty() ? row + " = " + row_start : "";
+    s += "    for (" + from + "; " + row + " < " + row_end + "; ++" + row + ") {\n";
   }
   s += "    int64_t " + inner + " = " + lo + ";\n";
   s += vector_loops("    ", inner, hi, grouped ? "group" : "", "body", "", vectorized);

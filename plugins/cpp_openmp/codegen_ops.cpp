@@ -276,6 +276,25 @@ bool reads_transposed(const kir::Kernel& k) {
   return false;
 }
 
+std::vector<const kir::Op*> block_transposed_loads(const kir::Kernel& k) {
+  std::vector<const kir::Op*> out;
+  if (!reads_transposed(k)) return out;
+  const size_t n = k.ranges.size();
+  const std::string inner = "x" + std::to_string(n - 1), row = "x" + std::to_string(n - 2);
+  for (const auto& op : k.body) {
+    if (op.kind != kir::OpKind::Load) continue;
+    const auto along = coefficient(op.index, inner);
+    if (along && (*along == 0 || *along == 1 || *along == -1)) continue;
+    const auto down = coefficient(op.index, row);
+    const bool plain = op.dtype == kir::DType::F32 || op.dtype == kir::DType::F64 ||
+                       op.dtype == kir::DType::I32 || op.dtype == kir::DType::I64;
+    if (!along || !down || *down != 1 || op.mask >= 0 || mentions_indirect(op.index) || !plain)
+      return {};
+    out.push_back(&op);
+  }
+  return out;
+}
+
 bool mentions_indirect(const kir::Expr& e) {
   std::set<std::string> vars;
   collect_vars(e, vars);

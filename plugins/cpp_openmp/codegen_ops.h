@@ -30,6 +30,12 @@ std::optional<int64_t> coefficient(const kir::Expr& e, const std::string& var);
 // Whether a pointwise kernel of two or more dims (several rows) reads an operand across
 // memory along its innermost dim (a transpose): such kernels walk rows x columns in tiles.
 bool reads_transposed(const kir::Kernel& k);
+
+// The loads of a tiled kernel (reads_transposed) that walk memory along its inner dim with a
+// stride and contiguously along its row dim, unmasked, direct, of a type a vector load reads
+// as it is (f32 f64 i32 i64): a block of vector-width rows reads them as one square of
+// contiguous row vectors transposed in registers. Empty when some strided load is not such.
+std::vector<const kir::Op*> block_transposed_loads(const kir::Kernel& k);
 bool mentions_indirect(const kir::Expr& e);
 
 // One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops

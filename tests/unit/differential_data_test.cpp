@@ -118,8 +118,34 @@ TEST_P(CompiledDataMovement, CatPadRepeatAndCreation) {
   check(b);
 }
 
+// Reads across rows (a + b^T, permuted 3-d inputs): on the CPU, blocks of a vector's width
+// of rows read such operands as transposed squares of row vectors (f32 f64 i32 i64), the rows
+// and columns left over (37 and 45 are no multiples of 4, 8 or 16) the old way; f16 and bool
+// always the old way. Two transposed operands in one body, one read twice, a fused consumer.
+TEST_P(CompiledDataMovement, TransposedReadsInBlocksOfRows) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(d, {37, 45}));
+  const ValueRef at = input(b, "at", TensorType{d, {37, 45}, {1, 37}});
+  const ValueRef c = input(b, "c", TensorType::contiguous(d, {45, 37}));
+  const ValueRef p =
+      input(b, "p", TensorType{d, {3, 29, 70}, permuted_strides({3, 29, 70}, {0, 2, 1})});
+  const ValueRef q = input(b, "q", TensorType::contiguous(d, {3, 29, 70}));
+  const ValueRef ct = b.op("aten.t.default", {c});
+  if (d == DType::Bool) {
+    output_of(b, "and_t", "aten.logical_and.default", {a, ct});
+  } else {
+    output_of(b, "plus_t", "aten.add.Tensor", {a, ct});
+    output_of(b, "two_transposed", "aten.mul.Tensor", {b.op("aten.add.Tensor", {at, ct}), ct});
+    output_of(b, "permuted", "aten.sub.Tensor", {q, p});
+    output_of(b, "fused", "aten.abs.default", {b.op("aten.sub.Tensor", {ct, a})});
+  }
+  check(b);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledDataMovement,
-                         ::testing::Values(DType::F32, DType::F16, DType::I64, DType::Bool),
+                         ::testing::Values(DType::F32, DType::F16, DType::I64, DType::Bool,
+                                           DType::F64, DType::I32),
                          DTypeName());
 
 using CompiledIndexing = Differential;

@@ -8,7 +8,7 @@
 #pragma once
 #include <stdint.h>
 #include <string.h>
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX__)
 #include <immintrin.h>
 #endif
 #ifndef KRT_LANES
@@ -177,6 +177,47 @@ KRT_INLINE inline val<Lanes, bool> load(const bool* p, int64_t base, int64_t str
   } else {
     return make_bool<Lanes>([&](int i) { return q[base + i * stride] != 0; });
   }
+}
+// A square of kLanes x kLanes elements: row j is the kLanes contiguous elements at
+// base + j * stride; out[i] holds element i of every row, in row order (the block
+// transposed). A tile that reads a matrix across its rows loads it so: kLanes vector loads
+// and shuffles instead of a gather per vector.
+template <class T>
+KRT_INLINE inline void transpose_square(const V<T>* rows, V<T>* out) {
+  for (int i = 0; i < kLanes; ++i)
+    for (int j = 0; j < kLanes; ++j) out[i][j] = rows[j][i];
+}
+#if defined(__AVX__) && KRT_LANES == 8
+// The 8 x 8 f32 square in 24 shuffles: pairs of rows interleaved, then quads, then halves.
+template <>
+KRT_INLINE inline void transpose_square<float>(const V<float>* r, V<float>* out) {
+  const __m256 t0 = _mm256_unpacklo_ps((__m256)r[0], (__m256)r[1]);
+  const __m256 t1 = _mm256_unpackhi_ps((__m256)r[0], (__m256)r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps((__m256)r[2], (__m256)r[3]);
+  const __m256 t3 = _mm256_unpackhi_ps((__m256)r[2], (__m256)r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps((__m256)r[4], (__m256)r[5]);
+  const __m256 t5 = _mm256_unpackhi_ps((__m256)r[4], (__m256)r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps((__m256)r[6], (__m256)r[7]);
+  const __m256 t7 = _mm256_unpackhi_ps((__m256)r[6], (__m256)r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  out[0] = (V<float>)_mm256_permute2f128_ps(s0, s4, 0x20);
+  out[1] = (V<float>)_mm256_permute2f128_ps(s1, s5, 0x20);
+  out[2] = (V<float>)_mm256_permute2f128_ps(s2, s6, 0x20);
+  out[3] = (V<float>)_mm256_permute2f128_ps(s3, s7, 0x20);
+  out[4] = (V<float>)_mm256_permute2f128_ps(s0, s4, 0x31);
+  out[5] = (V<float>)_mm256_permute2f128_ps(s1, s5, 0x31);
+  out[6] = (V<float>)_mm256_permute2f128_ps(s2, s6, 0x31);
+  out[7] = (V<float>)_mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#endif
+template <class T>
+KRT_INLINE inline void load_transposed(const T* p, int64_t base, int64_t stride, V<T>* out) {
+  V<T> rows[kLanes];
+  for (int j = 0; j < kLanes; ++j) memcpy(&rows[j], p + base + j * stride, sizeof(V<T>));
+  transpose_square<T>(rows, out);
 }
 // Each lane's own address; `mask` lanes that are off read `other` and touch no memory.
 template <class Lanes, class T, class F>
