@@ -183,6 +183,38 @@ std::vector<Value*> warp_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const 
   return s;
 }
 
+// Each warp's `state` (held by its lane `writer`) through shared memory: lane w of every warp
+// gets warp w's, lanes past the block's `warps` the identity. Every thread calls it (barriers).
+std::vector<Value*> warp_states(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
+                                const std::vector<Value*>& state, Value* writer, Value* lane,
+                                Value* warp, Value* scratch, llvm::Type* scratch_type,
+                                unsigned warps) {
+  auto word = [&](size_t field, Value* at) {
+    Value* i =
+        b.CreateAdd(b.CreateMul(b.getInt32(static_cast<uint32_t>(field)), b.getInt32(32)), at);
+    return b.CreateGEP(scratch_type, scratch, {b.getInt32(0), i});
+  };
+  t.barrier(b);  // earlier readers of the scratch words are done
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* write = llvm::BasicBlock::Create(b.getContext(), "warp_state", f);
+  auto* written = llvm::BasicBlock::Create(b.getContext(), "warp_state_written", f);
+  b.CreateCondBr(b.CreateICmpEQ(lane, writer), write, written);
+  b.SetInsertPoint(write);
+  for (size_t i = 0; i < state.size(); ++i) b.CreateStore(to_bits(b, state[i]), word(i, warp));
+  b.CreateBr(written);
+  b.SetInsertPoint(written);
+  t.barrier(b);
+  Value* in_range = b.CreateICmpULT(lane, b.getInt32(warps));
+  Value* at = b.CreateSelect(in_range, lane, b.getInt32(0));
+  const std::vector<Value*> none = r.identity();
+  std::vector<Value*> out;
+  for (size_t i = 0; i < state.size(); ++i) {
+    Value* v = from_bits(b, b.CreateLoad(b.getInt64Ty(), word(i, at)), r.types()[i]);
+    out.push_back(b.CreateSelect(in_range, v, none[i]));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
@@ -193,30 +225,9 @@ std::vector<Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const
   Value* tid = t.thread_id(b);
   Value* lane = b.CreateURem(tid, b.getInt32(t.warp_width()));
   Value* warp = b.CreateUDiv(tid, b.getInt32(t.warp_width()));
-  auto word = [&](size_t field, Value* at) {
-    Value* i =
-        b.CreateAdd(b.CreateMul(b.getInt32(static_cast<uint32_t>(field)), b.getInt32(32)), at);
-    return b.CreateGEP(scratch_type, scratch, {b.getInt32(0), i});
-  };
-  t.barrier(b);  // earlier readers of the scratch words are done
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  auto* write = llvm::BasicBlock::Create(b.getContext(), "warp_leader", f);
-  auto* written = llvm::BasicBlock::Create(b.getContext(), "warp_written", f);
-  b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt32(0)), write, written);
-  b.SetInsertPoint(write);
-  for (size_t i = 0; i < state.size(); ++i) b.CreateStore(to_bits(b, state[i]), word(i, warp));
-  b.CreateBr(written);
-  b.SetInsertPoint(written);
-  t.barrier(b);
   // Every warp combines the warps' partials, so every thread ends with the block's value.
-  Value* in_range = b.CreateICmpULT(lane, b.getInt32(warps));
-  Value* at = b.CreateSelect(in_range, lane, b.getInt32(0));
-  const std::vector<Value*> none = r.identity();
-  std::vector<Value*> partial;
-  for (size_t i = 0; i < state.size(); ++i) {
-    Value* v = from_bits(b, b.CreateLoad(b.getInt64Ty(), word(i, at)), r.types()[i]);
-    partial.push_back(b.CreateSelect(in_range, v, none[i]));
-  }
+  std::vector<Value*> partial =
+      warp_states(b, t, r, state, b.getInt32(0), lane, warp, scratch, scratch_type, warps);
   return warp_reduce(b, t, r, std::move(partial));
 }
 
@@ -282,31 +293,10 @@ std::vector<Value*> warp_broadcast(llvm::IRBuilder<>& b, const GpuTarget& t,
 BlockScan block_scan(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
                      const std::vector<Value*>& upto, Value* lane, Value* warp, Value* scratch,
                      llvm::Type* scratch_type, unsigned warps) {
-  auto word = [&](size_t field, Value* at) {
-    Value* i =
-        b.CreateAdd(b.CreateMul(b.getInt32(static_cast<uint32_t>(field)), b.getInt32(32)), at);
-    return b.CreateGEP(scratch_type, scratch, {b.getInt32(0), i});
-  };
-  t.barrier(b);  // earlier readers of the scratch words are done
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  auto* write = llvm::BasicBlock::Create(b.getContext(), "warp_total", f);
-  auto* written = llvm::BasicBlock::Create(b.getContext(), "warp_total_written", f);
-  b.CreateCondBr(b.CreateICmpEQ(lane, b.getInt32(t.warp_width() - 1)), write, written);
-  b.SetInsertPoint(write);
-  for (size_t i = 0; i < upto.size(); ++i) b.CreateStore(to_bits(b, upto[i]), word(i, warp));
-  b.CreateBr(written);
-  b.SetInsertPoint(written);
-  t.barrier(b);
   // Every warp scans the warps' totals (lane w holds warp w's), then takes what its own
   // warp needs: the totals before it, and all of them.
-  Value* in_range = b.CreateICmpULT(lane, b.getInt32(warps));
-  Value* at = b.CreateSelect(in_range, lane, b.getInt32(0));
-  const std::vector<Value*> none = r.identity();
-  std::vector<Value*> totals;
-  for (size_t i = 0; i < upto.size(); ++i) {
-    Value* v = from_bits(b, b.CreateLoad(b.getInt64Ty(), word(i, at)), r.types()[i]);
-    totals.push_back(b.CreateSelect(in_range, v, none[i]));
-  }
+  const std::vector<Value*> totals = warp_states(b, t, r, upto, b.getInt32(t.warp_width() - 1),
+                                                 lane, warp, scratch, scratch_type, warps);
   const std::vector<Value*> inclusive = warp_scan(b, t, r, totals, lane);
   return {warp_broadcast(b, t, warp_exclusive(b, t, r, inclusive, lane), warp),
           warp_broadcast(b, t, inclusive, b.getInt32(warps - 1))};
