@@ -140,13 +140,13 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
     for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, {inner, false}));
     s += group_lambda("    ", "group", "int64_t " + inner, "", lines, {inner});
   }
-  const std::string row_start = "rb * " + num(o.tile_rows);
-  const std::string row_end = "krt::imin(rb * " + num(o.tile_rows) + " + " + num(o.tile_rows) +
-                              ", " + num(k.ranges[n - 2]) + ")";
-  const std::vector<const kir::Op*> squares =
-      tiled && vectorized ? block_transposed_loads(k) : std::vector<const kir::Op*>{};
-  if (!squares.empty()) s += transposed_blocks(k, ops, squares, row, inner, row_start, row_end);
-  if (tiled) {
+  if (tiled) {  // tiled kernels have a row dim (n >= 2)
+    const std::string row_start = "rb * " + num(o.tile_rows);
+    const std::string row_end = "krt::imin(rb * " + num(o.tile_rows) + " + " + num(o.tile_rows) +
+                                ", " + num(k.ranges[n - 2]) + ")";
+    const std::vector<const kir::Op*> squares =
+        vectorized ? block_transposed_loads(k) : std::vector<const kir::Op*>{};
+    if (!squares.empty()) s += transposed_blocks(k, ops, squares, row, inner, row_start, row_end);
     const std::string from = squares.empty() ? row + " = " + row_start : "";
     s += "    for (" + from + "; " + row + " < " + row_end + "; ++" + row + ") {\n";
   }
