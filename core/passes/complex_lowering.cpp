@@ -76,17 +76,20 @@ class Rewrite {
   // imaginary part, numbers as a one-element pair.
   ValueRef as_pair(int i) {
     if (args.is_tensor(i)) return pair_of(args.ref(i));
-    const ValueRef number =
-        op("aten.full.default", {IntList{1}, args.get_float(i)}, {{"dtype", DType::F32}});
-    return op("aten.constant_pad_nd.default", {number, IntList{0, 1}, 0.0});
+    return real_pair(
+        op("aten.full.default", {IntList{}, args.get_float(i)}, {{"dtype", DType::F32}}));
+  }
+  // Real values (f32) as pairs with a zero imaginary part.
+  ValueRef real_pair(ValueRef real) {
+    return op("aten.constant_pad_nd.default",
+              {op("aten.unsqueeze.default", {real, int64_t{-1}}), IntList{0, 1}, 0.0});
   }
   const TensorType& original(ValueRef v) const { return g_.type(v); }
   // A value of the old graph as a complex pair in the new one.
   ValueRef pair_of(ValueRef v) {
     const ValueRef now = map_[static_cast<size_t>(v.id)];
     if (is_complex(g_.type(v).dtype)) return now;
-    return op("aten.constant_pad_nd.default",
-              {op("aten.unsqueeze.default", {f32(now), int64_t{-1}}), IntList{0, 1}, 0.0});
+    return real_pair(f32(now));
   }
   // A real operand i made to scale pairs: a tensor gains a trailing dim of 1.
   ArgValue as_scale(int i) {
@@ -255,8 +258,7 @@ std::vector<ValueRef> filled(Rewrite& w) {
   const ValueRef real =  // fill_value is argument 1 of both
       w.op("aten.full.default", {IntList(w.out_type().sizes), w.args.get_float(1)},
            {{"dtype", DType::F32}});
-  return {w.op("aten.constant_pad_nd.default",
-               {w.op("aten.unsqueeze.default", {real, int64_t{-1}}), IntList{0, 1}, 0.0})};
+  return {w.real_pair(real)};
 }
 
 const std::map<std::string, Rule, std::less<>>& rules() {
