@@ -69,6 +69,7 @@ CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
                l.symbol("cudnnConvolutionBackwardFilter", lib.backward_filter_);
       },
       why);
+  if (lib.library_.loaded()) lib.graph_.bind(lib.library_);
   return lib;
 }
 
@@ -81,6 +82,7 @@ std::vector<std::string> CudnnLibrary::extern_lines() const {
 }
 
 void CudnnLibrary::release_handles(const std::function<void(uint32_t)>& use_device) {
+  graph_.release();
   for (auto& [key, p] : plans_) destroy(p);
   plans_.clear();
   for (uint32_t d = 0; d < handles_.size(); ++d) {
@@ -99,6 +101,12 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device]) check(create_(&handles_[device]), "cudnnCreate");
+  // x (or dx) from the call's offset on.
+  const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
+  auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
+  if (direction == ConvDirection::Forward && graph_.bound() &&
+      graph_.forward(handles_[device], c, ptr(a, x_offset), ptr(b), ptr(out), workspace))
+    return;
   std::string key = std::to_string(device);
   for (int64_t v : {static_cast<int64_t>(direction),
                     int64_t{type},
@@ -126,9 +134,6 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   const Plan& p = found->second;
   void* space = reinterpret_cast<void*>(p.workspace > 0 ? workspace(p.workspace) : 0);
   const float one = 1.0f, zero = 0.0f;
-  // x (or dx) from the call's offset on.
-  const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
-  auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
   switch (direction) {
     case ConvDirection::Forward:
       check(forward_(handles_[device], &one, p.x, ptr(a, x_offset), p.w, ptr(b), p.conv, p.algo,

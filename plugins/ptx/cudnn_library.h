@@ -1,7 +1,9 @@
 // cuDNN, opened at run time when present (libcudnn.so.9: the toolkit does not ship it; the
 // nvidia-cudnn wheels and distributions do): the ptx plugin's "conv2d" extern and its two
 // backward calls (kir_support/conv_call.h) for f32, f16 and bf16. f32 runs without TF32 (FMA math:
-// the reference's precision), half types on tensor cores with f32 accumulation. Without it the
+// the reference's precision), half types on tensor cores with f32 accumulation. Forward calls
+// go through the graph API (cudnn_graph.h), the gradients and any forward call it has no
+// engine for through the legacy API. Without it the
 // plugin lists no conv2d and the core generates kernels.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include "plugins/kir_support/conv_call.h"
 #include "plugins/kir_support/dynamic_library.h"
 #include "plugins/ptx/cuda_driver.h"
+#include "plugins/ptx/cudnn_graph.h"
 
 namespace kiln::ptx {
 
@@ -55,6 +58,7 @@ class CudnnLibrary {
     int determinism, math_type, reserved[3];
   };
   kir_support::DynamicLibrary library_;
+  CudnnGraph graph_;  // forward calls, where the library has the graph API
   bool deterministic_ = false;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;

@@ -1,0 +1,282 @@
+#include "plugins/ptx/cudnn_graph.h"
+
+#include <stdexcept>
+#include <vector>
+
+namespace kiln::ptx {
+namespace {
+
+// Values of cuDNN's backend enums (cudnn_graph.h, stable across cuDNN 9).
+enum DescriptorType {
+  kConvolutionDesc = 1,
+  kEngineDesc = 2,
+  kEngineConfigDesc = 3,
+  kHeuristicsDesc = 4,
+  kExecutionPlanDesc = 5,
+  kConvForwardDesc = 10,
+  kOperationGraphDesc = 15,
+  kVariantPackDesc = 16,
+  kTensorDesc = 17,
+};
+enum AttributeType {
+  kHandleType = 0,
+  kDataTypeType = 1,
+  kInt64Type = 3,
+  kFloatType = 4,
+  kVoidPtrType = 6,
+  kConvModeType = 7,
+  kHeurModeType = 8,
+  kNumericalNoteType = 11,
+  kDescriptorType = 15,
+};
+enum Attribute {
+  kConvCompType = 100,
+  kConvMode = 101,
+  kConvDilations = 102,
+  kConvStrides = 103,
+  kConvPostPadding = 104,
+  kConvPrePadding = 105,
+  kConvSpatialDims = 106,
+  kHeurMode = 200,
+  kHeurGraph = 201,
+  kHeurResults = 202,
+  kConfigEngine = 300,
+  kPlanHandle = 400,
+  kPlanConfig = 401,
+  kPlanWorkspace = 402,
+  kForwardAlpha = 700,
+  kForwardBeta = 701,
+  kForwardConv = 702,
+  kForwardW = 703,
+  kForwardX = 704,
+  kForwardY = 705,
+  kGraphHandle = 800,
+  kGraphOps = 801,
+  kTensorAlignment = 900,
+  kTensorDataType = 901,
+  kTensorDims = 902,
+  kTensorStrides = 903,
+  kTensorId = 906,
+  kPackIds = 1000,
+  kPackPointers = 1001,
+  kPackWorkspace = 1003,
+  kEngineNotes = 1303,
+};
+constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9;
+constexpr int kCrossCorrelation = 1;
+constexpr int kHeurModeA = 3;
+// Numerical notes that change what a convolution computes: tensor cores on f32 data (TF32
+// products), inputs converted down, sums kept in half precision.
+constexpr int kTensorCoreNote = 0, kDownConvertNote = 1, kReducedReductionNote = 2;
+constexpr int kMaxConfigs = 16;
+
+int data_type(kir::DType d) {
+  switch (d) {
+    case kir::DType::F32:
+      return kFloat;
+    case kir::DType::F16:
+      return kHalf;
+    case kir::DType::BF16:
+      return kBFloat16;
+    default:
+      throw std::runtime_error(std::string("cuDNN: no ") + kir::dtype_name(d) + " convolution");
+  }
+}
+
+int64_t alignment_of(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  int64_t a = 16;
+  while (a > 1 && v % static_cast<uintptr_t>(a) != 0) a /= 2;
+  return a;
+}
+
+}  // namespace
+
+// Every descriptor a plan holds, destroyed with it.
+struct CudnnGraph::Plan {
+  const CudnnGraph* api = nullptr;
+  std::vector<Desc> owned;
+  Desc plan = nullptr;
+  int64_t workspace = 0;
+  ~Plan() {
+    for (auto it = owned.rbegin(); it != owned.rend(); ++it) api->destroy_(*it);
+  }
+  Desc own(Desc d) {
+    owned.push_back(d);
+    return d;
+  }
+};
+
+bool CudnnGraph::bind(const kir_support::DynamicLibrary& l) {
+  const bool all =
+      l.symbol("cudnnBackendCreateDescriptor", create_) &&
+      l.symbol("cudnnBackendDestroyDescriptor", destroy_) &&
+      l.symbol("cudnnBackendSetAttribute", set_) && l.symbol("cudnnBackendGetAttribute", get_) &&
+      l.symbol("cudnnBackendFinalize", finalize_) &&
+      l.symbol("cudnnGetErrorString", error_string_) && l.symbol("cudnnBackendExecute", execute_);
+  if (!all) execute_ = nullptr;
+  return all;
+}
+
+void CudnnGraph::release() {
+  plans_.clear();
+}
+
+void CudnnGraph::check(int status, const char* what) const {
+  if (status != 0)
+    throw std::runtime_error(std::string(what) + " failed: " + error_string_(status));
+}
+
+CudnnGraph::Desc CudnnGraph::make(int type) const {
+  Desc d = nullptr;
+  check(create_(type, &d), "cudnnBackendCreateDescriptor");
+  return d;
+}
+
+void CudnnGraph::set(Desc d, int name, int type, int64_t count, const void* values) const {
+  check(set_(d, name, type, count, values), "cudnnBackendSetAttribute");
+}
+
+void CudnnGraph::finalize(Desc d, const char* what) const {
+  check(finalize_(d), what);
+}
+
+std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_support::ConvCall& c,
+                                                    const int64_t alignment[3]) {
+  auto p = std::make_shared<Plan>();
+  p->api = this;
+  const int type = data_type(c.dtype);
+  const int64_t cg = c.c / c.groups;
+  const auto tensor = [&](int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides) {
+    Desc t = p->own(make(kTensorDesc));
+    set(t, kTensorDataType, kDataTypeType, 1, &type);
+    set(t, kTensorDims, kInt64Type, 4, dims.data());
+    set(t, kTensorStrides, kInt64Type, 4, strides.data());
+    set(t, kTensorId, kInt64Type, 1, &id);
+    set(t, kTensorAlignment, kInt64Type, 1, &alignment[id]);
+    finalize(t, "cudnnBackendFinalize (tensor)");
+    return t;
+  };
+  Desc x =
+      tensor(0, {c.n, c.c, c.h, c.w}, {c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]});
+  Desc w = tensor(1, {c.k, cg, c.r, c.s}, {cg * c.r * c.s, c.r * c.s, c.s, 1});
+  const int64_t plane = c.out_h * c.out_w;
+  Desc y = tensor(2, {c.n, c.k, c.out_h, c.out_w}, {c.k * plane, plane, c.out_w, 1});
+
+  Desc conv = p->own(make(kConvolutionDesc));
+  const int64_t dims = 2, pads[2] = {c.pad_h, c.pad_w}, strides[2] = {c.stride_h, c.stride_w},
+                dilations[2] = {c.dil_h, c.dil_w};
+  set(conv, kConvCompType, kDataTypeType, 1, &kFloat);
+  set(conv, kConvMode, kConvModeType, 1, &kCrossCorrelation);
+  set(conv, kConvSpatialDims, kInt64Type, 1, &dims);
+  set(conv, kConvPrePadding, kInt64Type, 2, pads);
+  set(conv, kConvPostPadding, kInt64Type, 2, pads);
+  set(conv, kConvStrides, kInt64Type, 2, strides);
+  set(conv, kConvDilations, kInt64Type, 2, dilations);
+  finalize(conv, "cudnnBackendFinalize (convolution)");
+
+  // Groups are the weight's channel count against x's.
+  Desc op = p->own(make(kConvForwardDesc));
+  const float one = 1.0f, zero = 0.0f;
+  set(op, kForwardX, kDescriptorType, 1, &x);
+  set(op, kForwardW, kDescriptorType, 1, &w);
+  set(op, kForwardY, kDescriptorType, 1, &y);
+  set(op, kForwardConv, kDescriptorType, 1, &conv);
+  set(op, kForwardAlpha, kFloatType, 1, &one);
+  set(op, kForwardBeta, kFloatType, 1, &zero);
+  finalize(op, "cudnnBackendFinalize (convolution forward)");
+
+  Desc graph = p->own(make(kOperationGraphDesc));
+  set(graph, kGraphHandle, kHandleType, 1, &handle);
+  set(graph, kGraphOps, kDescriptorType, 1, &op);
+  finalize(graph, "cudnnBackendFinalize (operation graph)");
+
+  Desc heuristics = p->own(make(kHeuristicsDesc));
+  set(heuristics, kHeurGraph, kDescriptorType, 1, &graph);
+  set(heuristics, kHeurMode, kHeurModeType, 1, &kHeurModeA);
+  finalize(heuristics, "cudnnBackendFinalize (engine heuristics)");
+  std::vector<Desc> configs(kMaxConfigs);
+  for (Desc& cfg : configs) cfg = p->own(make(kEngineConfigDesc));
+  int64_t returned = 0;
+  check(get_(heuristics, kHeurResults, kDescriptorType, kMaxConfigs, &returned, configs.data()),
+        "cudnnBackendGetAttribute (engine heuristics' results)");
+
+  const bool single = c.dtype == kir::DType::F32;
+  for (int64_t i = 0; i < returned && i < kMaxConfigs; ++i) {
+    Desc engine = p->own(make(kEngineDesc));
+    int64_t one_engine = 0;
+    if (get_(configs[i], kConfigEngine, kDescriptorType, 1, &one_engine, &engine) != 0) continue;
+    int notes[16] = {};
+    int64_t note_count = 0;
+    if (get_(engine, kEngineNotes, kNumericalNoteType, 16, &note_count, notes) != 0) continue;
+    bool keeps_precision = true;
+    for (int64_t n = 0; n < note_count && n < 16; ++n)
+      if ((single && notes[n] == kTensorCoreNote) || notes[n] == kDownConvertNote ||
+          notes[n] == kReducedReductionNote)
+        keeps_precision = false;
+    if (!keeps_precision) continue;
+    Desc plan = make(kExecutionPlanDesc);
+    set(plan, kPlanHandle, kHandleType, 1, &handle);
+    set(plan, kPlanConfig, kDescriptorType, 1, &configs[i]);
+    if (finalize_(plan) != 0) {  // this engine cannot run the call here: the next one
+      destroy_(plan);
+      continue;
+    }
+    p->own(plan);
+    int64_t count = 0;
+    check(get_(plan, kPlanWorkspace, kInt64Type, 1, &count, &p->workspace),
+          "cudnnBackendGetAttribute (workspace size)");
+    p->plan = plan;
+    return p;
+  }
+  return nullptr;
+}
+
+bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
+                         const std::function<CUdeviceptr(size_t)>& workspace) {
+  const int64_t alignment[3] = {alignment_of(x), alignment_of(w), alignment_of(y)};
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle));
+  for (int64_t v : {int64_t{data_type(c.dtype)},
+                    c.n,
+                    c.c,
+                    c.h,
+                    c.w,
+                    c.k,
+                    c.r,
+                    c.s,
+                    c.stride_h,
+                    c.stride_w,
+                    c.pad_h,
+                    c.pad_w,
+                    c.dil_h,
+                    c.dil_w,
+                    c.groups,
+                    c.x_stride[0],
+                    c.x_stride[1],
+                    c.x_stride[2],
+                    c.x_stride[3],
+                    alignment[0],
+                    alignment[1],
+                    alignment[2]})
+    key += "," + std::to_string(v);
+  auto found = plans_.find(key);
+  if (found == plans_.end()) found = plans_.emplace(key, build(handle, c, alignment)).first;
+  const std::shared_ptr<Plan>& plan = found->second;
+  if (!plan) return false;
+  void* space = plan->workspace > 0
+                    ? reinterpret_cast<void*>(workspace(static_cast<size_t>(plan->workspace)))
+                    : nullptr;
+  Plan pack_owner;  // the variant pack, destroyed after the call
+  pack_owner.api = this;
+  Desc pack = pack_owner.own(make(kVariantPackDesc));
+  const int64_t ids[3] = {0, 1, 2};
+  void* pointers[3] = {x, w, y};
+  set(pack, kPackIds, kInt64Type, 3, ids);
+  set(pack, kPackPointers, kVoidPtrType, 3, pointers);
+  set(pack, kPackWorkspace, kVoidPtrType, 1, &space);
+  finalize(pack, "cudnnBackendFinalize (variant pack)");
+  check(execute_(handle, plan->plan, pack), "cudnnBackendExecute");
+  return true;
+}
+
+}  // namespace kiln::ptx

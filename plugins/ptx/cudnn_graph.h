@@ -1,0 +1,56 @@
+// Forward convolutions through cuDNN's graph (backend) API, the one eager PyTorch uses: each
+// shape's execution plan is built once (heuristic mode A's engine configurations, the first
+// that finalizes among those whose numerics the dtype allows) and run with one
+// cudnnBackendExecute per call. The legacy API's calls took 40-250 us of host time per
+// convolution on the H200 (their plans are rebuilt inside cuDNN); x may have any strides
+// (cuDNN's engines transpose NCHW to channels-last themselves, as in eager).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "plugins/kir_support/conv_call.h"
+#include "plugins/kir_support/dynamic_library.h"
+#include "plugins/ptx/cuda_driver.h"
+
+namespace kiln::ptx {
+
+class CudnnGraph {
+ public:
+  // Binds the backend API's six calls from `library`; false when it lacks one (cuDNN 8.0 or
+  // older), and then no call here is made.
+  bool bind(const kir_support::DynamicLibrary& library);
+  bool bound() const { return execute_ != nullptr; }
+  // Runs x * w -> y on `handle`'s stream with `workspace(bytes)` for the plan's scratch.
+  // Returns false (and runs nothing) when cuDNN has no engine for the call that keeps the
+  // dtype's precision; throws std::runtime_error when a call to cuDNN fails.
+  using Handle = void*;
+  bool forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
+               const std::function<CUdeviceptr(size_t)>& workspace);
+  // Destroys every plan (before the handles they were built with).
+  void release();
+
+ private:
+  using Desc = void*;
+  struct Plan;
+  std::shared_ptr<Plan> build(Handle handle, const kir_support::ConvCall& c,
+                              const int64_t alignment[3]);
+  Desc make(int type) const;
+  void set(Desc d, int name, int type, int64_t count, const void* values) const;
+  void finalize(Desc d, const char* what) const;
+  void check(int status, const char* what) const;
+  int (*create_)(int, Desc*) = nullptr;
+  int (*destroy_)(Desc) = nullptr;
+  int (*set_)(Desc, int, int, int64_t, const void*) = nullptr;
+  int (*get_)(Desc, int, int, int64_t, int64_t*, void*) = nullptr;
+  int (*finalize_)(Desc) = nullptr;
+  int (*execute_)(Handle, Desc, Desc) = nullptr;
+  const char* (*error_string_)(int) = nullptr;
+  // By handle, call and pointer alignments; null where no engine serves the call.
+  std::map<std::string, std::shared_ptr<Plan>> plans_;
+};
+
+}  // namespace kiln::ptx
