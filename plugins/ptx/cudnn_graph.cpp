@@ -201,7 +201,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   check(get_(heuristics, kHeurResults, kDescriptorType, kMaxConfigs, &returned, configs.data()),
         "cudnnBackendGetAttribute (engine heuristics' results)");
 
-  const bool single = c.dtype == kir::DType::F32;
+  const bool exact_f32 = c.dtype == kir::DType::F32 && !tf32_;
   for (int64_t i = 0; i < returned && i < kMaxConfigs; ++i) {
     Desc engine = p->own(make(kEngineDesc));
     int64_t one_engine = 0;
@@ -211,7 +211,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
     if (get_(engine, kEngineNotes, kNumericalNoteType, 16, &note_count, notes) != 0) continue;
     bool keeps_precision = true;
     for (int64_t n = 0; n < note_count && n < 16; ++n)
-      if ((single && notes[n] == kTensorCoreNote) || notes[n] == kDownConvertNote ||
+      if ((exact_f32 && notes[n] == kTensorCoreNote) || notes[n] == kDownConvertNote ||
           notes[n] == kReducedReductionNote)
         keeps_precision = false;
     if (!keeps_precision) continue;

@@ -24,6 +24,8 @@ class CudnnGraph {
   // older), and then no call here is made.
   bool bind(const kir_support::DynamicLibrary& library);
   bool bound() const { return execute_ != nullptr; }
+  // Lets f32 calls take engines that multiply on TF32 tensor cores.
+  void set_tf32(bool on) { tf32_ = on; }
   // Runs x * w -> y on `handle`'s stream with `workspace(bytes)` for the plan's scratch.
   // Returns false (and runs nothing) when cuDNN has no engine for the call that keeps the
   // dtype's precision; throws std::runtime_error when a call to cuDNN fails.
@@ -49,6 +51,7 @@ class CudnnGraph {
   int (*finalize_)(Desc) = nullptr;
   int (*execute_)(Handle, Desc, Desc) = nullptr;
   const char* (*error_string_)(int) = nullptr;
+  bool tf32_ = false;
   // By handle, call and pointer alignments; null where no engine serves the call.
   std::map<std::string, std::shared_ptr<Plan>> plans_;
 };

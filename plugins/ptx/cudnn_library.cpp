@@ -190,7 +190,7 @@ CudnnLibrary::Plan CudnnLibrary::plan(kir_support::ConvDirection direction, uint
                   narrow(c.dil_h), narrow(c.dil_w), kCrossCorrelation, kFloat),
         "cudnnSetConvolution2dDescriptor");
   check(set_groups_(p.conv, narrow(c.groups)), "cudnnSetConvolutionGroupCount");
-  check(set_math_(p.conv, c.dtype == kir::DType::F32 ? kFmaMath : kTensorOpMath),
+  check(set_math_(p.conv, c.dtype == kir::DType::F32 && !tf32_ ? kFmaMath : kTensorOpMath),
         "cudnnSetConvolutionMathType");
   // Timed once per shape (cuDNN runs each algorithm, fastest first in its answer).
   AlgoPerf perf[8] = {};

@@ -48,6 +48,7 @@ kiln::ptx::CudnnLibrary& kiln_plugin::conv_library() {
   std::string why;
   cudnn = kiln::ptx::CudnnLibrary::open(cudnn_option, why);
   cudnn.set_deterministic(deterministic);
+  cudnn.set_tf32(conv_tf32);
   if (cudnn.available())
     log(KILN_LOG_INFO, "ptx: 2-d convolutions through " + cudnn.path());
   else
@@ -165,8 +166,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch",  "libdevice",    "cublas", "cublas_prefetch",
-                                      "cudnn", "deterministic"};
+    std::vector<std::string> known = {"arch",  "libdevice",     "cublas",   "cublas_prefetch",
+                                      "cudnn", "deterministic", "conv_tf32"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -199,6 +200,9 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     };
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
+    plugin->conv_tf32 = flag("conv_tf32");
+    // Library choices are tuned and cached per fingerprint; TF32 changes what they compute.
+    if (plugin->conv_tf32) plugin->fingerprint += "; conv_tf32";
     open_devices(*plugin, prefetch);
     *out = plugin.release();
   });

@@ -60,6 +60,7 @@ struct kiln_plugin {
   std::vector<std::pair<kiln::ptx::CUdeviceptr, size_t>> cudnn_workspace;  // by device
   std::mutex cudnn_mutex;                                                  // guards the four above
   bool deterministic = false;  // the `deterministic` option: cuDNN gradients that repeat
+  bool conv_tf32 = false;      // the `conv_tf32` option: f32 convolutions on TF32 tensor cores
   kiln::ptx::CudnnLibrary& conv_library();
   std::mutex mutex;  // guards `allocations` and `pending`
   // Executables with launches whose error words have not been read since: launches return
