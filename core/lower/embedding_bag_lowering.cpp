@@ -118,20 +118,25 @@ bool lower_embedding_bag(NodeLowering& n) {
                                    {row, kb.constant(DType::I64, static_cast<double>(padding))})});
     return std::tuple{row, bag, counts};
   };
-  const Access offset2bag = n.realize_output(1);
-  {
+  if (n.output_read(1)) {
+    const Access offset2bag = n.realize_output(1);
     KernelBuilder kb = n.kernel({bags.positions});
     const auto [bag, valid] = bag_of(kb, bags, kb.x(0));
     kb.store(offset2bag.buffer, kb.x(0), kb.where(valid, bag, kb.constant(DType::I64, 0)));
     n.emit(std::move(kb).finish());
   }
-  const Access bag_size = n.realize_output(2);
-  n.fill(bag_size.buffer, {bags.count}, DType::I64, 0);
-  {
+  // Bag sizes: an output, and what mean divides by and max tells empty bags by.
+  int bag_size = -1;
+  if (n.output_read(2))
+    bag_size = n.realize_output(2).buffer;
+  else if (mode != kSum)
+    bag_size = n.temp_buffer("bag_size", DType::I64, bags.count);
+  if (bag_size >= 0) {
+    n.fill(bag_size, {bags.count}, DType::I64, 0);
     KernelBuilder kb = n.kernel({bags.positions});
     const auto [row, bag, counts] = row_of(kb, kb.x(0));
     (void)row;
-    kb.scatter("sum", bag_size.buffer, kb.indirect(bag), kb.constant(DType::I64, 1), counts);
+    kb.scatter("sum", bag_size, kb.indirect(bag), kb.constant(DType::I64, 1), counts);
     n.emit(std::move(kb).finish());
   }
   const bool half = out.dtype == DType::F16 || out.dtype == DType::BF16;
@@ -160,9 +165,9 @@ bool lower_embedding_bag(NodeLowering& n) {
     kb.scatter(mode == kMax ? "max" : "sum", sums, s.address, s.value, s.mask);
     n.emit(std::move(kb).finish());
   }
-  const Access max_indices = n.realize_output(3);
+  const bool max_indices = n.output_read(3);
   int first = -1;
-  if (mode == kMax) {
+  if (mode == kMax && max_indices) {
     first = n.temp_buffer("first_max", DType::I64, cells);
     n.fill(first, {bags.count, dims}, DType::I64, static_cast<double>(bags.positions));
     KernelBuilder kb = n.kernel({bags.positions, dims});
@@ -175,19 +180,21 @@ bool lower_embedding_bag(NodeLowering& n) {
     kb.scatter("min", first, cell, kb.index(kb.x(0)),
                kb.math("and", DType::Bool, {counts, reached}));
     n.emit(std::move(kb).finish());
-  } else {
-    n.fill(max_indices.buffer, {bags.count}, DType::I64, 0);
+  } else if (max_indices) {
+    n.fill(n.realize_output(3).buffer, {bags.count}, DType::I64, 0);
   }
   KernelBuilder kb = n.kernel({bags.count, dims});
   const Expr at = contiguous_index({bags.count, dims}, kb.pointwise_vars());
-  const int size = kb.load(bag_size.buffer, DType::I64, kb.x(0));
-  const int empty = kb.math("eq", DType::Bool, {size, kb.constant(DType::I64, 0)});
   int v = kb.load(sums, acc, at);
+  // Mean divides by the bag's size; max gives empty bags 0 (sum needs no sizes).
+  const int size = mode == kSum ? -1 : kb.load(bag_size, DType::I64, kb.x(0));
+  const int empty =
+      mode == kSum ? -1 : kb.math("eq", DType::Bool, {size, kb.constant(DType::I64, 0)});
   if (fixed_point) v = fixed_point->add_to(kb, at, v);
   if (mode == kMean)
     v = kb.math("div", acc, {v, kb.cast(kb.where(empty, kb.constant(DType::I64, 1), size), acc)});
-  if (mode == kMax) {
-    v = kb.where(empty, kb.constant(acc, 0), v);
+  if (mode == kMax) v = kb.where(empty, kb.constant(acc, 0), v);
+  if (mode == kMax && max_indices) {
     const int p = kb.load(first, DType::I64, at);
     const int found = kb.math("lt", DType::Bool,
                               {p, kb.constant(DType::I64, static_cast<double>(bags.positions))});
@@ -198,7 +205,7 @@ bool lower_embedding_bag(NodeLowering& n) {
     const int wrapped = kb.where(
         kb.math("lt", DType::Bool, {row, kb.constant(DType::I64, 0)}),
         kb.math("add", DType::I64, {row, kb.constant(DType::I64, static_cast<double>(rows))}), row);
-    kb.store(max_indices.buffer, at, kb.where(found, wrapped, kb.constant(DType::I64, -1)));
+    kb.store(n.realize_output(3).buffer, at, kb.where(found, wrapped, kb.constant(DType::I64, -1)));
   }
   n.store_output(kb, v);
   return true;

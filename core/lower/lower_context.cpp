@@ -101,6 +101,16 @@ Access NodeLowering::realize_output(size_t k) {
   return a;
 }
 
+bool NodeLowering::output_read(size_t k) const {
+  const ValueRef ref = node_->outputs.at(k);
+  for (const ValueRef& out : graph_.outputs)
+    if (out == ref) return true;
+  for (size_t i = static_cast<size_t>(node_index_) + 1; i < graph_.nodes.size(); ++i)
+    for (const ValueRef& arg : tensor_args(graph_.nodes[i]))
+      if (arg == ref) return true;
+  return false;
+}
+
 void NodeLowering::store_output(KernelBuilder& kb, int value, size_t k) {
   const TensorType& out = out_type(k);
   const Access o = realize_output(k);

@@ -55,6 +55,9 @@ class NodeLowering {
 
   // A fresh contiguous buffer for output k; records it as that output's storage.
   Access realize_output(size_t k = 0);
+  // Whether output k is read, by a later node or as a graph output. An output nobody reads
+  // needs no storage and no stores (max_pool's indices, dropout's mask, a bag's counts).
+  bool output_read(size_t k) const;
   // Stores `value`, cast to output k's dtype, into output k (realized here) at the kernel's
   // pointwise variables, and emits the kernel.
   void store_output(KernelBuilder& kb, int value, size_t k = 0);

@@ -40,7 +40,7 @@ bool lower_masked_scatter(NodeLowering& n) {
       [&](KernelBuilder& kb, const std::vector<Expr>& at) {
         return kb.cast(selected(kb, at[0]), DType::I64);
       },
-      [&](KernelBuilder& kb, const std::vector<Expr>& at, int count, int mask) {
+      [&](KernelBuilder& kb, const std::vector<Expr>& at, int count, int in_range) {
         const int chosen = selected(kb, at[0]);
         const int k = kb.math("sub", DType::I64, {count, kb.constant(DType::I64, 1)});
         const int place =
@@ -48,7 +48,7 @@ bool lower_masked_scatter(NodeLowering& n) {
         const int from_source = n.load(kb, source, unravel(kb.indirect(place), source.type.sizes));
         const int from_self = n.load(kb, n.operand(0), unravel(at[0], out.sizes));
         kb.store(o.buffer, at[0], kb.cast(kb.where(chosen, from_source, from_self), out.dtype),
-                 mask);
+                 in_range);
         n.emit(std::move(kb).finish());
       });
   return true;

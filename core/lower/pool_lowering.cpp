@@ -130,6 +130,34 @@ bool has_empty_window(const Window& w, size_t d, int64_t in, int64_t out) {
   return false;
 }
 
+// max_pool's indices: each window's first maximal tap (of `v`) as its input position,
+// flattened in the plane.
+int max_position(KernelBuilder& kb, int v, const Window& w, const std::vector<TapRange>& ranges,
+                 const TensorType& in, size_t lead) {
+  const IntList& kernel = w.kernel;
+  const size_t dims = kernel.size();
+  const int tap = kb.reduce("argmax", DType::I64, v);  // row-major over the window
+  // The tap's input position per dim, substituted as its load was, then flattened in the
+  // plane.
+  const auto i64 = [&](int64_t c) { return kb.constant(DType::I64, static_cast<double>(c)); };
+  int flat = i64(0);
+  int64_t inner = shape_numel(Shape(kernel.begin(), kernel.end()));
+  for (size_t d = 0; d < dims; ++d) {
+    inner /= kernel[d];
+    const int r = kb.math("mod", DType::I64,
+                          {kb.math("floordiv", DType::I64, {tap, i64(inner)}), i64(kernel[d])});
+    const bool unit = w.dilation[d] == 1;
+    const int step = unit ? r : kb.math("mul", DType::I64, {r, i64(w.dilation[d])});
+    const int at = kb.math("add", DType::I64, {kb.index(ranges[d].start), step});
+    const int lo = unit ? i64(0) : kb.index(ranges[d].first_inside);
+    const int hi = unit ? i64(in.sizes[lead + d] - 1) : kb.index(ranges[d].last_inside);
+    const int inside = kb.math("max", DType::I64, {kb.math("min", DType::I64, {at, hi}), lo});
+    flat = kb.math("add", DType::I64,
+                   {kb.math("mul", DType::I64, {flat, i64(in.sizes[lead + d])}), inside});
+  }
+  return flat;
+}
+
 LowerFn max_pool(size_t dims) {
   return [=](NodeLowering& n) {
     const TensorType& out = n.out_type(0);
@@ -157,30 +185,11 @@ LowerFn max_pool(size_t dims) {
     const DType acc = compute_dtype(out.dtype);
     const int v = kb.cast(n.load(kb, n.operand(0), idx), acc);
     const int best = kb.reduce("max", acc, v);
-    const int tap = kb.reduce("argmax", DType::I64, v);  // row-major over the window
-    // The tap's input position per dim, substituted as its load was, then flattened in the
-    // plane.
-    const auto i64 = [&](int64_t c) { return kb.constant(DType::I64, static_cast<double>(c)); };
-    int flat = i64(0);
-    int64_t inner = shape_numel(Shape(kernel.begin(), kernel.end()));
-    for (size_t d = 0; d < dims; ++d) {
-      inner /= kernel[d];
-      const int r = kb.math("mod", DType::I64,
-                            {kb.math("floordiv", DType::I64, {tap, i64(inner)}), i64(kernel[d])});
-      const bool unit = w.dilation[d] == 1;
-      const int step = unit ? r : kb.math("mul", DType::I64, {r, i64(w.dilation[d])});
-      const int at = kb.math("add", DType::I64, {kb.index(ranges[d].start), step});
-      const int lo = unit ? i64(0) : kb.index(ranges[d].first_inside);
-      const int hi = unit ? i64(in.sizes[lead + d] - 1) : kb.index(ranges[d].last_inside);
-      const int inside = kb.math("max", DType::I64, {kb.math("min", DType::I64, {at, hi}), lo});
-      flat = kb.math("add", DType::I64,
-                     {kb.math("mul", DType::I64, {flat, i64(in.sizes[lead + d])}), inside});
-    }
+    const bool indices = n.output_read(1);
+    const int flat = indices ? max_position(kb, v, w, ranges, in, lead) : -1;
     const Expr at_out = contiguous_index(out.sizes, kb.pointwise_vars());
-    const Access values = n.realize_output(0);
-    const Access indices = n.realize_output(1);
-    kb.store(values.buffer, at_out, kb.cast(best, out.dtype));
-    kb.store(indices.buffer, at_out, flat);
+    kb.store(n.realize_output(0).buffer, at_out, kb.cast(best, out.dtype));
+    if (indices) kb.store(n.realize_output(1).buffer, at_out, flat);
     n.emit(std::move(kb).finish());
     return true;
   };

@@ -118,8 +118,7 @@ bool lower_native_dropout(NodeLowering& n) {
                              : kb.constant(math, 0);
     value = kb.where(keep, scaled, kb.constant(math, 0));
   }
-  const Access mask = n.realize_output(1);
-  kb.store(mask.buffer, position(kb, out.sizes), keep);
+  if (n.output_read(1)) kb.store(n.realize_output(1).buffer, position(kb, out.sizes), keep);
   n.store_output(kb, value, 0);
   return true;
 }
