@@ -85,6 +85,30 @@ Linear linear_of(const Expr& e) {
   return out;
 }
 
+// k*c*floordiv(a, c) + k*mod(a, c) is k*a (floor division's identity): the pairs a flat
+// position leaves when it is split into coordinates and joined again.
+void fold_division_pairs(Linear& form) {
+  for (bool folded = true; folded;) {
+    folded = false;
+    for (const auto& [key, entry] : form.terms) {
+      const Expr& rem = entry.first;
+      if (rem.kind() != ExprKind::Mod || !rem.operands()[1].is_const()) continue;
+      const int64_t c = rem.operands()[1].value(), k = entry.second;
+      if (c <= 0) continue;
+      const Expr quotient = make_expr(ExprKind::FloorDiv, rem.operands());
+      auto q = form.terms.find(quotient.to_string());
+      if (q == form.terms.end() || q->second.second != wrap_mul(k, c)) continue;
+      const Expr a = rem.operands()[0];
+      const std::string rem_key = key;  // erased below with its entry
+      form.terms.erase(q);
+      form.terms.erase(rem_key);
+      accumulate(form, a, k);
+      folded = true;
+      break;
+    }
+  }
+}
+
 Expr term(const Expr& atom, int64_t coeff) {
   if (coeff == 1) return atom;
   return make_expr(ExprKind::Mul, {atom, Expr::constant(coeff)});
@@ -234,8 +258,11 @@ Expr simplify_node(const Expr& e, const VarRanges& ranges) {
       std::all_of(ops.begin(), ops.end(), [](const Expr& o) { return o.is_const(); });
   switch (e.kind()) {
     case ExprKind::Add:
-    case ExprKind::Mul:
-      return rebuild(linear_of(make_expr(e.kind(), ops)));
+    case ExprKind::Mul: {
+      Linear form = linear_of(make_expr(e.kind(), ops));
+      fold_division_pairs(form);
+      return rebuild(form);
+    }
     case ExprKind::FloorDiv:
     case ExprKind::Mod: {
       const Expr& a = ops[0];

@@ -20,6 +20,16 @@ Expr contiguous_index(const Shape& sizes, const std::vector<Expr>& vars) {
   return index;
 }
 
+std::vector<Expr> unravel_index(const Expr& linear, const Shape& sizes) {
+  std::vector<Expr> at(sizes.size());
+  int64_t stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    at[d] = mod(floordiv(linear, Expr::constant(stride)), Expr::constant(sizes[d]));
+    stride *= sizes[d];
+  }
+  return at;
+}
+
 DType compute_dtype(DType d) {
   if (d == DType::F64) return DType::F64;
   if (is_floating(d)) return DType::F32;

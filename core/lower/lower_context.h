@@ -25,6 +25,8 @@ struct Access {
 Expr dim_var(size_t i);
 // sum(vars[i] * contiguous_stride[i]) for a row-major tensor of `sizes`.
 Expr contiguous_index(const Shape& sizes, const std::vector<Expr>& vars);
+// Its inverse: the coordinates of row-major element `linear` of a tensor of `sizes`.
+std::vector<Expr> unravel_index(const Expr& linear, const Shape& sizes);
 
 class ProgramBuilder;
 

@@ -6,17 +6,6 @@
 namespace kiln {
 namespace {
 
-// Coordinates of row-major element `linear` of a tensor of `sizes`.
-std::vector<Expr> unravel(const Expr& linear, const Shape& sizes) {
-  std::vector<Expr> at(sizes.size());
-  int64_t stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    at[d] = mod(floordiv(linear, Expr::constant(stride)), Expr::constant(sizes[d]));
-    stride *= sizes[d];
-  }
-  return at;
-}
-
 // The coordinates in a tensor of `sizes` that broadcasts to coordinates `at` of a larger one.
 std::vector<Expr> broadcast_from(const std::vector<Expr>& at, const Shape& sizes) {
   std::vector<Expr> out;
@@ -33,7 +22,7 @@ bool lower_masked_scatter(NodeLowering& n) {
   if (out.numel() == 0 || source.type.numel() == 0) return false;
   const Access o = n.realize_output(0);
   const auto selected = [&](KernelBuilder& kb, const Expr& linear) {
-    return n.load(kb, mask, broadcast_from(unravel(linear, out.sizes), mask.type.sizes));
+    return n.load(kb, mask, broadcast_from(unravel_index(linear, out.sizes), mask.type.sizes));
   };
   scan(
       n, "sum", {out.numel()}, 0, DType::I64,
@@ -45,8 +34,9 @@ bool lower_masked_scatter(NodeLowering& n) {
         const int k = kb.math("sub", DType::I64, {count, kb.constant(DType::I64, 1)});
         const int place =
             kb.check_index(kb.where(chosen, k, kb.constant(DType::I64, 0)), source.type.numel());
-        const int from_source = n.load(kb, source, unravel(kb.indirect(place), source.type.sizes));
-        const int from_self = n.load(kb, n.operand(0), unravel(at[0], out.sizes));
+        const int from_source =
+            n.load(kb, source, unravel_index(kb.indirect(place), source.type.sizes));
+        const int from_self = n.load(kb, n.operand(0), unravel_index(at[0], out.sizes));
         kb.store(o.buffer, at[0], kb.cast(kb.where(chosen, from_source, from_self), out.dtype),
                  in_range);
         n.emit(std::move(kb).finish());

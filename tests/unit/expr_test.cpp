@@ -61,6 +61,17 @@ TEST(Simplify, FloorSemanticsForNegatives) {
   EXPECT_EQ(simple(mod(x + c(-4), c(4)), r), "x");
 }
 
+TEST(Simplify, AFlatPositionSplitAndJoinedIsItself) {
+  // c*floordiv(a, c) + mod(a, c) == a for every a, negative ones included (floor semantics).
+  const Expr a = x * c(4) + z;
+  EXPECT_EQ(simple(floordiv(a, c(6)) * c(6) + mod(a, c(6))), "x*4 + z");
+  EXPECT_EQ(simple(floordiv(a, c(8)) * c(16) + mod(a, c(8)) * c(2) + y), "x*8 + y + z*2");
+  // Coefficients that do not pair stay as written.
+  EXPECT_EQ(simple(floordiv(x, c(6)) * c(5) + mod(x, c(6))), "x floordiv 6*5 + x mod 6");
+  for (int64_t v = -13; v <= 13; ++v)
+    EXPECT_EQ(evaluate(simplify(floordiv(z, c(4)) * c(4) + mod(z, c(4)), {}), {{"z", v}}), v);
+}
+
 TEST(Simplify, MinMaxDecidedByRanges) {
   const VarRanges r{{"x", {0, 7}}};
   EXPECT_EQ(simple(min(x, c(10)), r), "x");
