@@ -111,6 +111,13 @@ Access NodeLowering::realize_output(size_t k) {
   return a;
 }
 
+bool NodeLowering::operand_in_own_storage(int arg) const {
+  const Access& a = operand(arg);
+  const LoopBuffer& b = program_.program().buffers.at(static_cast<size_t>(a.buffer));
+  const TensorType& t = in_type(arg);
+  return b.dtype == t.dtype && b.elements == storage_extent(t);
+}
+
 bool NodeLowering::output_read(size_t k) const {
   const ValueRef ref = node_->outputs.at(k);
   for (const ValueRef& out : graph_.outputs)

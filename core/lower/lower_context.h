@@ -43,6 +43,9 @@ class NodeLowering {
   // The node that computes tensor argument `arg`, or nullptr for inputs and parameters.
   const Node* producer(int arg) const;
   const Access& list_operand(int arg, size_t i) const;
+  // Whether operand `arg`'s buffer is exactly its value's storage (dtype and extent), not a
+  // larger buffer it views.
+  bool operand_in_own_storage(int arg) const;
 
   // A kernel named after the node, iterating over `ranges` (and `reduction_ranges`).
   KernelBuilder kernel(const Shape& ranges, const Shape& reduction_ranges = {});

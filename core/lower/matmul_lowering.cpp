@@ -79,10 +79,12 @@ namespace {
 
 LowerFn matmul() {
   return [](NodeLowering& n) {
-    // Copies (for operands that are not affine) come before the output is realized.
+    // Copies (for operands that are not affine) come before the output is realized. An
+    // operand read in place must be its value's own storage: where the plugin lacks the
+    // call, the host runs the node on the call's buffers as the node's tensors.
     Access a = n.operand(0), b = n.operand(1);
-    if (!affine_strides(a)) a = n.contiguous(a);
-    if (!affine_strides(b)) b = n.contiguous(b);
+    if (!affine_strides(a) || !n.operand_in_own_storage(0)) a = n.contiguous(a);
+    if (!affine_strides(b) || !n.operand_in_own_storage(1)) b = n.contiguous(b);
     return emit_matmul_call(n, a, b, n.realize_output(0).buffer, n.out_type(0).dtype,
                             n.node_index());
   };

@@ -144,14 +144,16 @@ ValueRef Differential::input(GraphBuilder& b, const std::string& name, TensorTyp
   return b.input(name, std::move(type));
 }
 
+Graph Differential::loaded(const Graph& graph) {
+  auto lowered = lower_complex(graph);
+  EXPECT_TRUE(lowered) << lowered.error().to_string();
+  return lowered ? std::move(*lowered) : Graph{};
+}
+
 Graph Differential::finish(GraphBuilder& b) {
   auto graph = b.finish();
   EXPECT_TRUE(graph) << graph.error().to_string();
-  if (!graph) return Graph{};
-  // As a loaded graph would be: complex values become f32 pairs.
-  auto lowered = lower_complex(*graph);
-  EXPECT_TRUE(lowered) << lowered.error().to_string();
-  return lowered ? std::move(*lowered) : Graph{};
+  return graph ? loaded(*graph) : Graph{};
 }
 
 std::vector<HostTensor> Differential::random_inputs(const Graph& graph) const {

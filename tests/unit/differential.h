@@ -67,9 +67,12 @@ class Differential : public ::testing::Test {
   uint64_t seed() const { return seed_; }
   // Schedule options for the following checks (fusion is set by check itself).
   void set_schedule(const ScheduleOptions& s) { base_schedule_ = s; }
+  // `graph` as loading it makes it (complex values become f32 pairs), what check takes.
+  static Graph loaded(const Graph& graph);
+  // The builder's graph, loaded.
+  Graph finish(GraphBuilder& b);
 
  private:
-  Graph finish(GraphBuilder& b);
   CompileStats run_and_compare(const Graph& graph, const std::vector<HostTensor>& inputs,
                                const OracleResults& oracle, const ScheduleOptions& schedule);
   std::vector<HostTensor> random_inputs(const Graph& graph) const;
