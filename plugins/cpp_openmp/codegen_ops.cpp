@@ -435,9 +435,9 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       throw std::runtime_error("math op '" + op.name + "' with " + std::to_string(op.args.size()) +
                                " operands");
     }
-    case kir::OpKind::Reduce:
+    case kir::OpKind::Reduce:  // group_member_0 becomes member j's in grouped loops (loop_text)
       return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
-             ", rlin);";
+             ", rlin, krt::group_member_0);";
     case kir::OpKind::Scan:  // a scalar walk in order: the accumulator so far is the value
       return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
              ", rlin); " + decl + "a" + std::to_string(op.id) + ".result();";

@@ -24,6 +24,8 @@ std::string group_copy(const std::string& line, int j, const std::set<std::strin
                      tok.find_first_not_of("0123456789", 1) == std::string::npos;
     if (ssa) {
       out += tok + "_" + std::to_string(j);
+    } else if (tok == "group_member_0") {  // a reduction's running set (kiln_cpu_runtime.h)
+      out += "group_member_" + std::to_string(j);
     } else if (moved.contains(tok)) {
       out += "(" + tok + " + " + std::to_string(j) + " * krt::kLanes)";
     } else {

@@ -148,9 +148,40 @@ KRT_INLINE inline val<Lanes, T> make(F f) {
     return r;
   }
 }
+// The unsigned integer of a type's size.
+template <int Bytes>
+struct UintOfSize;
+template <>
+struct UintOfSize<1> {
+  using type = uint8_t;
+};
+template <>
+struct UintOfSize<2> {
+  using type = uint16_t;
+};
+template <>
+struct UintOfSize<4> {
+  using type = uint32_t;
+};
+template <>
+struct UintOfSize<8> {
+  using type = uint64_t;
+};
+// One value in every lane: its bits OR-ed into a zero vector, one broadcast instruction (built
+// lane by lane, g++ 12 rebuilt splats from the stack inside loops once registers ran short).
 template <class Lanes, class T>
 KRT_INLINE inline val<Lanes, T> splat(T v) {
-  return make<Lanes, T>([&](int) { return v; });
+  if constexpr (Lanes::n == 1 || __is_same(T, bool)) {
+    return make<Lanes, T>([&](int) { return v; });
+  } else {
+    using U = typename UintOfSize<sizeof(T)>::type;
+    U bits;
+    memcpy(&bits, &v, sizeof bits);
+    const V<U> lanes = V<U>{} | bits;
+    V<T> r;
+    memcpy(&r, &lanes, sizeof r);
+    return r;
+  }
 }
 
 // ---- loads and stores ------------------------------------------------------------------
@@ -422,8 +453,17 @@ KRT_INLINE inline T convert1(F v) {
 // NaN). A vector of lanes converted one by one through branches cost more than the math.
 template <int = 0>  // instantiated only by kernels, compiled for their ISA
 KRT_INLINE inline V<float> bf16_to_float_v(V<uint16_t> v) {
-  const V<uint32_t> u = __builtin_convertvector(v, V<uint32_t>) << 16;
   V<float> f;
+#if defined(__AVX2__)
+  if constexpr (kLanes == 8) {  // one vpmovzxwd over all eight (g++ 12 splits it in halves)
+    __m128i h;
+    memcpy(&h, &v, sizeof h);
+    const __m256i u = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+    memcpy(&f, &u, sizeof f);
+    return f;
+  }
+#endif
+  const V<uint32_t> u = __builtin_convertvector(v, V<uint32_t>) << 16;
   memcpy(&f, &u, sizeof f);
   return f;
 }
@@ -992,18 +1032,23 @@ struct PositionOf<8> {
 };
 
 // kLanes lanes of sum/prod/max/min/any/welford/argmax/argmin at once; lanes fold into a scalar
-// Acc at the end. Welford lanes all see the same count, so the division is by one broadcast
-// value. Arg lanes keep their best value and its position (-1 before their first element).
+// Acc at the end. Welford lanes all see the same count, so they scale by one broadcast
+// reciprocal: computed from the count alone, it stays off the chain each lane's mean carries
+// from one vector to the next (a vector division there took layer norm to 2x Inductor's time).
+// The chain is cut further by kWelfordSets running sets: member j of a grouped loop's vectors
+// updates set j (compile-time J, so every set stays in registers); the sets merge at the end. Arg
+// lanes keep their best value and its position (-1 before their first element).
 template <Red K, class T>
 struct AccV {
   static constexpr bool kArg = K == kArgMax || K == kArgMin;
   // Arg lanes keep positions in integers as wide as T, so that comparisons of T select them
   // lane for lane (4- and 8-byte T only; rows shorter than 2^31).
   using Position = typename PositionOf<sizeof(T)>::type;
+  static constexpr int kWelfordSets = 4;
   V<T> v = splat<LV, T>(Acc<K, T>().v);
-  V<T> mean = splat<LV, T>(T(0)), m2 = splat<LV, T>(T(0));
+  V<T> mean[kWelfordSets] = {}, m2[kWelfordSets] = {};
   V<Position> index = splat<LV, Position>(-1);
-  T count = 0;
+  T count[kWelfordSets] = {};
   KRT_INLINE void add(V<T> x, int64_t at) {
     if constexpr (kArg) {
       static_assert(sizeof(T) == 4 || sizeof(T) == 8, "arg lanes hold 4- or 8-byte values");
@@ -1029,21 +1074,31 @@ struct AccV {
       v = f_max(v, x);
     else if constexpr (K == kMin)
       v = f_min(v, x);
-    else if constexpr (K == kWelford) {
-      count += 1;
-      const V<T> d = x - mean;
-      mean += d / splat<LV, T>(count);
-      m2 += d * (x - mean);
-    } else
+    else if constexpr (K == kWelford)
+      add_to_set<0>(x);
+    else
       v = v | x;
+  }
+  // Welford's update of running set J.
+  template <int J>
+  KRT_INLINE void add_to_set(V<T> x) {
+    static_assert(J >= 0 && J < kWelfordSets, "a welford set");
+    count[J] += 1;
+    const V<T> d = x - mean[J];
+    mean[J] += d * splat<LV, T>(T(1) / count[J]);
+    m2[J] += d * (x - mean[J]);
   }
   // Lane i alone: in a column reduction each lane is another output's accumulator.
   KRT_INLINE Acc<K, T> lane(int i) const {
     Acc<K, T> a;
     if constexpr (K == kWelford) {
-      a.mean = mean[i];
-      a.m2 = m2[i];
-      a.count = count;
+      for (int j = 0; j < kWelfordSets; ++j) {
+        Acc<K, T> set;
+        set.mean = mean[j][i];
+        set.m2 = m2[j][i];
+        set.count = count[j];
+        a.merge(set);
+      }
     } else {
       a.v = v[i];
     }
@@ -1064,11 +1119,7 @@ struct AccV {
     Acc<K, T> lanes;
     for (int i = 0; i < kLanes; ++i) {
       if constexpr (K == kWelford) {
-        Acc<K, T> lane;
-        lane.mean = mean[i];
-        lane.m2 = m2[i];
-        lane.count = count;
-        lanes.merge(lane);
+        lanes.merge(lane(i));
       } else {
         lanes.add(v[i], 0);
       }
@@ -1093,11 +1144,30 @@ KRT_INLINE inline void accumulate(AccPair<K, T>& a, X x, int64_t at) {
     a.w.add(x, at);
   }
 }
+// Member `J` of a grouped loop's vectors (group_member_J in generated code): welford keeps a
+// running set per member.
+template <int J>
+struct GroupMember {};
+inline constexpr GroupMember<0> group_member_0{};
+inline constexpr GroupMember<1> group_member_1{};
+inline constexpr GroupMember<2> group_member_2{};
+inline constexpr GroupMember<3> group_member_3{};
+template <class Lanes, Red K, class T, class X, int J>
+KRT_INLINE inline void accumulate(AccPair<K, T>& a, X x, int64_t at, GroupMember<J>) {
+  if constexpr (Lanes::n != 1 && K == kWelford)
+    a.w.template add_to_set<J>(x);
+  else
+    accumulate<Lanes>(a, x, at);
+}
 
 template <class Lanes, Red K, class T, class X>
 KRT_INLINE inline void accumulate(Acc<K, T>& a, X x, int64_t at) {
   static_assert(Lanes::n == 1, "this reduction kind runs its loop on scalars");
   a.add(x, at);
+}
+template <class Lanes, Red K, class T, class X, int J>
+KRT_INLINE inline void accumulate(Acc<K, T>& a, X x, int64_t at, GroupMember<J>) {
+  accumulate<Lanes>(a, x, at);
 }
 
 }  // namespace krt
