@@ -1044,7 +1044,8 @@ struct AccV {
   // Arg lanes keep positions in integers as wide as T, so that comparisons of T select them
   // lane for lane (4- and 8-byte T only; rows shorter than 2^31).
   using Position = typename PositionOf<sizeof(T)>::type;
-  static constexpr int kWelfordSets = 4;
+  // One set for the kinds that never read it (column reductions keep arrays of these).
+  static constexpr int kWelfordSets = K == kWelford ? 4 : 1;
   V<T> v = splat<LV, T>(Acc<K, T>().v);
   V<T> mean[kWelfordSets] = {}, m2[kWelfordSets] = {};
   V<Position> index = splat<LV, Position>(-1);
