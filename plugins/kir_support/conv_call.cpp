@@ -15,6 +15,15 @@ std::optional<ConvDirection> conv_direction(const std::string& name) {
   return std::nullopt;
 }
 
+std::string ConvCall::shape_key() const {
+  std::string key = kir::dtype_name(dtype);
+  for (int64_t v : {n,     c,      h,           w,           k,           r,          s,
+                    out_h, out_w,  stride_h,    stride_w,    pad_h,       pad_w,      dil_h,
+                    dil_w, groups, x_stride[0], x_stride[1], x_stride[2], x_stride[3]})
+    key += "," + std::to_string(v);
+  return key;
+}
+
 std::vector<int64_t> ConvCall::buffer_bytes(ConvDirection direction) const {
   const int64_t esize = kir::dtype_size(dtype);
   const bool empty_x = n == 0 || c == 0 || h == 0 || w == 0;

@@ -33,6 +33,9 @@ struct ConvCall {
   // Bytes each buffer must span, in the call's order: forward (x, weight, y), backward input
   // (dy, weight, dx), backward weight (x, dy, dweight).
   std::vector<int64_t> buffer_bytes(ConvDirection direction = ConvDirection::Forward) const;
+  // Every field that shapes the call (not x's offset), comma-separated: a key for what a
+  // library plans once per shape.
+  std::string shape_key() const;
 };
 
 // The parameters in their order:

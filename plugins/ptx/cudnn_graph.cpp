@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "plugins/ptx/cudnn_types.h"
+
 namespace kiln::ptx {
 namespace {
 
@@ -62,26 +64,12 @@ enum Attribute {
   kPackWorkspace = 1003,
   kEngineNotes = 1303,
 };
-constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9;
 constexpr int kCrossCorrelation = 1;
 constexpr int kHeurModeA = 3;
 // Numerical notes that change what a convolution computes: tensor cores on f32 data (TF32
 // products), inputs converted down, sums kept in half precision.
 constexpr int kTensorCoreNote = 0, kDownConvertNote = 1, kReducedReductionNote = 2;
 constexpr int kMaxConfigs = 16;
-
-int data_type(kir::DType d) {
-  switch (d) {
-    case kir::DType::F32:
-      return kFloat;
-    case kir::DType::F16:
-      return kHalf;
-    case kir::DType::BF16:
-      return kBFloat16;
-    default:
-      throw std::runtime_error(std::string("cuDNN: no ") + kir::dtype_name(d) + " convolution");
-  }
-}
 
 int64_t alignment_of(const void* p) {
   const auto v = reinterpret_cast<uintptr_t>(p);
@@ -145,7 +133,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
                                                     const int64_t alignment[3]) {
   auto p = std::make_shared<Plan>();
   p->api = this;
-  const int type = data_type(c.dtype);
+  const int type = cudnn_data_type(c.dtype);
   const int64_t cg = c.c / c.groups;
   const auto tensor = [&](int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides) {
     Desc t = p->own(make(kTensorDesc));
@@ -166,7 +154,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   Desc conv = p->own(make(kConvolutionDesc));
   const int64_t dims = 2, pads[2] = {c.pad_h, c.pad_w}, strides[2] = {c.stride_h, c.stride_w},
                 dilations[2] = {c.dil_h, c.dil_w};
-  set(conv, kConvCompType, kDataTypeType, 1, &kFloat);
+  set(conv, kConvCompType, kDataTypeType, 1, &kCudnnFloat);
   set(conv, kConvMode, kConvModeType, 1, &kCrossCorrelation);
   set(conv, kConvSpatialDims, kInt64Type, 1, &dims);
   set(conv, kConvPrePadding, kInt64Type, 2, pads);
@@ -235,30 +223,8 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
 bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
                          const std::function<CUdeviceptr(size_t)>& workspace) {
   const int64_t alignment[3] = {alignment_of(x), alignment_of(w), alignment_of(y)};
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle));
-  for (int64_t v : {int64_t{data_type(c.dtype)},
-                    c.n,
-                    c.c,
-                    c.h,
-                    c.w,
-                    c.k,
-                    c.r,
-                    c.s,
-                    c.stride_h,
-                    c.stride_w,
-                    c.pad_h,
-                    c.pad_w,
-                    c.dil_h,
-                    c.dil_w,
-                    c.groups,
-                    c.x_stride[0],
-                    c.x_stride[1],
-                    c.x_stride[2],
-                    c.x_stride[3],
-                    alignment[0],
-                    alignment[1],
-                    alignment[2]})
-    key += "," + std::to_string(v);
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle)) + "," + c.shape_key();
+  for (int64_t a : alignment) key += "," + std::to_string(a);
   auto found = plans_.find(key);
   if (found == plans_.end()) found = plans_.emplace(key, build(handle, c, alignment)).first;
   const std::shared_ptr<Plan>& plan = found->second;

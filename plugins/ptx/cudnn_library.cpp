@@ -4,27 +4,15 @@
 #include <stdexcept>
 #include <utility>
 
+#include "plugins/ptx/cudnn_types.h"
+
 namespace kiln::ptx {
 namespace {
 
 // Values of cuDNN's enums (cudnn_graph.h, cudnn_cnn.h).
-constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9;
 constexpr int kNchw = 0;
 constexpr int kCrossCorrelation = 1;
 constexpr int kTensorOpMath = 1, kFmaMath = 3;
-
-int data_type(kir::DType d) {
-  switch (d) {
-    case kir::DType::F32:
-      return kFloat;
-    case kir::DType::F16:
-      return kHalf;
-    case kir::DType::BF16:
-      return kBFloat16;
-    default:
-      throw std::runtime_error(std::string("cuDNN: no ") + kir::dtype_name(d) + " convolution");
-  }
-}
 
 int narrow(int64_t v) {
   if (v > INT_MAX) throw std::runtime_error("cuDNN: a size or stride exceeds 2^31 - 1");
@@ -97,7 +85,7 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
                        const kir_support::ConvCall& c, CUdeviceptr a, CUdeviceptr b,
                        CUdeviceptr out, const std::function<CUdeviceptr(size_t)>& workspace) {
   using kir_support::ConvDirection;
-  const int type = data_type(c.dtype);
+  const int type = cudnn_data_type(c.dtype);
   if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device]) check(create_(&handles_[device]), "cudnnCreate");
@@ -107,28 +95,8 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   if (direction == ConvDirection::Forward && graph_.bound() &&
       graph_.forward(handles_[device], c, ptr(a, x_offset), ptr(b), ptr(out), workspace))
     return;
-  std::string key = std::to_string(device);
-  for (int64_t v : {static_cast<int64_t>(direction),
-                    int64_t{type},
-                    c.n,
-                    c.c,
-                    c.h,
-                    c.w,
-                    c.k,
-                    c.r,
-                    c.s,
-                    c.stride_h,
-                    c.stride_w,
-                    c.pad_h,
-                    c.pad_w,
-                    c.dil_h,
-                    c.dil_w,
-                    c.groups,
-                    c.x_stride[0],
-                    c.x_stride[1],
-                    c.x_stride[2],
-                    c.x_stride[3]})
-    key += "," + std::to_string(v);
+  const std::string key = std::to_string(device) + "," +
+                          std::to_string(static_cast<int>(direction)) + "," + c.shape_key();
   auto found = plans_.find(key);
   if (found == plans_.end()) found = plans_.emplace(key, plan(direction, device, c, type)).first;
   const Plan& p = found->second;
@@ -187,7 +155,7 @@ CudnnLibrary::Plan CudnnLibrary::plan(kir_support::ConvDirection direction, uint
       "cudnnSetFilter4dDescriptor");
   check(create_conv_(&p.conv), "cudnnCreateConvolutionDescriptor");
   check(set_conv_(p.conv, narrow(c.pad_h), narrow(c.pad_w), narrow(c.stride_h), narrow(c.stride_w),
-                  narrow(c.dil_h), narrow(c.dil_w), kCrossCorrelation, kFloat),
+                  narrow(c.dil_h), narrow(c.dil_w), kCrossCorrelation, kCudnnFloat),
         "cudnnSetConvolution2dDescriptor");
   check(set_groups_(p.conv, narrow(c.groups)), "cudnnSetConvolutionGroupCount");
   check(set_math_(p.conv, c.dtype == kir::DType::F32 && !tf32_ ? kFmaMath : kTensorOpMath),
