@@ -226,7 +226,17 @@ bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, void* x,
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle)) + "," + c.shape_key();
   for (int64_t a : alignment) key += "," + std::to_string(a);
   auto found = plans_.find(key);
-  if (found == plans_.end()) found = plans_.emplace(key, build(handle, c, alignment)).first;
+  if (found == plans_.end()) {
+    std::shared_ptr<Plan> built;
+    try {
+      built = build(handle, c, alignment);
+    } catch (const std::runtime_error&) {
+      // A cuDNN that refuses a step of the graph (an attribute older releases lack): the
+      // legacy API serves this shape, as it does a shape no engine takes.
+      built = nullptr;
+    }
+    found = plans_.emplace(key, std::move(built)).first;
+  }
   const std::shared_ptr<Plan>& plan = found->second;
   if (!plan) return false;
   void* space = plan->workspace > 0

@@ -28,7 +28,7 @@ class CudnnGraph {
   void set_tf32(bool on) { tf32_ = on; }
   // Runs x * w -> y on `handle`'s stream with `workspace(bytes)` for the plan's scratch.
   // Returns false (and runs nothing) when cuDNN has no engine for the call that keeps the
-  // dtype's precision; throws std::runtime_error when a call to cuDNN fails.
+  // dtype's precision or refuses to plan it; throws std::runtime_error when running fails.
   using Handle = void*;
   bool forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
                const std::function<CUdeviceptr(size_t)>& workspace);
