@@ -80,19 +80,28 @@ int64_t alignment_of(const void* p) {
 
 }  // namespace
 
-// Every descriptor a plan holds, destroyed with it.
-struct CudnnGraph::Plan {
-  const CudnnGraph* api = nullptr;
-  std::vector<Desc> owned;
-  Desc plan = nullptr;
-  int64_t workspace = 0;
-  ~Plan() {
-    for (auto it = owned.rbegin(); it != owned.rend(); ++it) api->destroy_(*it);
+// Descriptors destroyed together, the last made first.
+struct CudnnGraph::Owned {
+  const CudnnGraph& api;
+  std::vector<Desc> descs;
+  explicit Owned(const CudnnGraph& a) : api(a) {}
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() {
+    for (auto it = descs.rbegin(); it != descs.rend(); ++it) api.destroy_(*it);
   }
   Desc own(Desc d) {
-    owned.push_back(d);
+    descs.push_back(d);
     return d;
   }
+};
+
+// An execution plan and every descriptor it was built from.
+struct CudnnGraph::Plan {
+  explicit Plan(const CudnnGraph& api) : owned(api) {}
+  Owned owned;
+  Desc plan = nullptr;
+  int64_t workspace = 0;
 };
 
 bool CudnnGraph::bind(const kir_support::DynamicLibrary& l) {
@@ -130,13 +139,12 @@ void CudnnGraph::finalize(Desc d, const char* what) const {
 }
 
 std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_support::ConvCall& c,
-                                                    const int64_t alignment[3]) {
-  auto p = std::make_shared<Plan>();
-  p->api = this;
+                                                    const int64_t alignment[3], bool tf32) {
+  auto p = std::make_shared<Plan>(*this);
   const int type = cudnn_data_type(c.dtype);
   const int64_t cg = c.c / c.groups;
   const auto tensor = [&](int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides) {
-    Desc t = p->own(make(kTensorDesc));
+    Desc t = p->owned.own(make(kTensorDesc));
     set(t, kTensorDataType, kDataTypeType, 1, &type);
     set(t, kTensorDims, kInt64Type, 4, dims.data());
     set(t, kTensorStrides, kInt64Type, 4, strides.data());
@@ -151,7 +159,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   const int64_t plane = c.out_h * c.out_w;
   Desc y = tensor(2, {c.n, c.k, c.out_h, c.out_w}, {c.k * plane, plane, c.out_w, 1});
 
-  Desc conv = p->own(make(kConvolutionDesc));
+  Desc conv = p->owned.own(make(kConvolutionDesc));
   const int64_t dims = 2, pads[2] = {c.pad_h, c.pad_w}, strides[2] = {c.stride_h, c.stride_w},
                 dilations[2] = {c.dil_h, c.dil_w};
   set(conv, kConvCompType, kDataTypeType, 1, &kCudnnFloat);
@@ -164,7 +172,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   finalize(conv, "cudnnBackendFinalize (convolution)");
 
   // Groups are the weight's channel count against x's.
-  Desc op = p->own(make(kConvForwardDesc));
+  Desc op = p->owned.own(make(kConvForwardDesc));
   const float one = 1.0f, zero = 0.0f;
   set(op, kForwardX, kDescriptorType, 1, &x);
   set(op, kForwardW, kDescriptorType, 1, &w);
@@ -174,24 +182,24 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   set(op, kForwardBeta, kFloatType, 1, &zero);
   finalize(op, "cudnnBackendFinalize (convolution forward)");
 
-  Desc graph = p->own(make(kOperationGraphDesc));
+  Desc graph = p->owned.own(make(kOperationGraphDesc));
   set(graph, kGraphHandle, kHandleType, 1, &handle);
   set(graph, kGraphOps, kDescriptorType, 1, &op);
   finalize(graph, "cudnnBackendFinalize (operation graph)");
 
-  Desc heuristics = p->own(make(kHeuristicsDesc));
+  Desc heuristics = p->owned.own(make(kHeuristicsDesc));
   set(heuristics, kHeurGraph, kDescriptorType, 1, &graph);
   set(heuristics, kHeurMode, kHeurModeType, 1, &kHeurModeA);
   finalize(heuristics, "cudnnBackendFinalize (engine heuristics)");
   std::vector<Desc> configs(kMaxConfigs);
-  for (Desc& cfg : configs) cfg = p->own(make(kEngineConfigDesc));
+  for (Desc& cfg : configs) cfg = p->owned.own(make(kEngineConfigDesc));
   int64_t returned = 0;
   check(get_(heuristics, kHeurResults, kDescriptorType, kMaxConfigs, &returned, configs.data()),
         "cudnnBackendGetAttribute (engine heuristics' results)");
 
-  const bool exact_f32 = c.dtype == kir::DType::F32 && !tf32_;
+  const bool exact_f32 = c.dtype == kir::DType::F32 && !tf32;
   for (int64_t i = 0; i < returned && i < kMaxConfigs; ++i) {
-    Desc engine = p->own(make(kEngineDesc));
+    Desc engine = p->owned.own(make(kEngineDesc));
     int64_t one_engine = 0;
     if (get_(configs[i], kConfigEngine, kDescriptorType, 1, &one_engine, &engine) != 0) continue;
     int notes[16] = {};
@@ -210,7 +218,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
       destroy_(plan);
       continue;
     }
-    p->own(plan);
+    p->owned.own(plan);
     int64_t count = 0;
     check(get_(plan, kPlanWorkspace, kInt64Type, 1, &count, &p->workspace),
           "cudnnBackendGetAttribute (workspace size)");
@@ -220,16 +228,17 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   return nullptr;
 }
 
-bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
-                         const std::function<CUdeviceptr(size_t)>& workspace) {
+bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w,
+                         void* y, const std::function<CUdeviceptr(size_t)>& workspace) {
   const int64_t alignment[3] = {alignment_of(x), alignment_of(w), alignment_of(y)};
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle)) + "," + c.shape_key();
   for (int64_t a : alignment) key += "," + std::to_string(a);
+  key += tf32 ? ",tf32" : "";
   auto found = plans_.find(key);
   if (found == plans_.end()) {
     std::shared_ptr<Plan> built;
     try {
-      built = build(handle, c, alignment);
+      built = build(handle, c, alignment, tf32);
     } catch (const std::runtime_error&) {
       // A cuDNN that refuses a step of the graph (an attribute older releases lack): the
       // legacy API serves this shape, as it does a shape no engine takes.
@@ -242,9 +251,8 @@ bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, void* x,
   void* space = plan->workspace > 0
                     ? reinterpret_cast<void*>(workspace(static_cast<size_t>(plan->workspace)))
                     : nullptr;
-  Plan pack_owner;  // the variant pack, destroyed after the call
-  pack_owner.api = this;
-  Desc pack = pack_owner.own(make(kVariantPackDesc));
+  Owned call(*this);  // the variant pack, destroyed after the call
+  Desc pack = call.own(make(kVariantPackDesc));
   const int64_t ids[3] = {0, 1, 2};
   void* pointers[3] = {x, w, y};
   set(pack, kPackIds, kInt64Type, 3, ids);

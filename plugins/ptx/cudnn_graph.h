@@ -24,22 +24,22 @@ class CudnnGraph {
   // older), and then no call here is made.
   bool bind(const kir_support::DynamicLibrary& library);
   bool bound() const { return execute_ != nullptr; }
-  // Lets f32 calls take engines that multiply on TF32 tensor cores.
-  void set_tf32(bool on) { tf32_ = on; }
   // Runs x * w -> y on `handle`'s stream with `workspace(bytes)` for the plan's scratch.
   // Returns false (and runs nothing) when cuDNN has no engine for the call that keeps the
   // dtype's precision or refuses to plan it; throws std::runtime_error when running fails.
   using Handle = void*;
-  bool forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
+  // `tf32` lets f32 calls take engines that multiply on TF32 tensor cores.
+  bool forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w, void* y,
                const std::function<CUdeviceptr(size_t)>& workspace);
   // Destroys every plan (before the handles they were built with).
   void release();
 
  private:
   using Desc = void*;
+  struct Owned;
   struct Plan;
   std::shared_ptr<Plan> build(Handle handle, const kir_support::ConvCall& c,
-                              const int64_t alignment[3]);
+                              const int64_t alignment[3], bool tf32);
   Desc make(int type) const;
   void set(Desc d, int name, int type, int64_t count, const void* values) const;
   void finalize(Desc d, const char* what) const;
@@ -51,7 +51,6 @@ class CudnnGraph {
   int (*finalize_)(Desc) = nullptr;
   int (*execute_)(Handle, Desc, Desc) = nullptr;
   const char* (*error_string_)(int) = nullptr;
-  bool tf32_ = false;
   // By handle, call and pointer alignments; null where no engine serves the call.
   std::map<std::string, std::shared_ptr<Plan>> plans_;
 };

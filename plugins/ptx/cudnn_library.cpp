@@ -93,7 +93,7 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
   auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
   if (direction == ConvDirection::Forward && graph_.bound() &&
-      graph_.forward(handles_[device], c, ptr(a, x_offset), ptr(b), ptr(out), workspace))
+      graph_.forward(handles_[device], c, tf32_, ptr(a, x_offset), ptr(b), ptr(out), workspace))
     return;
   const std::string key = std::to_string(device) + "," +
                           std::to_string(static_cast<int>(direction)) + "," + c.shape_key();

@@ -38,10 +38,7 @@ class CudnnLibrary {
   void set_deterministic(bool on) { deterministic_ = on; }
   // f32 products on TF32 tensor cores (10-bit mantissas), as eager PyTorch's convolutions by
   // default (torch.backends.cudnn.allow_tf32); off, f32 keeps its precision.
-  void set_tf32(bool on) {
-    tf32_ = on;
-    graph_.set_tf32(on);
-  }
+  void set_tf32(bool on) { tf32_ = on; }
   const std::string& path() const { return library_.path(); }
   std::vector<std::string> extern_lines() const;
   // Destroys the handles, each after `use_device(its device)` makes its context current.
