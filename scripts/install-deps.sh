@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config binutils clang-format
-  llvm-19-dev llvm-19-tools lld-19 libzstd-dev
+  llvm-19-dev llvm-19-tools lld-19 liblld-19-dev rocm-device-libs libzstd-dev
   libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libboost1.81-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev

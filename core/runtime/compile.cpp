@@ -389,6 +389,7 @@ Result<CompiledGraph> compile_with(const Graph& graph, std::shared_ptr<const OpR
   std::string looked_at;
   std::vector<SelectionCandidate> candidates;
   for (const DeviceRef& want : options.devices) {
+    const size_t before = candidates.size();
     for (const auto& plugin : loaded.plugins) {
       if (options.selection.mode == SelectionMode::Plugin &&
           plugin->name() != options.selection.plugin)
@@ -400,6 +401,12 @@ Result<CompiledGraph> compile_with(const Graph& graph, std::shared_ptr<const OpR
         candidates.push_back({plugin, d.index, plugin->name() + " " + want.to_string()});
       }
     }
+    // Configs name devices a machine may lack (a fleet shares one): skipped, and said so.
+    if (candidates.size() == before)
+      logging.get("runtime")->info(
+          "configured device {} is absent (no loaded plugin reports it); "
+          "skipped",
+          want.to_string());
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();
   }
   if (!candidates.empty()) {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <sstream>
 
+#include "plugins/gpu/kernel_listing.h"
+#include "plugins/gpu/tuning_space.h"
 #include "plugins/kir_support/parse_args.h"
 #include "plugins/ptx/ptx_compiler.h"
 #include "plugins/ptx/ptx_state.h"
@@ -62,36 +64,8 @@ kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t s
 kiln_error* tuning_space(kiln_plugin* p, uint32_t, const char* text, size_t size,
                          kiln_blob** space) {
   return guard([&] {
-    // The first line is the heuristic default; then one knob changed at a time, for the
-    // kinds of kernel the batch holds.
-    bool reduction = false, pointwise = false;
-    for (const kir::Kernel& k : kir_support::parse_kir_argument(text, size)) {
-      reduction = reduction || k.kind == "reduction";
-      pointwise = pointwise || k.kind == "pointwise";
-    }
-    // A knob that changes how a row's values are combined changes the sums' rounding: such
-    // configs are marked exact=0 (the core's deterministic tuning skips them).
-    const gpu::TuningConfig base = p->tuning;
-    std::string s = gpu::tuning_line(base) + "\n";
-    auto vary = [&](bool exact, auto change) {
-      gpu::TuningConfig c = base;
-      change(c);
-      const std::string line = gpu::tuning_line(c);
-      if (s.find(line) == std::string::npos) s += line + (exact ? "\n" : " exact=0\n");
-    };
-    for (unsigned b : {128u, 256u, 512u, 1024u})
-      vary(!reduction, [&](gpu::TuningConfig& c) { c.block_size = b; });
-    if (reduction) {
-      vary(false, [](gpu::TuningConfig& c) { c.warp_row_limit = 0; });
-      vary(false, [](gpu::TuningConfig& c) { c.thread_row_limit = 0; });
-      // Registers or a second walk: the same values combined in the same order.
-      vary(true, [](gpu::TuningConfig& c) { c.persistent_limit = 0; });
-    }
-    if (pointwise) {
-      for (int64_t r : {1, 2, 4}) vary(true, [&](gpu::TuningConfig& c) { c.runs_per_step = r; });
-      vary(true, [](gpu::TuningConfig& c) { c.tiles = !c.tiles; });
-    }
-    *space = kiln::sdk::make_blob(std::move(s));
+    *space = kiln::sdk::make_blob(gpu::tuning_space(kir_support::parse_kir_argument(text, size),
+                                                    p->tuning, {128, 256, 512, 1024}));
   });
 }
 
@@ -115,15 +89,7 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
       throw Failure(KILN_STATUS_UNIMPLEMENTED, e.what());
     }
     std::string text = std::string(kArtifactHeader) + "\n";
-    for (const kir::Kernel& k : kernels) {
-      if (k.kind == "extern") continue;
-      const gpu::LaunchShape shape = gpu::launch_shape(k, options.tuning, 32);
-      text +=
-          "kernel " + k.name + " " + std::to_string(shape.block) + " " + std::to_string(shape.grid);
-      for (const kir::Buffer& b : k.buffers)
-        text += " " + std::to_string(b.elements * kir::dtype_size(b.dtype));
-      text += "\n";
-    }
+    text += gpu::kernel_lines(kernels, options.tuning, 32);
     text += "ptx\n" + out.ptx;
     *artifact = kiln::sdk::make_blob(std::move(text));
     if (metadata) {
@@ -161,24 +127,19 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
                                                                      destroy_executable);
     exe->plugin = p;
     exe->device = device;
-    std::vector<std::pair<std::string, kiln_executable::Kernel>> listed;
-    while (std::getline(in, line) && line != "ptx") {
-      std::istringstream fields(line);
-      std::string word, name;
-      kiln_executable::Kernel k;
-      if (!(fields >> word >> name >> k.shape.block >> k.shape.grid) || word != "kernel")
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "malformed artifact line: " + line);
-      for (int64_t b; fields >> b;) k.buffer_bytes.push_back(b);
-      listed.emplace_back(name, k);
+    std::vector<gpu::ListedKernel> listed;
+    try {
+      listed = gpu::read_kernel_lines(in, "ptx");
+    } catch (const std::invalid_argument& e) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
     }
-    if (line != "ptx") throw Failure(KILN_STATUS_INVALID_ARGUMENT, "artifact without PTX");
     const std::string ptx = text.substr(static_cast<size_t>(in.tellg()));
     p->check(p->cuda.cuModuleLoadData(&exe->module, ptx.c_str()), "cuModuleLoadData");
-    for (auto& [name, k] : listed) {
-      p->check(p->cuda.cuModuleGetFunction(&k.fn, exe->module, name.c_str()),
-               "cuModuleGetFunction " + name);
-      k.slot = exe->kernels.size();
-      exe->kernels[name] = k;
+    for (const gpu::ListedKernel& listing : listed) {
+      kiln_executable::Kernel k{nullptr, listing.shape, listing.buffer_bytes, exe->kernels.size()};
+      p->check(p->cuda.cuModuleGetFunction(&k.fn, exe->module, listing.name.c_str()),
+               "cuModuleGetFunction " + listing.name);
+      exe->kernels[listing.name] = k;
     }
     void* host = nullptr;
     constexpr unsigned kDeviceMap = 0x02;  // CU_MEMHOSTALLOC_DEVICEMAP
@@ -197,10 +158,7 @@ std::string take_failure(kiln_executable& exe) {
     const int32_t status = exe.status_host[k.slot];
     if (status == 0) continue;
     exe.status_host[k.slot] = 0;
-    return "kernel " + name + ": " +
-           (status == 1   ? std::string("an index is out of range")
-            : status == 2 ? std::string("integer division by zero")
-                          : "error code " + std::to_string(status));
+    return "kernel " + name + ": " + gpu::error_word_text(status);
   }
   return "";
 }

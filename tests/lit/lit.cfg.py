@@ -19,12 +19,19 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 config.substitutions.append(("%test_plugins", config.kiln_test_plugin_dir))
 config.substitutions.append(("%cpu_codegen", config.cpu_codegen))
 config.substitutions.append(("%ptx_codegen", config.ptx_codegen))
+config.substitutions.append(("%amdgpu_codegen", config.amdgpu_codegen))
 config.substitutions.append(("FileCheck", config.filecheck))
+# llvm-readobj reads AMDGPU code objects' notes (kernel descriptors, register counts).
+config.substitutions.append(
+    ("%readobj", os.path.join(os.path.dirname(config.filecheck), "llvm-readobj")))
 
 # GPU code generation is built when LLVM 19 is; ptxas and libdevice come with a CUDA toolkit,
 # which may be absent: tests that need them say REQUIRES and are reported UNSUPPORTED then.
 if os.path.exists(config.ptx_codegen):
     config.available_features.add("ptx-codegen")
+# The AMDGPU code generator is built when lld is there too; it needs no ROCm and no AMD GPU.
+if os.path.exists(config.amdgpu_codegen):
+    config.available_features.add("amdgpu-codegen")
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 ptxas = os.path.join(cuda_home, "bin", "ptxas")
 if os.path.exists(ptxas):

@@ -1,0 +1,64 @@
+// The state of one amdgpu plugin instance, shared by its source files.
+#pragma once
+
+#include <kiln/plugin.hpp>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/amdgpu/amdgpu_compiler.h"
+#include "plugins/amdgpu/hip_runtime.h"
+#include "plugins/kir_support/registered_memory.h"
+
+namespace kiln::amdgpu {
+
+struct Device {
+  int ordinal = 0;
+  std::string name;
+  std::string arch;  // "gfx90a"; "" when the topology did not say
+  kiln::sdk::PropertyList properties;
+};
+
+struct Allocation {
+  uint64_t bytes = 0;
+  uint32_t device = 0;
+};
+
+}  // namespace kiln::amdgpu
+
+struct kiln_plugin {
+  kiln::sdk::HostLog log;
+  kiln::amdgpu::HipRuntime hip;
+  std::string no_runtime;  // why there are no devices ("" when HIP opened)
+  std::vector<kiln::amdgpu::Device> devices;
+  std::string device_libs;
+  std::string arch = "auto";  // "auto": each device's own ISA
+  unsigned wave = 0;          // 0: the ISA's own width
+  kiln::gpu::TuningConfig tuning;
+  std::string fingerprint;
+  std::mutex mutex;  // guards `allocations` and `pending`
+  // Executables with launches whose error words have not been read since the last wait.
+  std::set<kiln_executable*> pending;
+  std::map<uint64_t, kiln::amdgpu::Allocation> allocations;
+  kiln::kir_support::RegisteredMemory registered;
+  uint64_t bytes_in_use = 0, peak_bytes_in_use = 0;
+
+  // Makes `device` current on this thread; throws when it does not exist.
+  kiln::amdgpu::Device& use(uint32_t device);
+  // Throws with HIP's message when `r` is an error.
+  void check(kiln::amdgpu::hipError r, const std::string& what) const;
+  // True when [address, address + bytes) lies inside one allocation or registration on
+  // `device`.
+  bool contains(uint32_t device, uint64_t address, uint64_t bytes);
+  // The compiler's options for `device`.
+  kiln::amdgpu::AmdgpuOptions options_for(uint32_t device);
+};
+
+namespace kiln::amdgpu {
+void add_code_functions(kiln_plugin_api& api);
+// Waits for `device` (current on this thread) and throws, naming the kernel, the first error
+// a kernel launched there reported since the last wait.
+void finish_launches(kiln_plugin& p, uint32_t device);
+}  // namespace kiln::amdgpu

@@ -1,0 +1,33 @@
+// The part of a GPU plugin's artifact that lists its kernels, one line each before the code:
+// "kernel NAME BLOCK GRID BYTES..." (launch shape, then each buffer's size in bytes, which
+// launches check their buffers against). Also the text of a kernel's error word.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "kiln/kir.hpp"
+#include "plugins/gpu/launch_shape.h"
+
+namespace kiln::gpu {
+
+struct ListedKernel {
+  std::string name;
+  LaunchShape shape;
+  std::vector<int64_t> buffer_bytes;
+};
+
+// The lines for the batch's generated kernels (externs have none).
+std::string kernel_lines(const std::vector<kir::Kernel>& kernels, const TuningConfig& tuning,
+                         unsigned warp_width);
+
+// Reads lines up to the line `end` (consumed); throws std::invalid_argument naming a
+// malformed line or a missing `end`.
+std::vector<ListedKernel> read_kernel_lines(std::istream& in, const std::string& end);
+
+// What a kernel's nonzero error word says.
+std::string error_word_text(int32_t status);
+
+}  // namespace kiln::gpu
