@@ -1,6 +1,7 @@
 // What the shared KIR -> LLVM IR code generator needs from a GPU: ids, barriers, warp
 // shuffles, the warp width, address spaces and math library calls. The NVPTX target (ptx
-// plugin) implements it, and the AMDGPU target next; nothing NVIDIA-only lives outside it.
+// plugin) and the AMDGPU target (amdgpu plugin) implement it; nothing vendor-specific lives
+// outside them.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -32,7 +33,8 @@ class GpuTarget {
   // The i32 `v` of lane `from` (an i32, any value below the warp width) in every lane.
   virtual llvm::Value* shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v,
                                     llvm::Value* from) const = 0;
-  // The math library's `fn` ("exp", "atan2", ...) for float or double `t`; null if none.
+  // The math library's `fn` (one of math_library_functions()) for float or double `t`; null
+  // if none.
   virtual llvm::FunctionCallee math(llvm::Module& m, const std::string& fn,
                                     llvm::Type* t) const = 0;
   // Marks `f` as a kernel entry launched with `block_size` threads per block.

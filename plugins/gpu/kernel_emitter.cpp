@@ -158,7 +158,7 @@ class KernelEmitter {
   }
 
   void pointwise(ValueEmitter& e) {
-    if (auto staged = tiled_loads(k_, c_); !staged.empty()) {
+    if (auto staged = tiled_loads(k_, c_, t_.warp_width()); !staged.empty()) {
       tiled_pointwise(e, staged);
       return;
     }

@@ -62,7 +62,8 @@ bool column_rows(const kir::Kernel& k, const TuningConfig& c, unsigned warp_widt
   return row_threads(k, c, warp_width) > 1 && reads_across_rows(k);
 }
 
-std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& c) {
+std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& c,
+                                        unsigned warp_width) {
   std::vector<const kir::Op*> out;
   if (!c.tiles || k.kind != "pointwise" || k.ranges.size() < 2) return out;
   const std::string inner = "x" + std::to_string(k.ranges.size() - 1);
@@ -79,6 +80,15 @@ std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig
         along_inner != 1)
       out.push_back(&op);
   }
+  // Each staged load takes a padded tile per set (two sets when loads pair up with their
+  // mirror), in registers' width (half floats widen to 4 bytes): the whole must fit a block's
+  // static shared memory, 48 KiB on NVIDIA GPUs (AMD's LDS is 64), or no load is staged.
+  constexpr int64_t kSharedBudget = 48 * 1024;
+  const int64_t tile = warp_width;
+  int64_t bytes = 0;
+  for (const kir::Op* op : out)
+    bytes += 2 * tile * (tile + 1) * std::max<int64_t>(kir::dtype_size(op->dtype), 4);
+  if (bytes > kSharedBudget) out.clear();
   return out;
 }
 
@@ -99,9 +109,10 @@ LaunchShape launch_shape(const kir::Kernel& k, const TuningConfig& c, unsigned w
   s.block = reduction && !column_rows(k, c, warp_width)
                 ? static_cast<unsigned>(rows) * row_threads(k, c, warp_width)
                 : c.block_size;
-  const int64_t blocks = reduction                    ? (points + rows - 1) / rows
-                         : !tiled_loads(k, c).empty() ? tile_count(k, warp_width)
-                                                      : (points + c.block_size - 1) / c.block_size;
+  const int64_t blocks = reduction ? (points + rows - 1) / rows
+                         : !tiled_loads(k, c, warp_width).empty()
+                             ? tile_count(k, warp_width)
+                             : (points + c.block_size - 1) / c.block_size;
   s.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, c.max_blocks));
   return s;
 }

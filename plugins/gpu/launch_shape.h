@@ -40,8 +40,10 @@ unsigned rows_per_block(const kir::Kernel& k, const TuningConfig& config, unsign
 
 // Pointwise loads to stage through (warp x warp) shared-memory tiles: unmasked, linear in the
 // kernel's dims, stepping by 1 along the second-to-last dim and by more along the last (the
-// transposed operand of `a + a^T`). Empty when the config turns tiles off.
-std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& config);
+// transposed operand of `a + a^T`). Empty when the config turns tiles off, or when the tiles
+// would not fit a block's shared memory (wide dtypes on wave64).
+std::vector<const kir::Op*> tiled_loads(const kir::Kernel& k, const TuningConfig& config,
+                                        unsigned warp_width);
 
 // Tiles of a tiled kernel (each block walks whole tiles).
 int64_t tile_count(const kir::Kernel& k, unsigned warp_width);

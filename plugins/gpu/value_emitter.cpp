@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "plugins/gpu/math_library.h"
 #include "plugins/kir_support/kir_expr.h"
 
 namespace kiln::gpu {
@@ -281,12 +282,9 @@ Value* ValueEmitter::call(const std::string& fn, std::vector<Value*> args, llvm:
 }
 
 Value* ValueEmitter::unary(const std::string& name, Value* a, DType d) {
-  static const std::set<std::string> library = {
-      "sin",   "cos",   "tan", "asin",  "acos", "atan",  "sinh", "cosh",  "tanh", "asinh",
-      "acosh", "atanh", "exp", "expm1", "log",  "log1p", "log2", "log10", "erf"};
   const bool fp = kir::is_float(d);
   llvm::Type* t = a->getType();
-  if (library.contains(name)) {
+  if (in_math_library(name) && math_arity(name) == 1) {
     if (!fp) throw std::runtime_error(name + " needs a floating dtype");
     return call(name, {a}, t);
   }

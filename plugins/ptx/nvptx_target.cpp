@@ -3,7 +3,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
 
-#include <set>
+#include "plugins/gpu/math_library.h"
 
 namespace kiln::ptx {
 
@@ -46,13 +46,9 @@ llvm::Value* NvptxTarget::shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v,
 
 llvm::FunctionCallee NvptxTarget::math(llvm::Module& m, const std::string& fn,
                                        llvm::Type* t) const {
-  static const std::set<std::string> known = {
-      "sin",   "cos", "tan",   "asin", "acos",  "atan", "sinh",  "cosh", "tanh", "asinh", "acosh",
-      "atanh", "exp", "expm1", "log",  "log1p", "log2", "log10", "erf",  "pow",  "atan2"};
-  if (!known.contains(fn) || !(t->isFloatTy() || t->isDoubleTy())) return {};
+  if (!gpu::in_math_library(fn) || !(t->isFloatTy() || t->isDoubleTy())) return {};
   const std::string name = "__nv_" + fn + (t->isFloatTy() ? "f" : "");
-  const bool two = fn == "pow" || fn == "atan2";
-  std::vector<llvm::Type*> params(two ? 2 : 1, t);
+  std::vector<llvm::Type*> params(gpu::math_arity(fn), t);
   return m.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
 }
 

@@ -20,6 +20,8 @@ config.substitutions.append(("%test_plugins", config.kiln_test_plugin_dir))
 config.substitutions.append(("%cpu_codegen", config.cpu_codegen))
 config.substitutions.append(("%ptx_codegen", config.ptx_codegen))
 config.substitutions.append(("%amdgpu_codegen", config.amdgpu_codegen))
+config.substitutions.append(
+    ("%check_hsaco", os.path.join(config.kiln_source_dir, "tests", "tools", "check_hsaco.py")))
 config.substitutions.append(("FileCheck", config.filecheck))
 # llvm-readobj reads AMDGPU code objects' notes (kernel descriptors, register counts).
 config.substitutions.append(

@@ -87,6 +87,15 @@ std::vector<PluginOption> test_plugin_options() {
   return options;
 }
 
+// KILN_TEST_KIR_DIR=DIR: each checked graph's stages (its KIR among them) are written under
+// DIR/fused/N and DIR/unfused/N, for code generators checked without running them (amdgpu).
+// A test that checks several graphs numbers them: `check` is its n-th check.
+std::string kir_dump_dir(bool fusion, int check) {
+  const char* dir = std::getenv("KILN_TEST_KIR_DIR");
+  if (!dir || !*dir) return "";
+  return std::string(dir) + (fusion ? "/fused/" : "/unfused/") + std::to_string(check);
+}
+
 }  // namespace
 
 std::vector<int64_t> permuted_strides(const Shape& sizes, const std::vector<int>& perm) {
@@ -188,6 +197,7 @@ CompileStats Differential::check(const Graph& graph, std::optional<uint64_t> see
     ADD_FAILURE() << "oracle: " << expected.error().to_string();
     return {};
   }
+  ++checks_;
   // Fused (the default) and one kernel per node: both schedules must compute the same.
   CompileStats fused;
   for (const bool fusion : {true, false}) {
@@ -206,8 +216,8 @@ CompileStats Differential::run_and_compare(const Graph& graph,
                                            const ScheduleOptions& schedule) {
   const std::vector<HostTensor>& expected = oracle.expected;
   Suite& s = *suite();
-  auto compiled =
-      compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule);
+  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging,
+                                     kir_dump_dir(schedule.fusion, checks_), schedule);
   if (!compiled) {
     ADD_FAILURE() << compiled.error().to_string();
     return {};

@@ -80,6 +80,7 @@ class Differential : public ::testing::Test {
   std::map<std::string, Range> ranges_;
   ScheduleOptions base_schedule_;
   uint64_t seed_ = 0;
+  int checks_ = 0;  // graphs checked so far by this test
   RandomState random_;
 };
 
