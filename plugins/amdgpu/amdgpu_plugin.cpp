@@ -38,6 +38,18 @@ bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
   return registered.contains(device, address, bytes);
 }
 
+kiln::amdgpu::RocblasLibrary& kiln_plugin::matmul_library() {
+  if (rocblas_tried || devices.empty()) return rocblas;
+  rocblas_tried = true;
+  std::string why;
+  rocblas = kiln::amdgpu::RocblasLibrary::open(rocblas_option, why);
+  if (rocblas.available())
+    log(KILN_LOG_INFO, "amdgpu: matmuls through " + rocblas.path());
+  else
+    log(KILN_LOG_INFO, "amdgpu: no rocBLAS (" + why + "); matmuls become generated kernels");
+  return rocblas;
+}
+
 kiln::amdgpu::AmdgpuOptions kiln_plugin::options_for(uint32_t device) {
   kiln::amdgpu::AmdgpuOptions o;
   const kiln::amdgpu::Device& d = use(device);
@@ -124,6 +136,8 @@ void open_devices(kiln_plugin& p, const std::string& runtime_path) {
 
 void destroy(kiln_plugin* p) {
   if (!p) return;
+  // rocBLAS's handles go before the runtime they use, each on its own device.
+  p->rocblas.release_handles([&](uint32_t d) { p->hip.hipSetDevice(p->devices[d].ordinal); });
   for (auto& [address, a] : p->allocations) {
     p->hip.hipSetDevice(p->devices[a.device].ordinal);
     p->hip.hipFree(reinterpret_cast<void*>(address));
@@ -145,7 +159,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch", "wave", "device_libs", "hip"};
+    std::vector<std::string> known = {"arch", "wave", "device_libs", "hip", "rocblas"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -176,6 +190,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
                           kiln::gpu::tuning_line(plugin->tuning) +
                           "; device_libs=" + plugin->device_libs + "; arch=" + plugin->arch +
                           "; wave=" + wave;
+    plugin->rocblas_option = options.get("rocblas", "");
     open_devices(*plugin, options.get("hip", ""));
     *out = plugin.release();
   });
@@ -327,6 +342,7 @@ kiln_plugin_api make_api() {
     });
   };
   kiln::amdgpu::add_code_functions(api);
+  kiln::amdgpu::add_extern_functions(api);
   return api;
 }
 

@@ -10,6 +10,7 @@
 
 #include "plugins/amdgpu/amdgpu_compiler.h"
 #include "plugins/amdgpu/hip_runtime.h"
+#include "plugins/amdgpu/rocblas_library.h"
 #include "plugins/kir_support/registered_memory.h"
 
 namespace kiln::amdgpu {
@@ -38,6 +39,12 @@ struct kiln_plugin {
   unsigned wave = 0;          // 0: the ISA's own width
   kiln::gpu::TuningConfig tuning;
   std::string fingerprint;
+  // The matmul externs: rocBLAS, opened on first need (a graph with a matmul).
+  kiln::amdgpu::RocblasLibrary rocblas;
+  std::string rocblas_option;  // the plugin's `rocblas` option ("" searches, "off")
+  bool rocblas_tried = false;
+  std::mutex rocblas_mutex;  // guards the three above (handles are made on first use)
+  kiln::amdgpu::RocblasLibrary& matmul_library();
   std::mutex mutex;  // guards `allocations` and `pending`
   // Executables with launches whose error words have not been read since the last wait.
   std::set<kiln_executable*> pending;
@@ -58,6 +65,7 @@ struct kiln_plugin {
 
 namespace kiln::amdgpu {
 void add_code_functions(kiln_plugin_api& api);
+void add_extern_functions(kiln_plugin_api& api);
 // Waits for `device` (current on this thread) and throws, naming the kernel, the first error
 // a kernel launched there reported since the last wait.
 void finish_launches(kiln_plugin& p, uint32_t device);

@@ -27,6 +27,7 @@ bool resolve_all(HipRuntime& h) {
   ok &= resolve(h.library, h.hipMemcpyHtoD, "hipMemcpyHtoD");
   ok &= resolve(h.library, h.hipMemcpyDtoH, "hipMemcpyDtoH");
   ok &= resolve(h.library, h.hipMemcpyDtoD, "hipMemcpyDtoD");
+  ok &= resolve(h.library, h.hipMemset, "hipMemset");
   ok &= resolve(h.library, h.hipHostMalloc, "hipHostMalloc");
   ok &= resolve(h.library, h.hipHostGetDevicePointer, "hipHostGetDevicePointer");
   ok &= resolve(h.library, h.hipHostFree, "hipHostFree");

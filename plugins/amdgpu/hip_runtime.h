@@ -41,6 +41,7 @@ struct HipRuntime {
   hipError (*hipMemcpyHtoD)(hipDeviceptr, const void*, size_t) = nullptr;
   hipError (*hipMemcpyDtoH)(void*, hipDeviceptr, size_t) = nullptr;
   hipError (*hipMemcpyDtoD)(hipDeviceptr, hipDeviceptr, size_t) = nullptr;
+  hipError (*hipMemset)(void*, int, size_t) = nullptr;
   hipError (*hipHostMalloc)(void**, size_t, unsigned) = nullptr;
   hipError (*hipHostGetDevicePointer)(void**, void*, unsigned) = nullptr;
   hipError (*hipHostFree)(void*) = nullptr;

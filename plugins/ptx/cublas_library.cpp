@@ -1,6 +1,5 @@
 #include "plugins/ptx/cublas_library.h"
 
-#include <climits>
 #include <cstdlib>
 #include <stdexcept>
 #include <utility>
@@ -73,31 +72,23 @@ std::vector<std::string> CublasLibrary::extern_lines() const {
 void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CUdeviceptr a,
                            CUdeviceptr b, CUdeviceptr out) {
   const int type = data_type(c.dtype);
-  const int64_t esize = kir::dtype_size(c.dtype);
-  for (int64_t v : {c.batch, c.m, c.n, c.k})
-    if (v > INT_MAX) throw std::runtime_error("cuBLAS: a size exceeds 2^31 - 1");
   if (c.batch == 0 || c.m == 0 || c.n == 0) return;
-  // Row-major out = a @ b is column-major out^T = b^T @ a^T: cuBLAS's first operand is b.
-  const auto lb = kir_support::row_major_layout(c.b, c.k, c.n);
-  const auto la = kir_support::row_major_layout(c.a, c.m, c.k);
-  if (!la || !lb || la->ld > INT_MAX || lb->ld > INT_MAX)
-    throw std::runtime_error("cuBLAS: an operand has no unit stride");
+  const kir_support::ColumnMajorGemm g = kir_support::column_major_gemm(c, "cuBLAS");
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device] && create_(&handles_[device]) != 0)
     throw std::runtime_error("cublasCreate failed");
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool f64 = c.dtype == kir::DType::F64;
-  const int status =
-      gemm_(handles_[device], lb->transposed ? kOpT : kOpN, la->transposed ? kOpT : kOpN,
-            static_cast<int>(c.n), static_cast<int>(c.m), static_cast<int>(c.k),
-            f64 ? static_cast<const void*>(&one_d) : &one_f,
-            reinterpret_cast<const void*>(b + static_cast<uint64_t>(c.b.offset * esize)), type,
-            static_cast<int>(lb->ld), c.b.batch,
-            reinterpret_cast<const void*>(a + static_cast<uint64_t>(c.a.offset * esize)), type,
-            static_cast<int>(la->ld), c.a.batch, f64 ? static_cast<const void*>(&zero_d) : &zero_f,
-            reinterpret_cast<void*>(out), type, static_cast<int>(c.n), c.m * c.n,
-            static_cast<int>(c.batch), f64 ? kCompute64F : kCompute32F, kGemmDefault);
+  const auto at = [](CUdeviceptr base, int64_t bytes) {
+    return reinterpret_cast<const void*>(base + static_cast<uint64_t>(bytes));
+  };
+  const int status = gemm_(
+      handles_[device], g.transpose_first ? kOpT : kOpN, g.transpose_second ? kOpT : kOpN, g.m, g.n,
+      g.k, f64 ? static_cast<const void*>(&one_d) : &one_f, at(b, g.first_offset_bytes), type,
+      g.ld_first, g.stride_first, at(a, g.second_offset_bytes), type, g.ld_second, g.stride_second,
+      f64 ? static_cast<const void*>(&zero_d) : &zero_f, reinterpret_cast<void*>(out), type,
+      g.ld_out, g.stride_out, g.batch, f64 ? kCompute64F : kCompute32F, kGemmDefault);
   if (status != 0)
     throw std::runtime_error("cublasGemmStridedBatchedEx failed with status " +
                              std::to_string(status));

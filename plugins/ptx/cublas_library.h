@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/kir_support/column_major_gemm.h"
 #include "plugins/kir_support/dynamic_library.h"
 #include "plugins/kir_support/matmul_call.h"
 #include "plugins/ptx/cuda_driver.h"
