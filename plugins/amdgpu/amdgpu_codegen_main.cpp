@@ -3,10 +3,10 @@
 // checking code objects with llvm-readobj, and for reading generated code.
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "plugins/amdgpu/amdgpu_compiler.h"
+#include "plugins/gpu/kir_input.h"
 
 namespace {
 
@@ -50,24 +50,10 @@ int main(int argc, char** argv) {
     }
   }
   if (path.empty() || (emit != "llvm" && emit != "asm" && emit != "hsaco")) return usage();
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path);
-    if (!in) {
-      std::cerr << "kiln-amdgpu-codegen: cannot read " << path << "\n";
-      return 1;
-    }
-    text << in.rdbuf();
-  }
-  const auto parsed = kiln::kir::parse(text.str());
-  if (!parsed.error.empty()) {
-    std::cerr << "kiln-amdgpu-codegen: bad KIR: " << parsed.error << "\n";
-    return 1;
-  }
+  const auto kernels = kiln::gpu::read_kir_input(path, "kiln-amdgpu-codegen");
+  if (!kernels) return 1;
   try {
-    const auto out = kiln::amdgpu::compile_to_hsaco(parsed.kernels, options, emit == "asm");
+    const auto out = kiln::amdgpu::compile_to_hsaco(*kernels, options, emit == "asm");
     const std::string& bytes = emit == "llvm"  ? out.llvm_ir
                                : emit == "asm" ? out.assembly
                                                : out.hsaco;

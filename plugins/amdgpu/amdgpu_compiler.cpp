@@ -5,7 +5,6 @@
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/TargetParser.h>
@@ -20,6 +19,7 @@
 #include "plugins/amdgpu/device_libs.h"
 #include "plugins/amdgpu/hsaco_linker.h"
 #include "plugins/gpu/kernel_emitter.h"
+#include "plugins/gpu/module_passes.h"
 
 extern "C" {
 void LLVMInitializeAMDGPUTargetInfo();
@@ -75,21 +75,6 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const std::string& triple,
   return tm;
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
-}
-
 std::string emit(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
   llvm::SmallString<0> bytes;
   llvm::raw_svector_ostream os(bytes);
@@ -134,11 +119,7 @@ AmdgpuOutput compile_to_hsaco(const std::vector<kir::Kernel>& kernels, const Amd
     link_ocml(*m, options.device_libs.empty() ? find_device_libs() : options.device_libs,
               options.arch);
     // Only the kernels stay visible, so the optimizer drops what ocml brought unused.
-    for (llvm::Function& f : *m) {
-      if (f.isDeclaration()) continue;
-      if (std::find(entries.begin(), entries.end(), f.getName().str()) == entries.end())
-        f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    }
+    gpu::internalize_all_but(*m, entries);
   }
   // ocml's functions are built for no ISA in particular: they take the kernels' ISA.
   for (llvm::Function& f : *m) {
@@ -146,7 +127,7 @@ AmdgpuOutput compile_to_hsaco(const std::vector<kir::Kernel>& kernels, const Amd
     f.addFnAttr("target-cpu", options.arch);
     f.addFnAttr("target-features", wave_feature(options));
   }
-  optimize(*m, *tm);
+  gpu::optimize_o3(*m, *tm);
   AmdgpuOutput out;
   llvm::raw_string_ostream ir(out.llvm_ir);
   m->print(ir, nullptr);

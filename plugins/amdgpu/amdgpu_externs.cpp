@@ -32,14 +32,7 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
     throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
   }
   const std::vector<int64_t> bytes = call.buffer_bytes();
-  if (args.num_buffers != bytes.size())
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                  name + " takes 3 buffers, got " + std::to_string(args.num_buffers));
-  for (size_t i = 0; i < bytes.size(); ++i)
-    if (bytes[i] > 0 && !p->contains(device, args.buffers[i], static_cast<uint64_t>(bytes[i])))
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": buffer " + std::to_string(i) +
-                                                      " is not " + std::to_string(bytes[i]) +
-                                                      " bytes inside one allocation");
+  p->memory.check_buffers(device, args.buffers, args.num_buffers, bytes, name);
   p->use(device);
   if (call.k == 0) {  // an empty sum: zeros
     if (bytes[2] > 0)

@@ -28,16 +28,6 @@ void kiln_plugin::check(kiln::amdgpu::hipError r, const std::string& what) const
   if (r != 0) throw Failure(KILN_STATUS_INTERNAL, what + ": " + kiln::amdgpu::hip_error(hip, r));
 }
 
-bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
-  std::lock_guard lock(mutex);
-  auto it = allocations.upper_bound(address);
-  if (it != allocations.begin()) {
-    --it;
-    if (it->second.device == device && address - it->first + bytes <= it->second.bytes) return true;
-  }
-  return registered.contains(device, address, bytes);
-}
-
 kiln::amdgpu::RocblasLibrary& kiln_plugin::matmul_library() {
   if (rocblas_tried || devices.empty()) return rocblas;
   rocblas_tried = true;
@@ -138,8 +128,8 @@ void destroy(kiln_plugin* p) {
   if (!p) return;
   // rocBLAS's handles go before the runtime they use, each on its own device.
   p->rocblas.release_handles([&](uint32_t d) { p->hip.hipSetDevice(p->devices[d].ordinal); });
-  for (auto& [address, a] : p->allocations) {
-    p->hip.hipSetDevice(p->devices[a.device].ordinal);
+  for (const auto& [address, device] : p->memory.live()) {
+    p->hip.hipSetDevice(p->devices[device].ordinal);
     p->hip.hipFree(reinterpret_cast<void*>(address));
   }
   if (p->hip.library) kiln::amdgpu::close_hip_runtime(p->hip);
@@ -235,38 +225,18 @@ kiln_error* mem_alloc(kiln_plugin* p, uint32_t device, uint64_t bytes, uint64_t 
     if (p->hip.hipMalloc(&ptr, std::max<uint64_t>(bytes, 1)) != 0 || !ptr)
       throw Failure(KILN_STATUS_OUT_OF_MEMORY,
                     "cannot allocate " + std::to_string(bytes) + " bytes");
-    const auto at = reinterpret_cast<uint64_t>(ptr);
-    std::lock_guard lock(p->mutex);
-    p->allocations[at] = {bytes, device};
-    p->bytes_in_use += bytes;
-    p->peak_bytes_in_use = std::max(p->peak_bytes_in_use, p->bytes_in_use);
-    *address = at;
+    *address = reinterpret_cast<uint64_t>(ptr);
+    p->memory.add(device, *address, bytes);
   });
 }
 
 kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
   return guard([&] {
     p->use(device);
-    {
-      std::lock_guard lock(p->mutex);
-      auto it = p->allocations.find(address);
-      if (it == p->allocations.end() || it->second.device != device)
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                      "mem_free of an address this plugin did not allocate");
-      p->bytes_in_use -= it->second.bytes;
-      p->allocations.erase(it);
-    }
+    p->memory.remove(device, address);
     p->check(p->hip.hipDeviceSynchronize(), "waiting for the device");
     p->check(p->hip.hipFree(reinterpret_cast<void*>(address)), "hipFree");
   });
-}
-
-void check_range(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes,
-                 const char* what) {
-  if (bytes > 0 && !p->contains(device, address, bytes))
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                  std::string(what) + ": " + std::to_string(bytes) +
-                      " bytes are not inside one allocation of this plugin on this device");
 }
 
 void* at(uint64_t address) {
@@ -285,26 +255,12 @@ kiln_plugin_api make_api() {
   api.device_info = device_info;
   api.mem_alloc = mem_alloc;
   api.mem_free = mem_free;
-  api.mem_register = [](kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes) {
-    return guard([&] {
-      p->use(device);
-      if (address == 0 || address + bytes < address)
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "mem_register of an empty or wrapping range");
-      p->registered.add(device, address, bytes);
-    });
-  };
-  api.mem_unregister = [](kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes) {
-    return guard([&] {
-      if (!p->registered.remove(device, address, bytes))
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                      "mem_unregister of a range that is not registered");
-    });
-  };
+  kiln::kir_support::add_memory_functions(api);
   api.copy_host_to_device = [](kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst,
                                const void* src, uint64_t bytes) {
     return guard([&] {
       p->use(device);
-      check_range(p, device, dst, bytes, "copy_host_to_device destination");
+      p->memory.check_range(device, dst, bytes, "copy_host_to_device destination");
       if (bytes > 0) p->check(p->hip.hipMemcpyHtoD(at(dst), src, bytes), "hipMemcpyHtoD");
     });
   };
@@ -312,7 +268,7 @@ kiln_plugin_api make_api() {
                                uint64_t src, uint64_t bytes) {
     return guard([&] {
       p->use(device);
-      check_range(p, device, src, bytes, "copy_device_to_host source");
+      p->memory.check_range(device, src, bytes, "copy_device_to_host source");
       if (bytes > 0) p->check(p->hip.hipMemcpyDtoH(dst, at(src), bytes), "hipMemcpyDtoH");
       kiln::amdgpu::finish_launches(*p, device);
     });
@@ -321,24 +277,12 @@ kiln_plugin_api make_api() {
                                  uint64_t src, uint64_t bytes) {
     return guard([&] {
       p->use(device);
-      check_range(p, device, dst, bytes, "copy_device_to_device destination");
-      check_range(p, device, src, bytes, "copy_device_to_device source");
+      p->memory.check_range(device, dst, bytes, "copy_device_to_device destination");
+      p->memory.check_range(device, src, bytes, "copy_device_to_device source");
       if (bytes > 0) {
         p->check(p->hip.hipMemcpyDtoD(at(dst), at(src), bytes), "hipMemcpyDtoD");
         kiln::amdgpu::finish_launches(*p, device);
       }
-    });
-  };
-  api.memory_stats = [](kiln_plugin* p, uint32_t device, kiln_memory_stats* out) {
-    return guard([&] {
-      p->use(device);
-      std::lock_guard lock(p->mutex);
-      kiln_memory_stats s{};
-      s.struct_size = sizeof(s);
-      s.bytes_in_use = p->bytes_in_use;
-      s.peak_bytes_in_use = p->peak_bytes_in_use;
-      s.num_allocations = p->allocations.size();
-      kiln::sdk::write_struct(out, s);
     });
   };
   kiln::amdgpu::add_code_functions(api);

@@ -11,7 +11,8 @@
 #include "plugins/amdgpu/amdgpu_compiler.h"
 #include "plugins/amdgpu/hip_runtime.h"
 #include "plugins/amdgpu/rocblas_library.h"
-#include "plugins/kir_support/registered_memory.h"
+#include "plugins/kir_support/device_memory.h"
+#include "plugins/kir_support/memory_functions.h"
 
 namespace kiln::amdgpu {
 
@@ -20,11 +21,6 @@ struct Device {
   std::string name;
   std::string arch;  // "gfx90a"; "" when the topology did not say
   kiln::sdk::PropertyList properties;
-};
-
-struct Allocation {
-  uint64_t bytes = 0;
-  uint32_t device = 0;
 };
 
 }  // namespace kiln::amdgpu
@@ -45,20 +41,15 @@ struct kiln_plugin {
   bool rocblas_tried = false;
   std::mutex rocblas_mutex;  // guards the three above (handles are made on first use)
   kiln::amdgpu::RocblasLibrary& matmul_library();
-  std::mutex mutex;  // guards `allocations` and `pending`
+  std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since the last wait.
   std::set<kiln_executable*> pending;
-  std::map<uint64_t, kiln::amdgpu::Allocation> allocations;
-  kiln::kir_support::RegisteredMemory registered;
-  uint64_t bytes_in_use = 0, peak_bytes_in_use = 0;
+  kiln::kir_support::DeviceMemory memory;  // allocations and the host's registrations
 
   // Makes `device` current on this thread; throws when it does not exist.
   kiln::amdgpu::Device& use(uint32_t device);
   // Throws with HIP's message when `r` is an error.
   void check(kiln::amdgpu::hipError r, const std::string& what) const;
-  // True when [address, address + bytes) lies inside one allocation or registration on
-  // `device`.
-  bool contains(uint32_t device, uint64_t address, uint64_t bytes);
   // The compiler's options for `device`.
   kiln::amdgpu::AmdgpuOptions options_for(uint32_t device);
 };

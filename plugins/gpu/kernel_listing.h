@@ -1,6 +1,6 @@
 // The part of a GPU plugin's artifact that lists its kernels, one line each before the code:
 // "kernel NAME BLOCK GRID BYTES..." (launch shape, then each buffer's size in bytes, which
-// launches check their buffers against). Also the text of a kernel's error word.
+// launches check their buffers against).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,5 @@ std::string kernel_lines(const std::vector<kir::Kernel>& kernels, const TuningCo
 // Reads lines up to the line `end` (consumed); throws std::invalid_argument naming a
 // malformed line or a missing `end`.
 std::vector<ListedKernel> read_kernel_lines(std::istream& in, const std::string& end);
-
-// What a kernel's nonzero error word says.
-std::string error_word_text(int32_t status);
 
 }  // namespace kiln::gpu

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "plugins/gpu/error_words.h"
 #include "plugins/gpu/kernel_listing.h"
 #include "plugins/gpu/tuning_space.h"
 #include "plugins/kir_support/parse_args.h"
@@ -152,52 +153,23 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
   });
 }
 
-// What a kernel's set error word says; "" for none. The word is cleared: reported once.
-std::string take_failure(kiln_executable& exe) {
-  for (const auto& [name, k] : exe.kernels) {
-    const int32_t status = exe.status_host[k.slot];
-    if (status == 0) continue;
-    exe.status_host[k.slot] = 0;
-    return "kernel " + name + ": " + gpu::error_word_text(status);
-  }
-  return "";
-}
-
-// Kernels of runs that returned without waiting (asynchronous runs) report their errors here,
-// at the device's next launch, as soon as the word is set: no wait, a read of mapped memory.
-void check_earlier_launches(kiln_plugin& p, uint32_t device) {
-  std::lock_guard lock(p.mutex);
-  for (kiln_executable* exe : p.pending) {
-    if (exe->device != device) continue;
-    if (std::string failure = take_failure(*exe); !failure.empty())
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, failure + " (in an earlier run)");
-  }
-}
-
 kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
   return guard([&] {
     kiln_plugin* p = exe->plugin;
     p->use(exe->device);
-    check_earlier_launches(*p, exe->device);
+    {
+      std::lock_guard lock(p->mutex);
+      if (std::string f = gpu::take_pending_error_word(p->pending, exe->device); !f.empty())
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, f + " (in an earlier run)");
+    }
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
     auto it = exe->kernels.find(name);
     if (it == exe->kernels.end()) throw Failure(KILN_STATUS_NOT_FOUND, "no kernel " + name);
     const kiln_executable::Kernel& k = it->second;
-    if (args.num_buffers != k.buffer_bytes.size())
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "kernel " + name + " takes " + std::to_string(k.buffer_bytes.size()) +
-                        " buffers, got " + std::to_string(args.num_buffers));
-    std::vector<CUdeviceptr> pointers;
-    for (size_t i = 0; i < args.num_buffers; ++i) {
-      const uint64_t address = args.buffers[i];
-      if (k.buffer_bytes[i] > 0 &&
-          !p->contains(exe->device, address, static_cast<uint64_t>(k.buffer_bytes[i])))
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                      "kernel " + name + ": buffer " + std::to_string(i) + " is not " +
-                          std::to_string(k.buffer_bytes[i]) + " bytes inside one allocation");
-      pointers.push_back(address);
-    }
+    p->memory.check_buffers(exe->device, args.buffers, args.num_buffers, k.buffer_bytes,
+                            "kernel " + name);
+    std::vector<CUdeviceptr> pointers(args.buffers, args.buffers + args.num_buffers);
     pointers.push_back(exe->status + k.slot * sizeof(int32_t));
     std::vector<void*> params;
     for (CUdeviceptr& ptr : pointers) params.push_back(&ptr);
@@ -213,19 +185,8 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
 
 void finish_launches(kiln_plugin& p, uint32_t device) {
   p.check(p.cuda.cuCtxSynchronize(), "waiting for the device");
-  std::string failure;
   std::lock_guard lock(p.mutex);
-  for (auto it = p.pending.begin(); it != p.pending.end();) {
-    kiln_executable* exe = *it;
-    if (exe->device != device) {
-      ++it;
-      continue;
-    }
-    // Every set word is cleared; the first one named is enough.
-    for (std::string f = take_failure(*exe); !f.empty(); f = take_failure(*exe))
-      if (failure.empty()) failure = std::move(f);
-    it = p.pending.erase(it);
-  }
+  const std::string failure = gpu::drain_error_words(p.pending, device);
   if (!failure.empty()) throw Failure(KILN_STATUS_INVALID_ARGUMENT, failure);
 }
 

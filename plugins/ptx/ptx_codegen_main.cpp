@@ -2,9 +2,9 @@
 // plugin generates, without a GPU. For golden tests and for reading generated code.
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
+#include "plugins/gpu/kir_input.h"
 #include "plugins/ptx/ptx_compiler.h"
 
 int main(int argc, char** argv) {
@@ -37,24 +37,10 @@ int main(int argc, char** argv) {
     std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] FILE.kir|-\n";
     return 2;
   }
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path);
-    if (!in) {
-      std::cerr << "kiln-ptx-codegen: cannot read " << path << "\n";
-      return 1;
-    }
-    text << in.rdbuf();
-  }
-  const auto parsed = kiln::kir::parse(text.str());
-  if (!parsed.error.empty()) {
-    std::cerr << "kiln-ptx-codegen: bad KIR: " << parsed.error << "\n";
-    return 1;
-  }
+  const auto kernels = kiln::gpu::read_kir_input(path, "kiln-ptx-codegen");
+  if (!kernels) return 1;
   try {
-    const auto out = kiln::ptx::compile_to_ptx(parsed.kernels, options);
+    const auto out = kiln::ptx::compile_to_ptx(*kernels, options);
     std::cout << (emit == "llvm" ? out.llvm_ir : out.ptx);
   } catch (const std::exception& e) {
     std::cerr << "kiln-ptx-codegen: " << e.what() << "\n";

@@ -6,7 +6,6 @@
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -18,6 +17,7 @@
 #include <stdexcept>
 
 #include "plugins/gpu/kernel_emitter.h"
+#include "plugins/gpu/module_passes.h"
 #include "plugins/ptx/nvptx_target.h"
 
 extern "C" {
@@ -75,21 +75,6 @@ void link_libdevice(llvm::Module& m, const std::string& path) {
     throw std::runtime_error("linking libdevice '" + path + "' failed");
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
-}
-
 }  // namespace
 
 std::string find_libdevice(const std::string& beside) {
@@ -126,13 +111,9 @@ PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptio
   if (calls_libdevice(*m)) {
     link_libdevice(*m, options.libdevice.empty() ? find_libdevice() : options.libdevice);
     // Only the kernels stay visible, so the optimizer drops what libdevice brought unused.
-    for (llvm::Function& f : *m) {
-      if (f.isDeclaration()) continue;
-      if (std::find(entries.begin(), entries.end(), f.getName().str()) == entries.end())
-        f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    }
+    gpu::internalize_all_but(*m, entries);
   }
-  optimize(*m, *tm);
+  gpu::optimize_o3(*m, *tm);
   PtxOutput out;
   llvm::raw_string_ostream ir(out.llvm_ir);
   m->print(ir, nullptr);

@@ -28,21 +28,6 @@ kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
   });
 }
 
-// Each buffer spans `bytes[i]` inside one allocation of `device`.
-void check_buffers(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
-                   const std::vector<int64_t>& bytes, const std::string& name) {
-  if (args.num_buffers != bytes.size())
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + " takes " + std::to_string(bytes.size()) +
-                                                    " buffers, got " +
-                                                    std::to_string(args.num_buffers));
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] > 0 && !p->contains(device, args.buffers[i], static_cast<uint64_t>(bytes[i])))
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": buffer " + std::to_string(i) +
-                                                      " is not " + std::to_string(bytes[i]) +
-                                                      " bytes inside one allocation");
-  }
-}
-
 void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
                  const std::string& name) {
   {
@@ -57,7 +42,7 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
     throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
   }
   const std::vector<int64_t> bytes = call.buffer_bytes();
-  check_buffers(p, device, args, bytes, name);
+  p->memory.check_buffers(device, args.buffers, args.num_buffers, bytes, name);
   p->use(device);
   if (call.k == 0) {  // an empty sum: zeros
     if (bytes[2] > 0)
@@ -84,7 +69,8 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   } catch (const std::invalid_argument& e) {
     throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
   }
-  check_buffers(p, device, args, call.buffer_bytes(direction), name);
+  p->memory.check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(direction),
+                          name);
   p->use(device);
   // The device's workspace, grown when a convolution needs more (the old one freed after
   // the work queued on it: the legacy stream orders the free after it).

@@ -56,16 +56,6 @@ kiln::ptx::CudnnLibrary& kiln_plugin::conv_library() {
   return cudnn;
 }
 
-bool kiln_plugin::contains(uint32_t device, uint64_t address, uint64_t bytes) {
-  std::lock_guard lock(mutex);
-  auto it = allocations.upper_bound(address);
-  if (it != allocations.begin()) {
-    --it;
-    if (it->second.device == device && address - it->first + bytes <= it->second.bytes) return true;
-  }
-  return registered.contains(device, address, bytes);
-}
-
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
@@ -142,8 +132,8 @@ void destroy(kiln_plugin* p) {
     p->cuda.cuCtxSetCurrent(p->devices[d].context);
     p->cuda.cuMemFree(p->cudnn_workspace[d].first);
   }
-  for (auto& [address, a] : p->allocations) {
-    p->cuda.cuCtxSetCurrent(p->devices[a.device].context);
+  for (const auto& [address, device] : p->memory.live()) {
+    p->cuda.cuCtxSetCurrent(p->devices[device].context);
     p->cuda.cuMemFree(address);
   }
   for (auto& d : p->devices)
@@ -247,62 +237,26 @@ kiln_error* mem_alloc(kiln_plugin* p, uint32_t device, uint64_t bytes, uint64_t 
     if (p->cuda.cuMemAlloc(&ptr, std::max<uint64_t>(bytes, 1)) != 0)
       throw Failure(KILN_STATUS_OUT_OF_MEMORY,
                     "cannot allocate " + std::to_string(bytes) + " bytes");
-    std::lock_guard lock(p->mutex);
-    p->allocations[ptr] = {bytes, device};
-    p->bytes_in_use += bytes;
-    p->peak_bytes_in_use = std::max(p->peak_bytes_in_use, p->bytes_in_use);
+    p->memory.add(device, ptr, bytes);
     *address = ptr;
-  });
-}
-
-kiln_error* mem_register(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes) {
-  return guard([&] {
-    p->use(device);
-    if (address == 0 || address + bytes < address)
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "mem_register of an empty or wrapping range");
-    p->registered.add(device, address, bytes);
-  });
-}
-
-kiln_error* mem_unregister(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes) {
-  return guard([&] {
-    if (!p->registered.remove(device, address, bytes))
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "mem_unregister of a range that is not registered");
   });
 }
 
 kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
   return guard([&] {
     p->use(device);
-    {
-      std::lock_guard lock(p->mutex);
-      auto it = p->allocations.find(address);
-      if (it == p->allocations.end() || it->second.device != device)
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                      "mem_free of an address this plugin did not allocate");
-      p->bytes_in_use -= it->second.bytes;
-      p->allocations.erase(it);
-    }
+    p->memory.remove(device, address);
     // Kernels still running may use it (their error words stay for the next wait).
     p->check(p->cuda.cuCtxSynchronize(), "waiting for the device");
     p->check(p->cuda.cuMemFree(address), "cuMemFree");
   });
 }
 
-void check_range(kiln_plugin* p, uint32_t device, uint64_t address, uint64_t bytes,
-                 const char* what) {
-  if (bytes > 0 && !p->contains(device, address, bytes))
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                  std::string(what) + ": " + std::to_string(bytes) +
-                      " bytes are not inside one allocation of this plugin on this device");
-}
-
 kiln_error* copy_h2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, const void* src,
                      uint64_t bytes) {
   return guard([&] {
     p->use(device);
-    check_range(p, device, dst, bytes, "copy_host_to_device destination");
+    p->memory.check_range(device, dst, bytes, "copy_host_to_device destination");
     if (bytes > 0) p->check(p->cuda.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
   });
 }
@@ -311,7 +265,7 @@ kiln_error* copy_d2h(kiln_plugin* p, uint32_t device, kiln_stream*, void* dst, u
                      uint64_t bytes) {
   return guard([&] {
     p->use(device);
-    check_range(p, device, src, bytes, "copy_device_to_host source");
+    p->memory.check_range(device, src, bytes, "copy_device_to_host source");
     if (bytes > 0) p->check(p->cuda.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
     kiln::ptx::finish_launches(*p, device);
   });
@@ -321,25 +275,12 @@ kiln_error* copy_d2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst
                      uint64_t bytes) {
   return guard([&] {
     p->use(device);
-    check_range(p, device, dst, bytes, "copy_device_to_device destination");
-    check_range(p, device, src, bytes, "copy_device_to_device source");
+    p->memory.check_range(device, dst, bytes, "copy_device_to_device destination");
+    p->memory.check_range(device, src, bytes, "copy_device_to_device source");
     if (bytes > 0) {
       p->check(p->cuda.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
       kiln::ptx::finish_launches(*p, device);
     }
-  });
-}
-
-kiln_error* memory_stats(kiln_plugin* p, uint32_t device, kiln_memory_stats* out) {
-  return guard([&] {
-    p->use(device);
-    std::lock_guard lock(p->mutex);
-    kiln_memory_stats s{};
-    s.struct_size = sizeof(s);
-    s.bytes_in_use = p->bytes_in_use;
-    s.peak_bytes_in_use = p->peak_bytes_in_use;
-    s.num_allocations = p->allocations.size();
-    kiln::sdk::write_struct(out, s);
   });
 }
 
@@ -370,12 +311,10 @@ kiln_plugin_api make_api() {
   api.device_info = device_info;
   api.mem_alloc = mem_alloc;
   api.mem_free = mem_free;
-  api.mem_register = mem_register;
-  api.mem_unregister = mem_unregister;
+  kiln::kir_support::add_memory_functions(api);
   api.copy_host_to_device = copy_h2d;
   api.copy_device_to_host = copy_d2h;
   api.copy_device_to_device = copy_d2d;
-  api.memory_stats = memory_stats;
   // All work goes to the device's default stream; a stream names the device to wait for.
   api.stream_create = [](kiln_plugin* p, uint32_t device, kiln_stream** out) {
     return guard([&] {

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "plugins/gpu/launch_shape.h"
-#include "plugins/kir_support/registered_memory.h"
+#include "plugins/kir_support/device_memory.h"
+#include "plugins/kir_support/memory_functions.h"
 #include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
 #include "plugins/ptx/cudnn_library.h"
@@ -23,11 +24,6 @@ struct Device {
   std::string name;
   std::string arch;  // "sm_90"
   kiln::sdk::PropertyList properties;
-};
-
-struct Allocation {
-  uint64_t bytes = 0;
-  uint32_t device = 0;
 };
 
 }  // namespace kiln::ptx
@@ -62,21 +58,16 @@ struct kiln_plugin {
   bool deterministic = false;  // the `deterministic` option: cuDNN gradients that repeat
   bool conv_tf32 = false;      // the `conv_tf32` option: f32 convolutions on TF32 tensor cores
   kiln::ptx::CudnnLibrary& conv_library();
-  std::mutex mutex;  // guards `allocations` and `pending`
+  std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.
   std::set<kiln_executable*> pending;
-  std::map<uint64_t, kiln::ptx::Allocation> allocations;
-  kiln::kir_support::RegisteredMemory registered;  // the host's caller's (ABI 1.1)
-  uint64_t bytes_in_use = 0, peak_bytes_in_use = 0;
+  kiln::kir_support::DeviceMemory memory;  // allocations and the host's registrations
 
   // Makes `device`'s context current on this thread; throws when it does not exist.
   kiln::ptx::Device& use(uint32_t device);
   // Throws with the driver's message when `r` is an error.
   void check(kiln::ptx::CUresult r, const std::string& what) const;
-  // True when [address, address + bytes) lies inside one allocation or registration on
-  // `device`.
-  bool contains(uint32_t device, uint64_t address, uint64_t bytes);
 };
 
 namespace kiln::ptx {
