@@ -1,4 +1,5 @@
-# What `cmake --install` puts under a prefix: bin/kiln, lib/libkiln.so (the runtime C API),
+# What `cmake --install` puts under a prefix: bin/kiln, bin/kiln-conformance (the plugin
+# conformance kit, its graphs in share/kiln/conformance), lib/libkiln.so (the runtime C API),
 # the plugins in lib/kiln/, the public headers (include/kiln/: runtime.h, plugin.h and the
 # SDK's C++ helpers) and a CMake package, so a project links the runtime with
 #   find_package(kiln REQUIRED)  target_link_libraries(app PRIVATE kiln::runtime)
@@ -7,6 +8,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS kiln RUNTIME DESTINATION bin)
+# The conformance kit vendors run against their plugins, and the graphs it checks them with.
+install(TARGETS kiln-conformance RUNTIME DESTINATION bin)
+install(DIRECTORY conformance/graphs/ DESTINATION share/kiln/conformance/graphs
+        FILES_MATCHING PATTERN "*.json")
 install(TARGETS kiln_runtime EXPORT kilnTargets LIBRARY DESTINATION lib)
 get_property(kiln_plugin_targets GLOBAL PROPERTY KILN_PLUGIN_TARGETS)
 foreach(target IN LISTS kiln_plugin_targets)

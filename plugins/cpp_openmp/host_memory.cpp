@@ -33,6 +33,7 @@ bool HostMemory::free(uint64_t address) {
   auto it = live_.find(address);
   if (it == live_.end()) return false;
   stats_.bytes_in_use -= it->second;
+  --stats_.num_allocations;
   live_.erase(it);
   std::free(reinterpret_cast<void*>(address));
   return true;

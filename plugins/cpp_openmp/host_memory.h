@@ -14,7 +14,7 @@ namespace kiln::cpu {
 struct HostMemoryStats {
   uint64_t bytes_in_use = 0;
   uint64_t peak_bytes_in_use = 0;
-  uint64_t num_allocations = 0;
+  uint64_t num_allocations = 0;  // live now (kiln_memory_stats)
 };
 
 class HostMemory {

@@ -17,6 +17,8 @@ config.substitutions.append(("%examples", os.path.join(config.kiln_source_dir, "
 config.substitutions.append(("%configs", os.path.join(config.kiln_source_dir, "configs")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%test_plugins", config.kiln_test_plugin_dir))
+config.substitutions.append(("%plugins", config.kiln_plugin_dir))
+config.substitutions.append(("%conformance", config.conformance))
 config.substitutions.append(("%cpu_codegen", config.cpu_codegen))
 config.substitutions.append(("%ptx_codegen", config.ptx_codegen))
 config.substitutions.append(("%amdgpu_codegen", config.amdgpu_codegen))

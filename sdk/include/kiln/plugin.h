@@ -155,8 +155,8 @@ typedef struct kiln_memory_stats {
   size_t struct_size;
   uint64_t bytes_in_use;
   uint64_t peak_bytes_in_use;
-  uint64_t bytes_limit; /* 0 when unknown */
-  uint64_t num_allocations;
+  uint64_t bytes_limit;     /* 0 when unknown */
+  uint64_t num_allocations; /* live now: allocations made and not yet freed */
 } kiln_memory_stats;
 
 /* ---- compile and launch ----------------------------------------------------------- */

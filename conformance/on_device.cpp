@@ -1,0 +1,27 @@
+#include "conformance/on_device.h"
+
+namespace kiln::conformance {
+
+OnDevice on_device(const Context& c) {
+  OnDevice out;
+  out.plugin = std::make_unique<RawPlugin>(c.path);
+  if (!out.plugin->table()) {
+    out.unusable = fail("the plugin declined this host");
+    return out;
+  }
+  if (std::string e = out.plugin->create(c.options); !e.empty()) {
+    out.unusable = fail("plugin_create: " + e);
+    return out;
+  }
+  const uint32_t n = out.plugin->device_count();
+  if (c.device >= n)
+    out.unusable =
+        skip(n == 0 ? "the plugin reports no devices"
+                    : "no device " + std::to_string(c.device) + " (of " + std::to_string(n) + ")");
+  else if (!out.api().mem_alloc || !out.api().mem_free || !out.api().copy_host_to_device ||
+           !out.api().copy_device_to_host)
+    out.unusable = fail("a plugin with devices lacks mem_alloc, mem_free or copies");
+  return out;
+}
+
+}  // namespace kiln::conformance
