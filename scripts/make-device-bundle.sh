@@ -14,7 +14,7 @@ cmake --preset default >/dev/null
 cmake --build --preset default
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/kiln"
-for tool in kiln kiln_unit_tests kiln-bench; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
+for tool in kiln kiln_unit_tests kiln-bench kiln-conformance; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
 strip -o "$out/lib/libkiln.so.1" "$build/lib/libkiln.so.1"
 ln -sf libkiln.so.1 "$out/lib/libkiln.so"
 for plugin in ptx cpp_openmp; do
@@ -22,6 +22,7 @@ for plugin in ptx cpp_openmp; do
 done
 mkdir -p "$out/include" && cp "$(dpkg -L libsleef-dev | grep '/sleef\.h$')" "$out/include/"
 cp -r "$root/examples" "$root/configs" "$out/"
+mkdir -p "$out/share/kiln/conformance" && cp -r "$root/conformance/graphs" "$out/share/kiln/conformance/"
 mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/" && cp -r "$root/bench/graphs" "$out/bench/"
 mkdir -p "$out/scripts" && cp "$root/scripts/ptx-suite.sh" "$out/scripts/"
 # The Python bridge (pure Python over lib/libkiln.so) and the models it is measured on.
