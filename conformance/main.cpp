@@ -41,7 +41,7 @@ kc::Subject describe(const kc::Context& c) {
         const std::string abi =
             std::to_string(p.table()->abi_major) + "." + std::to_string(p.table()->abi_minor);
         if (std::string e = p.create(c.options); !e.empty())
-          return kc::fail("\t\t\t" + abi + "\tnot created: " + e);
+          return kc::skip("\t\t\t" + abi + "\tnot created: " + e);
         kiln_plugin_attributes a{};
         a.struct_size = sizeof a;
         p.take(p.table()->get_attributes(p.instance(), &a));
@@ -59,7 +59,8 @@ kc::Subject describe(const kc::Context& c) {
       },
       c.timeout_seconds);
   std::vector<std::string> fields;
-  std::istringstream in(f.detail);
+  // A plugin that cannot even be opened is named by its file.
+  std::istringstream in(f.verdict == kc::Verdict::Fail ? std::string() : f.detail);
   for (std::string field; std::getline(in, field, '\t');) fields.push_back(field);
   fields.resize(5);
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
