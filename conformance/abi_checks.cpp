@@ -1,4 +1,5 @@
 // The ABI rules a plugin follows (sdk/include/kiln/plugin.h), each checked in its own process.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <map>
@@ -189,7 +190,10 @@ Finding device_properties(const Context& c) {
     const size_t stride = info.num_properties > 0 ? info.properties->struct_size : 0;
     int found = 0;
     for (size_t i = 0; i < info.num_properties; ++i) {
-      const auto* prop = reinterpret_cast<const kiln_property*>(bytes + i * stride);
+      // A property of an older plugin may be smaller than this kit's: read what it has.
+      kiln_property read{};
+      std::memcpy(&read, bytes + i * stride, std::min(stride, sizeof read));
+      const kiln_property* prop = &read;
       if (!prop->key) return fail("a property without a key");
       auto it = known.find(prop->key);
       if (it == known.end()) continue;
@@ -245,7 +249,7 @@ void check_abi(const Context& c, Report& report) {
   const std::vector<std::pair<const char*, Finding (*)(const Context&)>> checks = {
       {"entry point and table", entry_point},
       {"required functions", required_functions},
-      {"a host of another major", other_major},
+      {"a host of another major is answered without a crash", other_major},
       {"minor versions negotiated down", minor_negotiation},
       {"an unknown option is refused by name", unknown_option},
       {"error objects", error_objects},

@@ -1,10 +1,12 @@
 #include "conformance/isolated.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -26,10 +28,16 @@ void write_all(int fd, const std::string& text) {
 
 Finding run_isolated(const std::function<Finding()>& body, int timeout_seconds) {
   int fds[2];
-  if (pipe(fds) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
+  // Close-on-exec: a compiler the plugin runs must not hold the pipe open past the check.
+  if (pipe2(fds, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
   const pid_t child = fork();
-  if (child < 0) return fail(std::string("fork: ") + std::strerror(errno));
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return fail(std::string("fork: ") + std::strerror(errno));
+  }
   if (child == 0) {
+    setpgid(0, 0);  // its own group: a timeout kills whatever the check started too
     close(fds[0]);
     Finding f;
     try {
@@ -54,14 +62,19 @@ Finding run_isolated(const std::function<Finding()>& body, int timeout_seconds) 
       break;
     }
     pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    const int ready = poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     char buffer[4096];
     const ssize_t n = read(fds[0], buffer, sizeof buffer);
     if (n <= 0) break;
     text.append(buffer, static_cast<size_t>(n));
   }
   close(fds[0]);
-  if (timed_out) kill(child, SIGKILL);
+  if (timed_out) {
+    kill(-child, SIGKILL);
+    kill(child, SIGKILL);
+  }
   int status = 0;
   waitpid(child, &status, 0);
   if (timed_out) return fail("no answer in " + std::to_string(timeout_seconds) + " s (killed)");

@@ -44,7 +44,10 @@ std::string compare_run(const Graph& graph, const std::shared_ptr<const OpRegist
   options.random = random;
   auto got = compiled->run(inputs, options);
   if (!got) return "run: " + got.error().to_string();
-  for (size_t i = 0; i < got->size() && i < oracle.expected.size(); ++i) {
+  if (got->size() != oracle.expected.size())
+    return std::to_string(got->size()) + " outputs, the graph has " +
+           std::to_string(oracle.expected.size());
+  for (size_t i = 0; i < got->size(); ++i) {
     const Comparison c = oracle.compare(i, (*got)[i]);
     if (!c.ok())
       return graph.value(graph.outputs[i]).name + ": " + std::to_string(c.mismatches) +

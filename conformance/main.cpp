@@ -105,13 +105,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const kc::Subject subject = describe(c);
-  kc::Report report;
+  kc::Report report(&std::cout);
   kc::check_abi(c, report);
   kc::check_memory(c, report);
   kc::check_kir(c, report);
-  for (const kc::Check& check : report.checks())
-    std::cout << kc::verdict_name(check.finding.verdict) << " " << check.group << ": " << check.name
-              << (check.finding.detail.empty() ? "" : " -- ") << check.finding.detail << "\n";
   std::cout << "kiln-conformance: " << subject.name << " " << subject.version << ": "
             << report.count(kc::Verdict::Pass) << " passed, " << report.count(kc::Verdict::Fail)
             << " failed, " << report.count(kc::Verdict::Skip) << " skipped\n";

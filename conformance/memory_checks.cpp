@@ -172,6 +172,11 @@ Finding streams_and_events(const Context& c) {
   RawPlugin& p = *d.plugin;
   const kiln_plugin_api& a = d.api();
   if (!a.stream_create || !a.event_create) return skip("no streams or events");
+  if (!a.stream_destroy || !a.stream_synchronize || !a.event_destroy || !a.event_record ||
+      !a.event_synchronize || !a.event_elapsed_ms)
+    return fail(
+        "streams and events are offered in part: create without record, wait, time "
+        "or destroy");
   kiln_stream* s = nullptr;
   if (std::string e = p.take(a.stream_create(p.instance(), c.device, &s)); !e.empty())
     return fail("stream_create: " + e);
@@ -179,7 +184,8 @@ Finding streams_and_events(const Context& c) {
   kiln_event* end = nullptr;
   if (std::string e = p.take(a.event_create(p.instance(), c.device, &start)); !e.empty())
     return fail("event_create: " + e);
-  p.take(a.event_create(p.instance(), c.device, &end));
+  if (std::string e = p.take(a.event_create(p.instance(), c.device, &end)); !e.empty())
+    return fail("event_create: " + e);
   double ms = -1;
   kiln_status code = KILN_OK;
   p.take(a.event_elapsed_ms(start, end, &ms), &code);

@@ -9,6 +9,9 @@ const char* verdict_name(Verdict v) {
 }
 
 void Report::add(const std::string& group, const std::string& name, Finding finding) {
+  if (echo_)
+    *echo_ << verdict_name(finding.verdict) << " " << group << ": " << name
+           << (finding.detail.empty() ? "" : " -- ") << finding.detail << std::endl;
   checks_.push_back({group, name, std::move(finding)});
 }
 

@@ -2,6 +2,7 @@
 // grouped by what they check, written as the Markdown report a vendor publishes or as JSON.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct Subject {
 
 class Report {
  public:
+  // Each finding is also printed to `echo` as it is made ("PASS group: name -- detail"), so
+  // what was found survives a later check that takes the kit down.
+  explicit Report(std::ostream* echo = nullptr) : echo_(echo) {}
   void add(const std::string& group, const std::string& name, Finding finding);
   const std::vector<Check>& checks() const { return checks_; }
   int count(Verdict v) const;
@@ -46,6 +50,7 @@ class Report {
   std::string json(const Subject& subject) const;
 
  private:
+  std::ostream* echo_;
   std::vector<Check> checks_;
 };
 

@@ -67,6 +67,12 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const std::string& triple,
     throw std::runtime_error("a wave is 32 or 64 lanes, not " + std::to_string(o.wave));
   if (wave_width(o) == 32 && !chooses_wave_width(o.arch))
     throw std::runtime_error(o.arch + " runs wave64 only");
+  // ds_bpermute reaches only the lane's own 32-lane half of a gfx10+ wave64: the shuffles
+  // would need v_permlane64 across the halves, which the generator does not emit yet.
+  if (wave_width(o) == 64 && chooses_wave_width(o.arch))
+    throw std::runtime_error(o.arch +
+                             " runs the generated kernels as wave32 only (wave64 "
+                             "shuffles across the halves of a gfx10+ wave are not generated)");
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(amdgpu_target(triple).createTargetMachine(
       triple, o.arch, wave_feature(o), options, llvm::Reloc::PIC_, std::nullopt,

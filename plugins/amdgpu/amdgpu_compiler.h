@@ -14,8 +14,8 @@ namespace kiln::amdgpu {
 
 struct AmdgpuOptions {
   std::string arch = "gfx90a";  // the device's ISA name
-  // Lanes per wave: 0 for the ISA's own (64 on gfx9, 32 on gfx10 and later, which can also run
-  // 64; gfx9 runs only 64).
+  // Lanes per wave: 0 for the ISA's own (64 on gfx9, 32 on gfx10 and later). gfx10+ hardware
+  // can run wave64, but ds_bpermute stays within a 32-lane half there, so 64 is refused.
   unsigned wave = 0;
   std::string device_libs;  // the folder of ocml.bc; "" searches (find_device_libs)
   gpu::TuningConfig tuning;

@@ -48,12 +48,15 @@ bool resolve_all(HipRuntime& h) {
 
 std::string open_hip_runtime(HipRuntime& h, const std::string& path) {
   const std::vector<std::string> names =
-      path.empty() ? std::vector<std::string>{"libamdhip64.so", "libamdhip64.so.6",
-                                              "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"}
-                   : std::vector<std::string>{path};
+      // Sonames first: a HIP the process already loaded (a framework's) is the one matched.
+      path.empty()
+          ? std::vector<std::string>{"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5",
+                                     "libamdhip64.so", "/opt/rocm/lib/libamdhip64.so"}
+          : std::vector<std::string>{path};
   std::string why;
   for (const std::string& name : names) {
-    h.library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Kept mapped: the HIP runtime's teardown on dlclose is not to be relied on.
+    h.library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (h.library) break;
     if (why.empty()) why = dlerror();
   }
