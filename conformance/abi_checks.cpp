@@ -8,26 +8,10 @@
 
 #include "conformance/context.h"
 #include "conformance/isolated.h"
+#include "conformance/on_device.h"
 
 namespace kiln::conformance {
 namespace {
-
-// A plugin created with the kit's options, or the reason it could not be.
-struct Created {
-  std::unique_ptr<RawPlugin> plugin;
-  std::string error;
-};
-
-Created created(const Context& c, uint32_t host_minor = KILN_ABI_MINOR) {
-  Created out;
-  out.plugin = std::make_unique<RawPlugin>(c.path, KILN_ABI_MAJOR, host_minor);
-  if (!out.plugin->table()) {
-    out.error = "the plugin declined a host of ABI 1." + std::to_string(host_minor);
-    return out;
-  }
-  out.error = out.plugin->create(c.options, host_minor);
-  return out;
-}
 
 Finding entry_point(const Context& c) {
   RawPlugin p(c.path);

@@ -2,15 +2,27 @@
 
 namespace kiln::conformance {
 
+Created created(const Context& c, uint32_t host_minor) {
+  Created out;
+  out.plugin = std::make_unique<RawPlugin>(c.path, KILN_ABI_MAJOR, host_minor);
+  if (!out.plugin->table()) {
+    out.error = "the plugin declined a host of ABI 1." + std::to_string(host_minor);
+    return out;
+  }
+  out.error = out.plugin->create(c.options, host_minor);
+  return out;
+}
+
 OnDevice on_device(const Context& c) {
   OnDevice out;
-  out.plugin = std::make_unique<RawPlugin>(c.path);
+  Created made = created(c);
+  out.plugin = std::move(made.plugin);
   if (!out.plugin->table()) {
     out.unusable = fail("the plugin declined this host");
     return out;
   }
-  if (std::string e = out.plugin->create(c.options); !e.empty()) {
-    out.unusable = fail("plugin_create: " + e);
+  if (!made.error.empty()) {
+    out.unusable = fail("plugin_create: " + made.error);
     return out;
   }
   const uint32_t n = out.plugin->device_count();

@@ -9,6 +9,14 @@
 
 namespace kiln::conformance {
 
+// A plugin created with the kit's options by a host of ABI 1.`host_minor`, or the reason it
+// could not be ("" when it was).
+struct Created {
+  std::unique_ptr<RawPlugin> plugin;
+  std::string error;
+};
+Created created(const Context& c, uint32_t host_minor = KILN_ABI_MINOR);
+
 // The plugin created with the kit's options, on a device it has; or the finding that says why
 // not (FAIL when it cannot be created, SKIP when it has no such device).
 struct OnDevice {

@@ -1,6 +1,7 @@
 #include "plugins/kir_support/device_memory.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace kiln::kir_support {
 
@@ -55,6 +56,18 @@ void DeviceMemory::check_buffers(uint32_t device, const uint64_t* buffers, size_
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": buffer " + std::to_string(i) +
                                                       " is not " + std::to_string(bytes[i]) +
                                                       " bytes inside one allocation");
+}
+
+MatmulCall DeviceMemory::checked_matmul_call(uint32_t device, const kiln_launch_args& args,
+                                             const std::string& name) const {
+  MatmulCall call;
+  try {
+    call = read_matmul_call(args);
+  } catch (const std::invalid_argument& e) {
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
+  }
+  check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(), name);
+  return call;
 }
 
 void DeviceMemory::register_range(uint32_t device, uint64_t address, uint64_t bytes) {

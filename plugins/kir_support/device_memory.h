@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/kir_support/matmul_call.h"
 #include "plugins/kir_support/registered_memory.h"
 
 namespace kiln::kir_support {
@@ -29,6 +30,10 @@ class DeviceMemory {
   // Checks a launch's buffers: as many as `bytes`, each spanning its bytes.
   void check_buffers(uint32_t device, const uint64_t* buffers, size_t count,
                      const std::vector<int64_t>& bytes, const std::string& name) const;
+  // An extern "mm"/"bmm" call's parameters, with its three buffers checked; throws
+  // Failure(INVALID_ARGUMENT) naming `name` for bad parameters or buffers.
+  MatmulCall checked_matmul_call(uint32_t device, const kiln_launch_args& args,
+                                 const std::string& name) const;
   // ABI 1.1 registrations; throw Failure(INVALID_ARGUMENT) for an empty or wrapping range, or
   // one that is not registered.
   void register_range(uint32_t device, uint64_t address, uint64_t bytes);

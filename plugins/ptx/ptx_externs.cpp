@@ -35,14 +35,8 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
     if (!p->matmul_library().available())
       throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
   }
-  kir_support::MatmulCall call;
-  try {
-    call = kir_support::read_matmul_call(args);
-  } catch (const std::invalid_argument& e) {
-    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": " + e.what());
-  }
+  const kir_support::MatmulCall call = p->memory.checked_matmul_call(device, args, name);
   const std::vector<int64_t> bytes = call.buffer_bytes();
-  p->memory.check_buffers(device, args.buffers, args.num_buffers, bytes, name);
   p->use(device);
   if (call.k == 0) {  // an empty sum: zeros
     if (bytes[2] > 0)
