@@ -2,7 +2,8 @@
 # Installs the build into a fresh prefix, builds tests/install (a C program that finds kiln
 # with find_package) against it, and runs it on a softmax graph: each row of the output sums
 # to 1, so the total is the number of rows; then the installed conformance kit on the installed
-# CPU plugin. Nothing from the build tree is on any path.
+# CPU plugin, then plugins built against the installed SDK alone. Nothing from the build tree
+# is on any path.
 #   tests/install/check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 source=$(cd "$2" && pwd)
@@ -26,11 +27,23 @@ kit=$("$work/prefix/bin/kiln-conformance" "$work/prefix/lib/kiln/kiln_cpp_openmp
 grep -q "PASS kir: matmul" <<<"$kit"
 grep -q "cpp_openmp 0.1.0: [0-9]* passed, 0 failed" <<<"$kit"
 grep -q "^| result | [0-9]* passed, 0 failed" "$work/report.md"
-# The SDK's template built against the installed SDK alone passes the kit's ABI checks.
-cmake -S "$source/tests/install/plugin" -B "$work/plugin" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DKILN_TEMPLATE_SOURCE="$source/sdk/template/null/null_plugin.cpp" >/dev/null
-cmake --build "$work/plugin" >/dev/null
-template=$("$work/prefix/bin/kiln-conformance" "$work/plugin/kiln_null.so")
+# Plugins built against the installed SDK alone, each in a tree of its own: the template
+# passes the kit's ABI checks; the KIR interpreter, every check.
+sdk_plugin() {  # NAME SOURCE... -> the plugin's path
+  local name=$1
+  shift
+  local sources
+  sources=$(IFS=';' && echo "$*")
+  cmake -S "$source/tests/install/plugin" -B "$work/plugin-$name" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$work/prefix" -DKILN_PLUGIN_NAME="$name" \
+    -DKILN_PLUGIN_SOURCES="$sources" >/dev/null
+  cmake --build "$work/plugin-$name" >/dev/null
+  echo "$work/plugin-$name/kiln_$name.so"
+}
+template=$("$work/prefix/bin/kiln-conformance" \
+  "$(sdk_plugin null "$source/sdk/template/null/null_plugin.cpp")")
 grep -q "null 0.1.0: [0-9]* passed, 0 failed" <<<"$template"
+interpreter=$("$work/prefix/bin/kiln-conformance" \
+  "$(sdk_plugin kir_interpreter "$source"/plugins/kir_interpreter/*.cpp)")
+grep -q "kir_interpreter 1.0.0: [0-9]* passed, 0 failed, 0 skipped" <<<"$interpreter"
 echo "install: ok"

@@ -1,0 +1,40 @@
+// One instance of the KIR interpreter plugin: its options, its one device's memory and
+// properties, and the host's log.
+#pragma once
+
+#include <chrono>
+#include <kiln/kir.hpp>
+#include <kiln/plugin.hpp>
+#include <set>
+#include <string>
+
+#include "host_allocations.h"
+
+struct kiln_plugin {
+  kiln_plugin(uint64_t memory_limit, std::set<std::string> declined_kinds,
+              kiln::sdk::HostLog host_log)
+      : memory(memory_limit), declined(std::move(declined_kinds)), log(std::move(host_log)) {}
+  kiln::interp::HostAllocations memory;
+  // Kernel kinds and op kinds `supports` declines (the `decline` option): how a plugin
+  // without some construct tells kiln to place those kernels on another device.
+  const std::set<std::string> declined;
+  kiln::sdk::HostLog log;
+  kiln::sdk::PropertyList properties;
+};
+
+// Work runs when it is launched, so a stream is a name and an event a time.
+struct kiln_stream {
+  kiln_plugin* plugin;
+};
+
+struct kiln_event {
+  std::chrono::steady_clock::time_point time;
+  bool recorded = false;
+};
+
+namespace kiln::interp {
+
+// The code half of the table: supports, tuning_space, compile, load, launch.
+void add_code_functions(kiln_plugin_api& api);
+
+}  // namespace kiln::interp
