@@ -48,6 +48,11 @@ void print_explain(const Graph& graph, const CompiledGraph& compiled) {
     fmt::print("explain: {}: {} [{}]\n", what, items.size(), names);
   }
   for (const std::string& f : st.fallbacks) fmt::print("explain: on the host oracle: {}\n", f);
+  // The partition across plugins: which kernels left the graph's device, and the copies.
+  if (!st.placed.empty())
+    fmt::print("explain: {} of {} kernels on other devices than {}, {} copies between devices\n",
+               st.placed.size(), st.kernels, st.target, st.transfers);
+  for (const std::string& k : st.placed) fmt::print("explain: placed: {}\n", k);
 }
 
 }  // namespace kiln::cli

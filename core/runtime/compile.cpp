@@ -14,6 +14,7 @@
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/debug_dump.h"
 #include "core/runtime/execution_plan.h"
+#include "core/runtime/placement.h"
 #include "core/runtime/plugin_loader.h"
 #include "core/sched/kernel_cost.h"
 #include "core/sched/program_bytes.h"
@@ -45,18 +46,21 @@ Roofline roofline_of(const DeviceInfo& device) {
   return {number("bandwidth_gbps"), number("peak_gflops_f32")};
 }
 
-// Each kernel's tuning config: autotuned when asked, else the plugin's default ("").
-Result<std::vector<std::string>> tuned_configs(CompiledGraph::Parts& p,
-                                               const std::vector<kir::Kernel>& batch,
-                                               const DiskCache& cache,
-                                               const AutotuneOptions& autotune,
-                                               const Logging& logging) {
+// Each kernel's tuning config: autotuned when asked, else the plugin's default (""). Kernels
+// placed on another plugin's device (`place` nonzero) run its default.
+Result<std::vector<std::string>> tuned_configs(
+    CompiledGraph::Parts& p, const std::vector<kir::Kernel>& batch, const std::vector<int>& place,
+    const DiskCache& cache, const AutotuneOptions& autotune, const Logging& logging) {
   std::vector<std::string> configs(batch.size());
-  if (autotune.kernels == KernelTuning::Exhaustive && !batch.empty()) {
+  std::vector<kir::Kernel> own;
+  for (size_t i = 0; i < batch.size(); ++i)
+    if (place[i] == 0) own.push_back(batch[i]);
+  if (autotune.kernels == KernelTuning::Exhaustive && !own.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    auto tuned = tune_kernels(p.plugin, p.device, batch, autotune, cache, logging);
+    auto tuned = tune_kernels(p.plugin, p.device, own, autotune, cache, logging);
     if (!tuned) return std::move(tuned).error();
-    configs = std::move(*tuned);
+    for (size_t i = 0, next = 0; i < batch.size(); ++i)
+      if (place[i] == 0) configs[i] = (*tuned)[next++];
     p.stats.tune_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
@@ -65,54 +69,84 @@ Result<std::vector<std::string>> tuned_configs(CompiledGraph::Parts& p,
   return configs;
 }
 
-// Each unit's artifact from the kernel cache or the plugin, one executable per unit, and each
-// launch step pointed at its kernel's executable.
-Status load_units(CompiledGraph::Parts& p, std::vector<CompileUnit>& units, const DiskCache& cache,
-                  const Logging& logging, const DebugDump& dump) {
+// The kernels placed on device `at` (0: the graph's own, k: helper k - 1): each unit's artifact
+// from the kernel cache or that device's plugin, one executable per unit, and each launch step
+// there pointed at its kernel's executable.
+Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Kernel>& batch,
+                     const std::vector<std::string>& configs, const std::vector<int>& place,
+                     const DiskCache& cache, const Logging& logging, std::string& metadata,
+                     std::string& code) {
   auto log = logging.get("runtime");
-  const Plugin& plugin = *p.plugin;
-  if (auto s = compile_units(plugin, p.device, units, cache); !s) return s;
-  std::string metadata, code;
+  const bool own = at == 0;
+  const Plugin& plugin = own ? *p.plugin : *p.helpers[static_cast<size_t>(at - 1)].plugin;
+  const uint32_t device = own ? p.device : p.helpers[static_cast<size_t>(at - 1)].device;
+  std::vector<kiln_executable*>& executables =
+      own ? p.executables : p.helpers[static_cast<size_t>(at - 1)].executables;
+  std::vector<kir::Kernel> kernels;
+  std::vector<std::string> kernel_configs;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (place[i] != at) continue;
+    kernels.push_back(batch[i]);
+    kernel_configs.push_back(configs[i]);
+  }
+  if (kernels.empty()) return Ok{};
+  std::vector<CompileUnit> units =
+      make_compile_units(kernels, kernel_configs, compiles_per_kernel(plugin));
+  if (auto s = compile_units(plugin, device, units, cache); !s) return s;
   std::map<std::string, int> unit_of;
-  size_t kernels = 0;
-  p.stats.units = units.size();
+  size_t cached = 0;
+  double compile_ms = 0;
   for (size_t u = 0; u < units.size(); ++u) {
     const CompileUnit& unit = units[u];
-    p.stats.units_cached += unit.cache_hit;
-    p.stats.compile_ms += unit.compile_ms;
+    cached += unit.cache_hit;
+    compile_ms += unit.compile_ms;
     metadata += unit.metadata.empty() ? "" : unit.metadata + "\n";
     code += generated_code(unit.metadata);
-    kernels += unit.names.size();
     for (const std::string& name : unit.names) unit_of[name] = static_cast<int>(u);
     if (auto s = plugin.require(plugin.api().load, "load"); !s) return s;
     kiln_executable* exe = nullptr;
-    if (auto s = plugin.check(plugin.api().load(plugin.instance(), p.device, unit.artifact.data(),
+    if (auto s = plugin.check(plugin.api().load(plugin.instance(), device, unit.artifact.data(),
                                                 unit.artifact.size(), &exe),
                               "load");
         !s)
       return s;
-    p.executables.push_back(exe);
+    executables.push_back(exe);
   }
-  p.stats.cache_hit = p.stats.units_cached == units.size();
-  dump.write("compile.json", metadata);
-  if (!code.empty()) dump.write("code.txt", code);
+  p.stats.units += units.size();
+  p.stats.units_cached += cached;
+  p.stats.compile_ms += compile_ms;
   for (PlanStep& s : p.plan) {
-    if (s.kind != PlanStep::Kind::Launch) continue;
+    if (s.kind != PlanStep::Kind::Launch || s.place != at) continue;
     auto it = unit_of.find(s.name);
     if (it == unit_of.end())
       return Error::internal("kernel '" + s.name + "' is in no compile unit of '" + p.graph.name +
                              "'");
     s.executable = it->second;
   }
-  if (p.stats.cache_hit) {
-    log->info("kernel cache hit: {} kernels of '{}' in {} units", kernels, p.graph.name,
-              units.size());
+  if (cached == units.size()) {
+    log->info("kernel cache hit: {} kernels of '{}' in {} units{}", kernels.size(), p.graph.name,
+              units.size(), own ? "" : " on " + plugin.name());
   } else {
     log->info(
-        "compiled {} kernels of '{}' ({} of {} units from the cache) in {:.0f} ms{}", kernels,
-        p.graph.name, p.stats.units_cached, units.size(), p.stats.compile_ms,
+        "compiled {} kernels of '{}'{} ({} of {} units from the cache) in {:.0f} ms{}",
+        kernels.size(), p.graph.name, own ? "" : " on " + plugin.name(), cached, units.size(),
+        compile_ms,
         units.size() > 1 && compiles_concurrently(plugin) ? " of compile time, in parallel" : "");
   }
+  return Ok{};
+}
+
+// Every kernel of `batch` compiled (or taken from the cache) and loaded on its device.
+Status load_units(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& batch,
+                  const std::vector<std::string>& configs, const std::vector<int>& place,
+                  const DiskCache& cache, const Logging& logging, const DebugDump& dump) {
+  std::string metadata, code;
+  for (int at = 0; at <= static_cast<int>(p.helpers.size()); ++at)
+    if (auto s = load_units_at(p, at, batch, configs, place, cache, logging, metadata, code); !s)
+      return s;
+  p.stats.cache_hit = p.stats.units_cached == p.stats.units;
+  dump.write("compile.json", metadata);
+  if (!code.empty()) dump.write("code.txt", code);
   return Ok{};
 }
 
@@ -278,13 +312,11 @@ std::unique_ptr<CompiledGraph::Parts> fresh_parts(std::shared_ptr<const Plugin> 
 
 }  // namespace
 
-Result<CompiledGraph> compile_for_device(const Graph& graph,
-                                         std::shared_ptr<const OpRegistry> registry,
-                                         std::shared_ptr<const Plugin> plugin, uint32_t device,
-                                         const DiskCache& cache, const Logging& logging,
-                                         const std::string& debug_dir,
-                                         const ScheduleOptions& schedule,
-                                         const AutotuneOptions& autotune) {
+Result<CompiledGraph> compile_for_device(
+    const Graph& graph, std::shared_ptr<const OpRegistry> registry,
+    std::shared_ptr<const Plugin> plugin, uint32_t device, const DiskCache& cache,
+    const Logging& logging, const std::string& debug_dir, const ScheduleOptions& schedule,
+    const AutotuneOptions& autotune, const std::vector<PlacementTarget>& helpers) {
   auto log = logging.get("runtime");
   const DebugDump dump(debug_dir, graph.name);
   dump.write("graph.txt", dump_graph(graph));
@@ -308,7 +340,16 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
     }
   }
   CompiledGraphRecord record;
-  if (!from_cache) {
+  std::vector<int> place(batch.size(), 0);
+  const auto placed = [&]() -> Status {
+    auto where = place_kernels(*parts, batch, helpers, cache, logging);
+    if (!where) return std::move(where).error();
+    place = std::move(*where);
+    return Ok{};
+  };
+  if (from_cache) {
+    if (auto s = placed(); !s) return std::move(s).error();
+  } else {
     if (auto s = schedule_and_plan(*parts, graph, registry, schedule, dump, logging, record, batch);
         !s)
       return std::move(s).error();
@@ -330,19 +371,23 @@ Result<CompiledGraph> compile_for_device(const Graph& graph,
           return std::move(s).error();
       }
     }
-    auto tuned = tuned_configs(*parts, batch, cache, autotune, logging);
+    if (auto s = placed(); !s) return std::move(s).error();
+    auto tuned = tuned_configs(*parts, batch, place, cache, autotune, logging);
     if (!tuned) return std::move(tuned).error().with_context("compiling '" + graph.name + "'");
     configs = std::move(*tuned);
   }
-  std::vector<CompileUnit> units = make_compile_units(batch, configs, compiles_per_kernel(*plugin));
-  if (!units.empty()) {
-    if (auto s = load_units(*parts, units, cache, logging, dump); !s)
+  if (std::any_of(place.begin(), place.end(), [](int d) { return d != 0; })) {
+    for (const PlacementTarget& h : helpers) parts->helpers.push_back({h.plugin, h.device, {}});
+    plan_transfers(*parts, batch, place);
+  }
+  if (!batch.empty()) {
+    if (auto s = load_units(*parts, batch, configs, place, cache, logging, dump); !s)
       return std::move(s).error().with_context("compiling '" + graph.name + "'");
   }
   parts->stats.graph_cache_hit = from_cache;
   if (from_cache) {
     log->info("compiled graph cache hit: '{}' ({} kernels in {} units)", graph.name, batch.size(),
-              units.size());
+              parts->stats.units);
   } else if (key) {
     record.kernel_configs = parts->kernel_configs;
     cache.put(*key, encode_compiled_graph(parts->graph, parts->program, record));
@@ -410,11 +455,15 @@ Result<CompiledGraph> compile_with(const Graph& graph, std::shared_ptr<const OpR
     looked_at += (looked_at.empty() ? "" : ", ") + want.to_string();
   }
   if (!candidates.empty()) {
+    if (candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune)
+      return select_and_compile(graph, registry, candidates, options, cache, logging);
+    // The first device serves the graph; the others run what its plugin declines.
+    std::vector<PlacementTarget> helpers;
+    for (size_t i = 1; i < candidates.size(); ++i)
+      helpers.push_back({candidates[i].plugin, candidates[i].device});
     const SelectionCandidate& c = candidates.front();
-    return candidates.size() > 1 && options.selection.mode == SelectionMode::Autotune
-               ? select_and_compile(graph, registry, candidates, options, cache, logging)
-               : compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
-                                    options.debug_dir, options.schedule, options.autotune);
+    return compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
+                              options.debug_dir, options.schedule, options.autotune, helpers);
   }
   // A plugin that failed to load usually says why nothing serves: say it here too.
   std::string failures;

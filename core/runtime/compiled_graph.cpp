@@ -38,6 +38,9 @@ CompiledGraph::Parts::~Parts() {
   resident.clear();
   for (kiln_executable* e : executables)
     if (e && plugin->api().executable_destroy) plugin->api().executable_destroy(e);
+  for (const Helper& h : helpers)
+    for (kiln_executable* e : h.executables)
+      if (e && h.plugin->api().executable_destroy) h.plugin->api().executable_destroy(e);
 }
 
 CompiledGraph::CompiledGraph(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}

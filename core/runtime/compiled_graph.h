@@ -19,7 +19,9 @@ namespace kiln {
 class PlanRunner;
 
 struct PlanStep {
-  enum class Kind { Allocate, Launch, Extern, Host, Free };
+  // Transfer: `buffer`'s bytes from device `from` to device `place` (a graph placed across
+  // plugins, core/runtime/placement.h).
+  enum class Kind { Allocate, Launch, Extern, Host, Free, Transfer };
   Kind kind = Kind::Launch;
   std::string name;             // kernel or extern name
   std::vector<int> buffers;     // program buffers, in the call's parameter order
@@ -29,6 +31,8 @@ struct PlanStep {
   int kernel = -1;              // Launch / Extern / Host: the program kernel it runs
   int executable = -1;          // Launch: which of the graph's executables holds the kernel
   bool in_place = false;        // Allocate: takes a dying input's bytes (not poisoned)
+  int place = 0;                // Launch, Transfer: the device it runs on (0: the graph's own)
+  int from = 0;                 // Transfer: the device the bytes come from
 };
 
 struct CompileStats {
@@ -51,6 +55,10 @@ struct CompileStats {
   double tune_ms = 0;                   // autotuning, kernel configs (0: none or cached)
   double plugin_load_ms = 0;            // compile(): opening the configured plugins
   std::vector<std::string> fallbacks;
+  // Kernels the graph's plugin declined, each run by another configured device: "KERNEL on
+  // PLUGIN:DEVICE (PLUGIN declines it: why)"; and the copies between devices that costs.
+  std::vector<std::string> placed;
+  size_t transfers = 0;
 };
 
 struct RunOptions {

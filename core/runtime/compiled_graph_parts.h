@@ -28,7 +28,15 @@ struct CompiledGraph::Parts {
   std::vector<PlanStep> plan;
   std::shared_ptr<const Plugin> plugin;
   uint32_t device = 0;
-  std::vector<kiln_executable*> executables;          // one per compile unit
+  std::vector<kiln_executable*> executables;  // one per compile unit
+  // Devices of other plugins that run the kernels p.plugin declines (PlanStep::place k is
+  // helpers[k - 1]), each with its own executables.
+  struct Helper {
+    std::shared_ptr<const Plugin> plugin;
+    uint32_t device = 0;
+    std::vector<kiln_executable*> executables;
+  };
+  std::vector<Helper> helpers;
   std::vector<std::string> kernel_configs;            // per kernel launched: its tuning config
   std::vector<std::optional<DeviceBuffer>> resident;  // parameters, uploaded once
   // Temporaries live in one arena per run (stats.arena_bytes): a byte offset per program

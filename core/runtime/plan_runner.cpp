@@ -22,7 +22,12 @@ WarmTurn::WarmTurn(const CompiledGraph::Parts& p)
 }
 
 PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
-    : p_(p), buffers_(p.program.buffers.size()), bound_(p.program.buffers.size(), 0) {}
+    : p_(p),
+      buffers_(p.program.buffers.size()),
+      bound_(p.program.buffers.size(), 0),
+      mirrors_(p.helpers.size()) {
+  for (auto& copies : mirrors_) copies.resize(p.program.buffers.size());
+}
 
 void PlanRunner::bind(int b, uint64_t address) {
   bound_.at(static_cast<size_t>(b)) = address;
@@ -45,6 +50,13 @@ Status PlanRunner::open_arena(bool poison) {
     arena_ = std::move(*arena);
   }
   if (!poison) return Ok{};
+  // Copies on helper devices kept from an earlier run are poisoned again too.
+  for (auto& copies : mirrors_)
+    for (auto& m : copies)
+      if (m) {
+        const std::vector<std::byte> junk(static_cast<size_t>(m->size()), std::byte{kPoisonByte});
+        if (auto s = m->upload(junk); !s) return s;
+      }
   const std::vector<std::byte> junk(static_cast<size_t>(arena_->size()), std::byte{kPoisonByte});
   return arena_->upload(junk);
 }
@@ -131,7 +143,11 @@ Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
     case PlanStep::Kind::Free:
       if (!keep_buffers) buffers_[static_cast<size_t>(s.buffer)].reset();
       return Ok{};
+    case PlanStep::Kind::Transfer:
+      return transfer(s, poison);
     case PlanStep::Kind::Launch:
+      if (s.place != 0) return helper_launch(s, poison);
+      [[fallthrough]];
     case PlanStep::Kind::Extern: {
       std::vector<uint64_t> addresses;
       for (int b : s.buffers) addresses.push_back(address(b));
@@ -180,30 +196,94 @@ Status PlanRunner::host_step(const PlanStep& s) {
   return Ok{};
 }
 
+Result<DeviceBuffer*> PlanRunner::mirror(int at, int b, bool poison) {
+  std::optional<DeviceBuffer>& m =
+      mirrors_.at(static_cast<size_t>(at - 1)).at(static_cast<size_t>(b));
+  if (m) return &*m;
+  const CompiledGraph::Parts::Helper& h = p_.helpers.at(static_cast<size_t>(at - 1));
+  const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+  const auto bytes = static_cast<uint64_t>(std::max<int64_t>(buffer_bytes(lb), 1));
+  auto buf = DeviceBuffer::allocate(h.plugin, h.device, bytes);
+  if (!buf)
+    return std::move(buf).error().with_context("allocating '" + lb.name + "' on " +
+                                               h.plugin->name());
+  m = std::move(*buf);
+  if (poison) {
+    const std::vector<std::byte> junk(static_cast<size_t>(bytes), std::byte{kPoisonByte});
+    if (auto s = m->upload(junk); !s) return std::move(s).error();
+  }
+  return &*m;
+}
+
+// Buffer `b`'s bytes as device `at` holds them.
+Result<std::vector<std::byte>> PlanRunner::read_bytes(int at, int b) {
+  if (at == 0) return own_bytes(b);
+  const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+  auto m = mirror(at, b, false);
+  if (!m) return std::move(m).error();
+  std::vector<std::byte> bytes(static_cast<size_t>(buffer_bytes(lb)));
+  if (!bytes.empty())
+    if (auto s = (*m)->download_at(0, bytes); !s) return std::move(s).error();
+  return bytes;
+}
+
+// A buffer's bytes from one device to another, through the host (the ABI has no copies
+// between plugins).
+Status PlanRunner::transfer(const PlanStep& s, bool poison) {
+  auto bytes = read_bytes(s.from, s.buffer);
+  if (!bytes)
+    return std::move(bytes).error().with_context("copying '" + s.name + "' off its device");
+  if (bytes->empty()) return Ok{};
+  if (s.place == 0) return write(s.buffer, *bytes);
+  auto m = mirror(s.place, s.buffer, poison);
+  if (!m) return std::move(m).error();
+  return (*m)->upload_at(0, *bytes);
+}
+
+Status PlanRunner::helper_launch(const PlanStep& s, bool poison) {
+  const CompiledGraph::Parts::Helper& h = p_.helpers.at(static_cast<size_t>(s.place - 1));
+  std::vector<uint64_t> addresses;
+  for (int b : s.buffers) {
+    auto m = mirror(s.place, b, poison);
+    if (!m) return std::move(m).error();
+    addresses.push_back((*m)->address());
+  }
+  kiln_launch_args args{
+      sizeof(args), s.name.c_str(), addresses.data(), addresses.size(), nullptr, 0, nullptr};
+  auto calls = h.plugin->exclusive();
+  return h.plugin->check(
+      h.plugin->api().launch(h.executables.at(static_cast<size_t>(s.executable)), &args),
+      "launch of " + s.name + " on " + h.plugin->name());
+}
+
 Result<HostTensor> PlanRunner::download(int b, const TensorType& type) const {
+  auto bytes = own_bytes(b);
+  if (!bytes) return std::move(bytes).error();
+  return HostTensor::from_bytes(type.dtype, type.sizes, std::move(*bytes));
+}
+
+Result<std::vector<std::byte>> PlanRunner::own_bytes(int b) const {
   const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
   std::vector<std::byte> bytes(static_cast<size_t>(buffer_bytes(lb)));
-  if (!bytes.empty()) {
-    if (bound(b)) {
-      const kiln_plugin_api& api = p_.plugin->api();
-      if (auto s =
-              p_.plugin->check(api.copy_device_to_host(p_.plugin->instance(), p_.device, nullptr,
-                                                       bytes.data(), address(b), bytes.size()),
-                               "copy_device_to_host");
-          !s)
-        return std::move(s).error();
-    } else if (arena_offset(b) >= 0) {
-      if (auto s = arena_->download_at(static_cast<uint64_t>(arena_offset(b)), bytes); !s)
-        return std::move(s).error();
-    } else {
-      const auto& buf = buffers_.at(static_cast<size_t>(b));
-      const auto& res = p_.resident.at(static_cast<size_t>(b));
-      const DeviceBuffer* d = buf ? &*buf : res ? &*res : nullptr;
-      if (!d) return Error::internal("buffer '" + lb.name + "' is read before it exists");
-      if (auto s = d->download_at(0, bytes); !s) return std::move(s).error();
-    }
+  if (bytes.empty()) return bytes;
+  if (bound(b)) {
+    const kiln_plugin_api& api = p_.plugin->api();
+    if (auto s = p_.plugin->check(api.copy_device_to_host(p_.plugin->instance(), p_.device, nullptr,
+                                                          bytes.data(), address(b), bytes.size()),
+                                  "copy_device_to_host");
+        !s)
+      return std::move(s).error();
+  } else if (arena_offset(b) >= 0) {
+    if (auto s = arena_->download_at(static_cast<uint64_t>(arena_offset(b)), bytes); !s)
+      return std::move(s).error();
+  } else {
+    const auto& buf = buffers_.at(static_cast<size_t>(b));
+    const auto& res = p_.resident.at(static_cast<size_t>(b));
+    const DeviceBuffer* d = buf ? &*buf : res ? &*res : nullptr;
+    if (!d) return Error::internal("buffer '" + lb.name + "' is read before it exists");
+    if (auto s = d->download_at(0, bytes); !s) return std::move(s).error();
   }
-  return HostTensor::from_bytes(type.dtype, type.sizes, std::move(bytes));
+  return bytes;
 }
 
 Status PlanRunner::write(int b, std::span<const std::byte> bytes) const {
@@ -219,17 +299,29 @@ Status PlanRunner::write(int b, std::span<const std::byte> bytes) const {
   return buf->upload_at(0, bytes);
 }
 
-Status PlanRunner::finish() const {
-  const kiln_plugin_api& api = p_.plugin->api();
+namespace {
+
+// Waits for `device`'s work through a stream of its own.
+Status wait_for(const Plugin& plugin, uint32_t device) {
+  const kiln_plugin_api& api = plugin.api();
   if (!api.stream_create || !api.stream_synchronize || !api.stream_destroy) return Ok{};
   kiln_stream* stream = nullptr;
-  if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream),
-                                "stream_create");
+  if (auto s = plugin.check(api.stream_create(plugin.instance(), device, &stream), "stream_create");
       !s)
     return s;
-  auto s = p_.plugin->check(api.stream_synchronize(stream), "waiting for the device");
+  auto s = plugin.check(api.stream_synchronize(stream), "waiting for the device");
   api.stream_destroy(stream);
   return s;
+}
+
+}  // namespace
+
+Status PlanRunner::finish() const {
+  for (const CompiledGraph::Parts::Helper& h : p_.helpers) {
+    auto calls = h.plugin->exclusive();
+    if (auto s = wait_for(*h.plugin, h.device); !s) return s;
+  }
+  return wait_for(*p_.plugin, p_.device);
 }
 
 Result<std::vector<HostTensor>> PlanRunner::outputs() const {

@@ -33,6 +33,8 @@ class PlanRunner {
   Status finish() const;
   Result<std::vector<HostTensor>> outputs() const;
   Result<HostTensor> download(int b, const TensorType& type) const;
+  // Program buffer `b`'s bytes on the graph's own device.
+  Result<std::vector<std::byte>> own_bytes(int b) const;
   // Host bytes into program buffer `b` (its own allocation, arena slice or bound memory).
   Status write(int b, std::span<const std::byte> bytes) const;
 
@@ -48,12 +50,19 @@ class PlanRunner {
   Status allocate(int b, bool poison);
   uint64_t address(int b) const;
   Status host_step(const PlanStep& s);
+  // Program buffer `b` on helper device `at` (1..): made, poisoned when asked, on first use.
+  Result<DeviceBuffer*> mirror(int at, int b, bool poison);
+  Result<std::vector<std::byte>> read_bytes(int at, int b);
+  Status transfer(const PlanStep& s, bool poison);
+  Status helper_launch(const PlanStep& s, bool poison);
 
   const CompiledGraph::Parts& p_;
   std::vector<std::optional<DeviceBuffer>> buffers_;
   std::vector<uint64_t> bound_;
   std::optional<DeviceBuffer> arena_;
   RandomState random_;
+  // Per helper device, its copy of each program buffer a step there touches.
+  std::vector<std::vector<std::optional<DeviceBuffer>>> mirrors_;
 };
 
 // A turn on the runner a compiled graph's calls reuse (made on first use): its runs take

@@ -54,9 +54,14 @@ Result<CompiledGraph> select_and_compile(const Graph& graph,
                                          const Options& options, const DiskCache& cache,
                                          const Logging& logging) {
   auto log = logging.get("select");
+  // Each candidate serves the graph with the others to run what its plugin declines.
   auto compile_one = [&](const SelectionCandidate& c) {
+    std::vector<PlacementTarget> helpers;
+    for (const SelectionCandidate& other : candidates)
+      if (other.plugin != c.plugin || other.device != c.device)
+        helpers.push_back({other.plugin, other.device});
     return compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
-                              options.debug_dir, options.schedule, options.autotune);
+                              options.debug_dir, options.schedule, options.autotune, helpers);
   };
   const CacheKey key = selection_key(graph, candidates, options);
   if (auto hit = cache.get(key)) {

@@ -88,13 +88,17 @@ kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t s
   });
 }
 
-kiln_error* compile(kiln_plugin*, const kiln_compile_args* args_in, kiln_blob** artifact,
+kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob** artifact,
                     kiln_blob** metadata) {
   return guard([&] {
     const auto args = kiln::sdk::read_struct(args_in);
     std::string names;
     for (const kir::Kernel& k :
          parse_or_throw(args.kir_text, args.kir_size, KILN_STATUS_COMPILE_ERROR)) {
+      // What `supports` declines is not compiled either.
+      if (const std::string why = declined_because(*p, k); !why.empty())
+        throw Failure(KILN_STATUS_UNSUPPORTED,
+                      why + ", which this plugin's `decline` option declines");
       prepare_or_throw(k);
       names += (names.empty() ? "" : ", ") + kiln::sdk::json_string(k.name);
     }

@@ -85,7 +85,7 @@ double unary_float(MathFn fn, double a) {
     case MathFn::Abs:
       return std::fabs(a);
     case MathFn::Sign:
-      return std::isnan(a) ? a : (0 < a) - (a < 0);
+      return (0 < a) - (a < 0);  // NaN: 0, as the reference
     case MathFn::Relu:
       return a > 0 || std::isnan(a) ? a : 0.0;
     case MathFn::Sigmoid:

@@ -29,6 +29,7 @@ struct Suite {
   std::shared_ptr<const OpRegistry> registry;
   Logging logging{LogLevels{}, std::make_shared<spdlog::sinks::null_sink_mt>()};
   std::shared_ptr<const Plugin> plugin;
+  std::vector<PlacementTarget> helpers;  // run what `plugin` declines
   std::unique_ptr<DiskCache> cache;
 };
 std::unique_ptr<Suite>& suite() {
@@ -132,8 +133,23 @@ void Differential::SetUpTestSuite() {
   ASSERT_TRUE(plugin) << plugin.error().to_string();
   ASSERT_FALSE((*plugin)->devices().empty()) << "plugin " << name << " has no devices";
   s->plugin = *plugin;
+  // KILN_TEST_HELPER_PLUGIN=cpp_openmp: a second plugin's device runs the kernels the first
+  // one's `supports` declines (with KILN_TEST_PLUGIN_OPTIONS="decline=..." on kir_interpreter,
+  // every graph of the suite then runs split across two plugins, copies planned between).
+  const char* helper = std::getenv("KILN_TEST_HELPER_PLUGIN");
+  if (helper && *helper) {
+    std::vector<PluginOption> options;
+    if (std::string(helper) == "cpp_openmp")
+      options.push_back(PluginOption{"header_cache", {header_cache_dir()}, false});
+    auto h = load_plugin(PluginConfig{helper, "", options},
+                         dir + "/kiln_" + std::string(helper) + ".so", s->logging);
+    ASSERT_TRUE(h) << h.error().to_string();
+    ASSERT_FALSE((*h)->devices().empty()) << "plugin " << helper << " has no devices";
+    s->helpers.push_back({*h, 0});
+  }
   // Per build tree, so reruns hit the cache; the suite never depends on it being warm.
-  s->cache = std::make_unique<DiskCache>(other && *other ? "" : cache_dir(), int64_t{1} << 30,
+  const bool cached = !(other && *other) || !s->helpers.empty();
+  s->cache = std::make_unique<DiskCache>(cached ? cache_dir() : "", int64_t{1} << 30,
                                          s->logging.get("cache"));
   suite() = std::move(s);
 }
@@ -216,8 +232,9 @@ CompileStats Differential::run_and_compare(const Graph& graph,
                                            const ScheduleOptions& schedule) {
   const std::vector<HostTensor>& expected = oracle.expected;
   Suite& s = *suite();
-  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging,
-                                     kir_dump_dir(schedule.fusion, checks_), schedule);
+  auto compiled =
+      compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging,
+                         kir_dump_dir(schedule.fusion, checks_), schedule, {}, s.helpers);
   if (!compiled) {
     ADD_FAILURE() << compiled.error().to_string();
     return {};
@@ -257,7 +274,8 @@ CompileStats Differential::run_and_compare(const Graph& graph,
 
 Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule) {
   Suite& s = *suite();
-  return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule);
+  return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule, {},
+                            s.helpers);
 }
 
 std::vector<HostTensor> Differential::run(const Graph& graph, const ScheduleOptions& schedule) {
@@ -279,7 +297,8 @@ std::vector<HostTensor> Differential::run(const Graph& graph, const ScheduleOpti
 
 Result<CompiledGraph> Differential::compile(const Graph& graph) {
   Suite& s = *suite();
-  return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
+  return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", {}, {},
+                            s.helpers);
 }
 
 Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule,
@@ -287,7 +306,7 @@ Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOp
                                             const DiskCache& cache) {
   Suite& s = *suite();
   return compile_for_device(graph, s.registry, s.plugin, 0, cache, s.logging, "", schedule,
-                            autotune);
+                            autotune, s.helpers);
 }
 
 bool Differential::offers_extern(const std::string& name, DType dtype) const {
@@ -302,7 +321,8 @@ std::string Differential::run_error(GraphBuilder& b) {
   seed_ = fresh_seed();
   const Graph graph = finish(b);
   Suite& s = *suite();
-  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging);
+  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", {},
+                                     {}, s.helpers);
   if (!compiled) return "compile: " + compiled.error().to_string();
   auto actual = compiled->run(random_inputs(graph));
   return actual ? "" : actual.error().to_string();
