@@ -25,6 +25,15 @@ void print_plugin(const Plugin& plugin) {
     for (const auto& property : device.properties) {
       fmt::print("    {:<18} {}\n", property.key, property.value_text());
     }
+    // ABI 1.2's capability flags, by name (none: work in one order, plain copies).
+    std::string capabilities;
+    for (const auto& [flag, name] :
+         {std::pair{KILN_CAPABILITY_STREAMS, "streams"},
+          std::pair{KILN_CAPABILITY_ASYNC_COPY, "async-copies"},
+          std::pair{KILN_CAPABILITY_PINNED_HOST, "page-locked-host-memory"}})
+      if (device.capabilities & flag)
+        capabilities += (capabilities.empty() ? "" : ",") + std::string(name);
+    fmt::print("    {:<18} {}\n", "capabilities", capabilities.empty() ? "none" : capabilities);
   }
 }
 

@@ -22,6 +22,8 @@ struct Context {
 void check_abi(const Context& c, Report& report);
 // Memory (sizes, alignments, copies, bounds, out of memory, leaks), streams and events.
 void check_memory(const Context& c, Report& report);
+// ABI 1.2: capability flags, streams ordered by events, event queries, page-locked memory.
+void check_streams(const Context& c, Report& report);
 // Every KIR construct through the plugin against the reference interpreter, the error paths
 // (bad KIR, a kernel's error word), and concurrent compiles and launches where claimed.
 void check_kir(const Context& c, Report& report);

@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   kc::Report report(&std::cout);
   kc::check_abi(c, report);
   kc::check_memory(c, report);
+  kc::check_streams(c, report);
   kc::check_kir(c, report);
   std::cout << "kiln-conformance: " << subject.name << " " << subject.version << ": "
             << report.count(kc::Verdict::Pass) << " passed, " << report.count(kc::Verdict::Fail)

@@ -218,9 +218,10 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 }
 
 RunConfig read_run(const Reader& r, const YAML::Node& node) {
-  r.expect_map(node, "run", {"asynchronous"});
+  r.expect_map(node, "run", {"asynchronous", "staging"});
   RunConfig run;
   if (node["asynchronous"]) run.asynchronous = r.boolean(node["asynchronous"], "run.asynchronous");
+  if (node["staging"]) run.staging = r.boolean(node["staging"], "run.staging");
   return run;
 }
 

@@ -95,6 +95,10 @@ struct RunConfig {
   // tensor is read and written in place; a kernel's error (an index out of range) then fails
   // a later call: the next launch of that plugin or the next wait. False: every run waits.
   bool asynchronous = false;
+  // Inputs and outputs go through the device plugin's page-locked host memory on a stream,
+  // copies queued back to back, where the device claims asynchronous copies and page-locked
+  // memory (ABI 1.2). False: one plain copy at a time.
+  bool staging = true;
   bool operator==(const RunConfig&) const = default;
 };
 

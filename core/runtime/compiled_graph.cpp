@@ -102,6 +102,10 @@ void CompiledGraph::set_asynchronous(bool asynchronous) {
   parts_->asynchronous = asynchronous;
 }
 
+void CompiledGraph::set_staging(bool staging) {
+  parts_->staging = staging;
+}
+
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,
                                                      int reps, int runs_per_sample) const {
   // The runner calls use: the timed path is the path users run.

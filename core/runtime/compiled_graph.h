@@ -111,6 +111,8 @@ class CompiledGraph {
   void set_random_seed(uint64_t seed);
   // run_into returns without waiting for the device when it copied nothing (RunConfig).
   void set_asynchronous(bool asynchronous);
+  // RunConfig::staging: inputs and outputs through page-locked memory where the device can.
+  void set_staging(bool staging);
 
   const CompileStats& stats() const;
   void set_plugin_load_ms(double ms);

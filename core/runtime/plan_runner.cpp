@@ -1,6 +1,7 @@
 #include "core/runtime/plan_runner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "core/interp/interpreter.h"
@@ -27,6 +28,111 @@ PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
       bound_(p.program.buffers.size(), 0),
       mirrors_(p.helpers.size()) {
   for (auto& copies : mirrors_) copies.resize(p.program.buffers.size());
+}
+
+PlanRunner::~PlanRunner() {
+  // A failure here has no one to report to: the memory goes with the plugin.
+  const kiln_plugin_api& api = p_.plugin->api();
+  for (const auto& [b, host] : pinned_)
+    if (api.host_free) {
+      kiln_error* e = api.host_free(p_.plugin->instance(), p_.device, host.first);
+      if (e) api.error_destroy(e);
+    }
+  if (stream_ && api.stream_destroy) api.stream_destroy(stream_);
+}
+
+bool PlanRunner::staged() const {
+  const kiln_plugin_api& api = p_.plugin->api();
+  uint64_t capabilities = 0;
+  for (const DeviceInfo& d : p_.plugin->devices())
+    if (d.index == p_.device) capabilities = d.capabilities;
+  const uint64_t needed = KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
+  return p_.staging && (capabilities & needed) == needed && api.host_alloc && api.host_free &&
+         api.stream_create && api.stream_synchronize && api.stream_destroy;
+}
+
+// Buffer `b`'s page-locked host buffer of at least `bytes` (kept between runs), and the
+// runner's stream, made on first use.
+Result<std::byte*> PlanRunner::pinned(int b, size_t bytes) const {
+  const kiln_plugin_api& api = p_.plugin->api();
+  if (!stream_) {
+    if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream_),
+                                  "stream_create");
+        !s)
+      return std::move(s).error();
+  }
+  auto it = pinned_.find(b);
+  if (it != pinned_.end() && it->second.second >= bytes)
+    return static_cast<std::byte*>(it->second.first);
+  if (it != pinned_.end()) {
+    if (auto s = p_.plugin->check(api.host_free(p_.plugin->instance(), p_.device, it->second.first),
+                                  "host_free");
+        !s)
+      return std::move(s).error();
+    pinned_.erase(it);
+  }
+  void* host = nullptr;
+  if (auto s = p_.plugin->check(api.host_alloc(p_.plugin->instance(), p_.device, bytes, &host),
+                                "host_alloc");
+      !s)
+    return std::move(s).error();
+  pinned_[b] = {host, bytes};
+  return static_cast<std::byte*>(host);
+}
+
+// Each input packed into its page-locked buffer and its copy queued at once, so packing the
+// next overlaps the device reading the last; one wait at the end.
+Status PlanRunner::staged_upload(
+    const std::vector<std::pair<int, std::vector<std::byte>>>& inputs) {
+  const kiln_plugin_api& api = p_.plugin->api();
+  for (const auto& [b, bytes] : inputs) {
+    auto host = pinned(b, bytes.size());
+    if (!host) return std::move(host).error();
+    std::memcpy(*host, bytes.data(), bytes.size());
+    if (auto s = p_.plugin->check(api.copy_host_to_device(p_.plugin->instance(), p_.device, stream_,
+                                                          address(b), *host, bytes.size()),
+                                  "copy_host_to_device");
+        !s)
+      return s;
+  }
+  if (!stream_) return Ok{};
+  return p_.plugin->check(api.stream_synchronize(stream_), "waiting for the inputs' copies");
+}
+
+// Every output's copy queued into its page-locked buffer, one wait, then read out.
+Result<std::vector<HostTensor>> PlanRunner::staged_outputs() const {
+  const kiln_plugin_api& api = p_.plugin->api();
+  std::vector<std::byte*> hosts;
+  for (int b : p_.program.outputs) {
+    const auto bytes =
+        static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
+    auto host = pinned(b, std::max<size_t>(bytes, 1));
+    if (!host) return std::move(host).error();
+    hosts.push_back(*host);
+    if (bytes == 0) continue;
+    if (auto s = p_.plugin->check(api.copy_device_to_host(p_.plugin->instance(), p_.device, stream_,
+                                                          *host, address(b), bytes),
+                                  "copy_device_to_host");
+        !s)
+      return std::move(s).error();
+  }
+  if (stream_)
+    if (auto s =
+            p_.plugin->check(api.stream_synchronize(stream_), "waiting for the outputs' copies");
+        !s)
+      return std::move(s).error();
+  std::vector<HostTensor> outs;
+  for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
+    const int b = p_.program.outputs[i];
+    const TensorType& t = p_.graph.type(p_.graph.outputs[i]);
+    const auto bytes =
+        static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
+    std::vector<std::byte> copy(hosts[i], hosts[i] + bytes);
+    auto out = HostTensor::from_bytes(t.dtype, t.sizes, std::move(copy));
+    if (!out) return std::move(out).error();
+    outs.push_back(std::move(*out));
+  }
+  return outs;
 }
 
 void PlanRunner::bind(int b, uint64_t address) {
@@ -67,6 +173,8 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
     return Error::user("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
                        " inputs, got " + std::to_string(inputs.size()));
   }
+  const bool staging = staged();
+  std::vector<std::pair<int, std::vector<std::byte>>> staged;
   for (size_t b = 0; b < p_.program.buffers.size(); ++b) {
     const LoopBuffer& lb = p_.program.buffers[b];
     if (lb.kind == BufferKind::RandomState) {
@@ -91,12 +199,16 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
     if (!buffers_[b]) {
       if (auto s = allocate(static_cast<int>(b), false); !s) return s;
     }
-    const auto bytes = storage_bytes(t, v.type, lb.elements);
+    auto bytes = storage_bytes(t, v.type, lb.elements);
     // An empty tensor still gets a one-byte allocation, and nothing to copy.
     if (bytes.empty()) continue;
+    if (staging) {
+      staged.emplace_back(static_cast<int>(b), std::move(bytes));
+      continue;
+    }
     if (auto s = buffers_[b]->upload(bytes); !s) return s;
   }
-  return Ok{};
+  return staged.empty() ? Ok{} : staged_upload(staged);
 }
 
 int64_t PlanRunner::arena_offset(int b) const {
@@ -325,6 +437,9 @@ Status PlanRunner::finish() const {
 }
 
 Result<std::vector<HostTensor>> PlanRunner::outputs() const {
+  const bool any_bound = std::any_of(p_.program.outputs.begin(), p_.program.outputs.end(),
+                                     [&](int b) { return bound(b); });
+  if (staged() && !any_bound) return staged_outputs();
   std::vector<HostTensor> outs;
   for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
     const TensorType& t = p_.graph.type(p_.graph.outputs[i]);

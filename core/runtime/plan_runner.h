@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -16,6 +17,9 @@ namespace kiln {
 class PlanRunner {
  public:
   explicit PlanRunner(const CompiledGraph::Parts& p);
+  ~PlanRunner();
+  PlanRunner(const PlanRunner&) = delete;
+  PlanRunner& operator=(const PlanRunner&) = delete;
 
   // Inputs uploaded and the arena of temporaries open: ready for the plan's first step.
   Status prepare(const std::vector<HostTensor>& inputs, bool poison);
@@ -63,6 +67,15 @@ class PlanRunner {
   RandomState random_;
   // Per helper device, its copy of each program buffer a step there touches.
   std::vector<std::vector<std::optional<DeviceBuffer>>> mirrors_;
+
+  // Staging (RunConfig::staging, ABI 1.2): inputs and outputs through page-locked host
+  // buffers on a stream of the runner's, copies queued back to back and waited for once.
+  bool staged() const;
+  Result<std::byte*> pinned(int b, size_t bytes) const;
+  Status staged_upload(const std::vector<std::pair<int, std::vector<std::byte>>>& inputs);
+  Result<std::vector<HostTensor>> staged_outputs() const;
+  mutable kiln_stream* stream_ = nullptr;
+  mutable std::map<int, std::pair<void*, size_t>> pinned_;  // program buffer -> host buffer
 };
 
 // A turn on the runner a compiled graph's calls reuse (made on first use): its runs take

@@ -139,7 +139,13 @@ Status Plugin::query() {
     kiln_device_info info{};
     info.struct_size = sizeof(info);
     if (auto s = check(api_.device_info(instance_, i, &info), "device_info"); !s) return s;
-    DeviceInfo device{i, text_or_empty(info.kind), text_or_empty(info.name), {}};
+    DeviceInfo device{i, text_or_empty(info.kind), text_or_empty(info.name), {}, 0};
+    if (api_.device_capabilities) {
+      if (auto s = check(api_.device_capabilities(instance_, i, &device.capabilities),
+                         "device_capabilities");
+          !s)
+        return s;
+    }
     // An array of structs is strided by its first element's struct_size, which may be
     // larger (newer plugin) or smaller (older plugin) than ours.
     const auto* base = reinterpret_cast<const unsigned char*>(info.properties);

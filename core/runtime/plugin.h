@@ -50,6 +50,7 @@ struct DeviceInfo {
   std::string kind;
   std::string name;
   std::vector<DeviceProperty> properties;
+  uint64_t capabilities = 0;  // kiln_capability_flags (ABI 1.2; 0 before)
   const DeviceProperty* find(std::string_view key) const;
 };
 

@@ -120,6 +120,13 @@ Result<std::shared_ptr<const Plugin>> open_and_create(const PluginConfig& config
     api.mem_register = nullptr;
     api.mem_unregister = nullptr;
   }
+  if (negotiated.minor < 2) {
+    api.device_capabilities = nullptr;
+    api.stream_wait_event = nullptr;
+    api.event_query = nullptr;
+    api.host_alloc = nullptr;
+    api.host_free = nullptr;
+  }
 
   auto logger = logging.get("plugin." + config.name);
   const AbiOptions options(config.options);

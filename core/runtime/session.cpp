@@ -37,6 +37,7 @@ Result<CompiledGraph> Session::compile(const Graph& graph) const {
   if (compiled) {
     compiled->set_plugin_load_ms(plugin_load_ms_);
     compiled->set_asynchronous(options_.run.asynchronous);
+    compiled->set_staging(options_.run.staging);
   }
   return compiled;
 }

@@ -255,6 +255,11 @@ kiln_error* memory_stats(kiln_plugin* plugin, uint32_t device, kiln_memory_stats
   });
 }
 
+void require_recorded(const kiln_event& e, const char* what) {
+  if (!e.recorded)
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + " of an event never recorded");
+}
+
 kiln_error* event_elapsed_ms(const kiln_event* start, const kiln_event* end, double* ms) {
   return guard([&] {
     if (!start->recorded || !end->recorded) {
@@ -304,6 +309,23 @@ kiln_plugin_api make_api() {
   };
   api.event_synchronize = [](kiln_event*) -> kiln_error* { return nullptr; };
   api.event_elapsed_ms = event_elapsed_ms;
+  // ABI 1.2. Work is done when a call returns: one order for every stream (no capability
+  // flags), and a recorded event has always passed.
+  api.device_capabilities = [](kiln_plugin*, uint32_t device, uint64_t* flags) {
+    return guard([&] {
+      check_device(device);
+      *flags = 0;
+    });
+  };
+  api.stream_wait_event = [](kiln_stream*, kiln_event* e) {
+    return guard([&] { require_recorded(*e, "stream_wait_event"); });
+  };
+  api.event_query = [](kiln_event* e, int* done) {
+    return guard([&] {
+      require_recorded(*e, "event_query");
+      *done = 1;
+    });
+  };
   kiln::cpu::add_code_functions(api);
   return api;
 }

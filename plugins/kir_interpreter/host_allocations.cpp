@@ -68,4 +68,24 @@ AllocationStats HostAllocations::stats() const {
   return stats_;
 }
 
+HostBuffers::~HostBuffers() {
+  for (void* p : live_) std::free(p);
+}
+
+void* HostBuffers::allocate(uint64_t bytes) {
+  const uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) return nullptr;
+  std::lock_guard lock(mutex_);
+  live_.insert(p);
+  return p;
+}
+
+bool HostBuffers::release(void* pointer) {
+  std::lock_guard lock(mutex_);
+  if (live_.erase(pointer) == 0) return false;
+  std::free(pointer);
+  return true;
+}
+
 }  // namespace kiln::interp

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 namespace kiln::interp {
@@ -42,6 +43,21 @@ class HostAllocations {
   std::map<uint64_t, uint64_t> live_;  // address -> bytes
   std::vector<Registration> registered_;
   AllocationStats stats_;
+};
+
+// Host buffers handed out by host_alloc, so host_free refuses what it did not hand out.
+class HostBuffers {
+ public:
+  HostBuffers() = default;
+  HostBuffers(const HostBuffers&) = delete;
+  HostBuffers& operator=(const HostBuffers&) = delete;
+  ~HostBuffers();
+  void* allocate(uint64_t bytes);  // 64-byte aligned; NULL when the host has no memory
+  bool release(void* pointer);
+
+ private:
+  std::mutex mutex_;
+  std::set<void*> live_;
 };
 
 }  // namespace kiln::interp

@@ -10,6 +10,11 @@
 
 #include "plugin_state.h"
 
+// The skew tests build these sources against an older SDK under another name.
+#ifndef KILN_INTERPRETER_NAME
+#define KILN_INTERPRETER_NAME "kir_interpreter"
+#endif
+
 namespace {
 
 using kiln::sdk::Failure;
@@ -74,7 +79,7 @@ kiln_error* get_attributes(kiln_plugin*, kiln_plugin_attributes* out) {
   return guard([&] {
     kiln_plugin_attributes a{};
     a.struct_size = sizeof(a);
-    a.name = "kir_interpreter";
+    a.name = KILN_INTERPRETER_NAME;
     a.vendor = "kiln";
     a.version = "1.0.0";
     a.kir_versions = kiln::kir::kVersion;
@@ -223,6 +228,47 @@ void add_streams_and_events(kiln_plugin_api& api) {
       *ms = std::chrono::duration<double, std::milli>(end->time - start->time).count();
     });
   };
+#if KILN_ABI_MINOR >= 2
+  // ABI 1.2 (left out when built against an older SDK). Work is done when a launch returns:
+  // one order for every stream, no capability flags, and a recorded event has always passed.
+  api.device_capabilities = [](kiln_plugin*, uint32_t device, uint64_t* flags) {
+    return guard([&] {
+      check_device(device);
+      *flags = 0;
+    });
+  };
+  api.stream_wait_event = [](kiln_stream*, kiln_event* e) {
+    return guard([&] {
+      if (!e->recorded)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_wait_event of an event never recorded");
+    });
+  };
+  api.event_query = [](kiln_event* e, int* done) {
+    return guard([&] {
+      if (!e->recorded)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "event_query of an event never recorded");
+      *done = 1;
+    });
+  };
+  // Host memory is this device's memory: any host buffer is copied without staging.
+  api.host_alloc = [](kiln_plugin* p, uint32_t device, uint64_t bytes, void** out) {
+    return guard([&] {
+      check_device(device);
+      *out = p->pinned.allocate(bytes);
+      if (*out == nullptr)
+        throw Failure(KILN_STATUS_OUT_OF_MEMORY,
+                      "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    });
+  };
+  api.host_free = [](kiln_plugin* p, uint32_t device, void* pointer) {
+    return guard([&] {
+      check_device(device);
+      if (!p->pinned.release(pointer))
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                      "host_free of memory host_alloc did not return, or freed already");
+    });
+  };
+#endif
 }
 
 kiln_plugin_api make_api() {

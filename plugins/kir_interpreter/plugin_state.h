@@ -15,6 +15,7 @@ struct kiln_plugin {
               kiln::sdk::HostLog host_log)
       : memory(memory_limit), declined(std::move(declined_kinds)), log(std::move(host_log)) {}
   kiln::interp::HostAllocations memory;
+  kiln::interp::HostBuffers pinned;  // host_alloc's (ABI 1.2)
   // Kernel kinds and op kinds `supports` declines (the `decline` option): how a plugin
   // without some construct tells kiln to place those kernels on another device.
   const std::set<std::string> declined;

@@ -46,6 +46,14 @@ std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_
   ok &= resolve(d.library, d.cuEventSynchronize, "cuEventSynchronize");
   ok &= resolve(d.library, d.cuEventElapsedTime, "cuEventElapsedTime");
   ok &= resolve(d.library, d.cuGetErrorString, "cuGetErrorString");
+  ok &= resolve(d.library, d.cuStreamCreate, "cuStreamCreate");
+  ok &= resolve(d.library, d.cuStreamDestroy, "cuStreamDestroy_v2");
+  ok &= resolve(d.library, d.cuStreamSynchronize, "cuStreamSynchronize");
+  ok &= resolve(d.library, d.cuStreamWaitEvent, "cuStreamWaitEvent");
+  ok &= resolve(d.library, d.cuEventQuery, "cuEventQuery");
+  ok &= resolve(d.library, d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  ok &= resolve(d.library, d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  ok &= resolve(d.library, d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
   if (!ok) {
     close_cuda_driver(d);
     return "the CUDA driver lacks an entry point the plugin needs (driver too old?)";

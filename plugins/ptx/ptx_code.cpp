@@ -1,8 +1,8 @@
 // The ptx plugin's code half: supports, tuning space, compile (KIR -> PTX, with each kernel's
 // launch shape in a small header before it), load (cuModuleLoadData: the driver assembles
-// the PTX for the device), and launch (asynchronous on the default stream: each kernel's error
-// word is read when the host next waits for the device, or at the device's next launch once
-// set, and a set one fails that call).
+// the PTX for the device), and launch (asynchronous on the stream it is given, the legacy
+// default stream for none: each kernel's error word is read when the host next waits for the
+// device, or at the device's next launch once set, and a set one fails that call).
 #include <kiln/plugin.hpp>
 #include <memory>
 #include <sstream>
@@ -173,8 +173,8 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
     pointers.push_back(exe->status + k.slot * sizeof(int32_t));
     std::vector<void*> params;
     for (CUdeviceptr& ptr : pointers) params.push_back(&ptr);
-    p->check(p->cuda.cuLaunchKernel(k.fn, k.shape.grid, 1, 1, k.shape.block, 1, 1, 0, nullptr,
-                                    params.data(), nullptr),
+    p->check(p->cuda.cuLaunchKernel(k.fn, k.shape.grid, 1, 1, k.shape.block, 1, 1, 0,
+                                    driver_stream(args.stream), params.data(), nullptr),
              "launch of " + name);
     std::lock_guard lock(p->mutex);
     p->pending.insert(exe);

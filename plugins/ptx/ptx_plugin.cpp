@@ -132,6 +132,7 @@ void destroy(kiln_plugin* p) {
     p->cuda.cuCtxSetCurrent(p->devices[d].context);
     p->cuda.cuMemFree(p->cudnn_workspace[d].first);
   }
+  for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
   for (const auto& [address, device] : p->memory.live()) {
     p->cuda.cuCtxSetCurrent(p->devices[device].context);
     p->cuda.cuMemFree(address);
@@ -162,6 +163,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);
+    plugin->abi_minor = create.abi_minor;
     plugin->libdevice = options.get("libdevice", kiln::ptx::find_libdevice());
     // The tuning knobs given as options replace the heuristic default config.
     std::string knobs;
@@ -252,50 +254,54 @@ kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
   });
 }
 
-kiln_error* copy_h2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, const void* src,
-                     uint64_t bytes) {
+// Copies given a stream by a host of ABI 1.2 are queued on it and return at once (host memory
+// stays the host's to keep until it synchronizes: plugin.h's copy rule); the others are done,
+// and device-to-host and device-to-device copies report kernel errors, when they return.
+kiln_error* copy_h2d(kiln_plugin* p, uint32_t device, kiln_stream* stream, uint64_t dst,
+                     const void* src, uint64_t bytes) {
   return guard([&] {
     p->use(device);
     p->memory.check_range(device, dst, bytes, "copy_host_to_device destination");
-    if (bytes > 0) p->check(p->cuda.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+    if (bytes == 0) return;
+    if (kiln::ptx::copies_asynchronously(*p, stream))
+      p->check(p->cuda.cuMemcpyHtoDAsync(dst, src, bytes, stream->stream), "cuMemcpyHtoDAsync");
+    else
+      p->check(p->cuda.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
   });
 }
 
-kiln_error* copy_d2h(kiln_plugin* p, uint32_t device, kiln_stream*, void* dst, uint64_t src,
+kiln_error* copy_d2h(kiln_plugin* p, uint32_t device, kiln_stream* stream, void* dst, uint64_t src,
                      uint64_t bytes) {
   return guard([&] {
     p->use(device);
     p->memory.check_range(device, src, bytes, "copy_device_to_host source");
+    if (kiln::ptx::copies_asynchronously(*p, stream)) {
+      if (bytes > 0)
+        p->check(p->cuda.cuMemcpyDtoHAsync(dst, src, bytes, stream->stream), "cuMemcpyDtoHAsync");
+      return;
+    }
     if (bytes > 0) p->check(p->cuda.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
     kiln::ptx::finish_launches(*p, device);
   });
 }
 
-kiln_error* copy_d2d(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, uint64_t src,
-                     uint64_t bytes) {
+kiln_error* copy_d2d(kiln_plugin* p, uint32_t device, kiln_stream* stream, uint64_t dst,
+                     uint64_t src, uint64_t bytes) {
   return guard([&] {
     p->use(device);
     p->memory.check_range(device, dst, bytes, "copy_device_to_device destination");
     p->memory.check_range(device, src, bytes, "copy_device_to_device source");
-    if (bytes > 0) {
-      p->check(p->cuda.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
-      kiln::ptx::finish_launches(*p, device);
+    if (bytes == 0) return;
+    if (kiln::ptx::copies_asynchronously(*p, stream)) {
+      p->check(p->cuda.cuMemcpyDtoDAsync(dst, src, bytes, stream->stream), "cuMemcpyDtoDAsync");
+      return;
     }
+    p->check(p->cuda.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+    kiln::ptx::finish_launches(*p, device);
   });
 }
 
 }  // namespace
-
-struct kiln_stream {
-  kiln_plugin* plugin = nullptr;
-  uint32_t device = 0;
-};
-struct kiln_event {
-  kiln_plugin* plugin = nullptr;
-  uint32_t device = 0;
-  kiln::ptx::CUevent event = nullptr;
-  bool recorded = false;
-};
 
 namespace {
 
@@ -315,57 +321,7 @@ kiln_plugin_api make_api() {
   api.copy_host_to_device = copy_h2d;
   api.copy_device_to_host = copy_d2h;
   api.copy_device_to_device = copy_d2d;
-  // All work goes to the device's default stream; a stream names the device to wait for.
-  api.stream_create = [](kiln_plugin* p, uint32_t device, kiln_stream** out) {
-    return guard([&] {
-      p->use(device);
-      *out = new kiln_stream{p, device};
-    });
-  };
-  api.stream_destroy = [](kiln_stream* s) { delete s; };
-  api.stream_synchronize = [](kiln_stream* s) {
-    return guard([&] {
-      s->plugin->use(s->device);
-      kiln::ptx::finish_launches(*s->plugin, s->device);
-    });
-  };
-  api.event_create = [](kiln_plugin* p, uint32_t device, kiln_event** out) {
-    return guard([&] {
-      p->use(device);
-      auto e = std::make_unique<kiln_event>();
-      e->plugin = p;
-      e->device = device;
-      p->check(p->cuda.cuEventCreate(&e->event, 0), "cuEventCreate");
-      *out = e.release();
-    });
-  };
-  api.event_destroy = [](kiln_event* e) {
-    if (e && e->event) e->plugin->cuda.cuEventDestroy(e->event);
-    delete e;
-  };
-  api.event_record = [](kiln_event* e, kiln_stream*) {
-    return guard([&] {
-      e->plugin->check(e->plugin->cuda.cuEventRecord(e->event, nullptr), "cuEventRecord");
-      e->recorded = true;
-    });
-  };
-  api.event_synchronize = [](kiln_event* e) {
-    return guard([&] {
-      e->plugin->use(e->device);
-      e->plugin->check(e->plugin->cuda.cuEventSynchronize(e->event), "cuEventSynchronize");
-      kiln::ptx::finish_launches(*e->plugin, e->device);
-    });
-  };
-  api.event_elapsed_ms = [](const kiln_event* start, const kiln_event* end, double* ms) {
-    return guard([&] {
-      if (!start->recorded || !end->recorded)
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "event_elapsed_ms of an event never recorded");
-      float value = 0;
-      start->plugin->check(start->plugin->cuda.cuEventElapsedTime(&value, start->event, end->event),
-                           "cuEventElapsedTime");
-      *ms = value;
-    });
-  };
+  kiln::ptx::add_stream_functions(api);
   kiln::ptx::add_code_functions(api);
   kiln::ptx::add_extern_functions(api);
   return api;

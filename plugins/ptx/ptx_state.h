@@ -63,6 +63,9 @@ struct kiln_plugin {
   // before their kernels finish, and the next call that waits for the device reports them.
   std::set<kiln_executable*> pending;
   kiln::kir_support::DeviceMemory memory;  // allocations and the host's registrations
+  uint32_t abi_minor = 0;                  // negotiated with the host at plugin_create
+  std::mutex host_mutex;                   // guards `host_allocations`
+  std::set<void*> host_allocations;        // page-locked host memory from host_alloc (1.2)
 
   // Makes `device`'s context current on this thread; throws when it does not exist.
   kiln::ptx::Device& use(uint32_t device);
@@ -70,7 +73,30 @@ struct kiln_plugin {
   void check(kiln::ptx::CUresult r, const std::string& what) const;
 };
 
+// A driver stream (created blocking: ordered with the legacy default stream, where library
+// calls and copies without a stream run) and an event.
+struct kiln_stream {
+  kiln_plugin* plugin = nullptr;
+  uint32_t device = 0;
+  kiln::ptx::CUstream stream = nullptr;
+};
+struct kiln_event {
+  kiln_plugin* plugin = nullptr;
+  uint32_t device = 0;
+  kiln::ptx::CUevent event = nullptr;
+  bool recorded = false;
+};
+
 namespace kiln::ptx {
+// The driver stream of `s` (NULL: the legacy default stream).
+inline CUstream driver_stream(const kiln_stream* s) {
+  return s ? s->stream : nullptr;
+}
+// Whether a copy given `s` may return before it is done (ABI 1.2's copy rule).
+inline bool copies_asynchronously(const kiln_plugin& p, const kiln_stream* s) {
+  return s != nullptr && p.abi_minor >= 2;
+}
+void add_stream_functions(kiln_plugin_api& api);
 void add_code_functions(kiln_plugin_api& api);
 void add_extern_functions(kiln_plugin_api& api);
 // Waits for `device` (current on this thread) and throws, naming the kernel, the first error

@@ -28,7 +28,22 @@
  *  - Devices are numbered 0..device_count-1 within a plugin instance. Device memory is
  *    named by a 64-bit address (a host pointer for a CPU, a device pointer for a GPU).
  *
- * Minor versions: 1.1 appended mem_register and mem_unregister to the table.
+ * Minor versions: 1.1 appended mem_register and mem_unregister to the table; 1.2 appended
+ * device_capabilities, stream_wait_event, event_query, host_alloc and host_free, and the
+ * stream and copy rules below.
+ *
+ *  - Streams (1.2). Launches, extern calls, copies and event records given the same stream
+ *    run in the order they were issued; a NULL stream is the device's default stream. A device
+ *    claiming KILN_CAPABILITY_STREAMS may run work of different streams concurrently: the host
+ *    orders it with events (event_record, then stream_wait_event). Without the flag a plugin
+ *    may run everything in one order, which honours every stream's order.
+ *  - Copies and host memory lifetime. A copy given a NULL stream, or made for a host of minor
+ *    0 or 1, is done with the host memory when it returns: a host-to-device source may be
+ *    reused at once and a device-to-host destination holds the bytes. A copy given a stream by
+ *    a host of minor 2 or later, on a device claiming KILN_CAPABILITY_ASYNC_COPY, may return
+ *    before it is done: the host leaves the host memory untouched (source) or unread
+ *    (destination) until it has synchronized that stream, or an event recorded on it after
+ *    the copy has completed. Device memory named by a pending copy follows stream order.
  */
 #ifndef KILN_PLUGIN_H
 #define KILN_PLUGIN_H
@@ -41,7 +56,7 @@ extern "C" {
 #endif
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 1
+#define KILN_ABI_MINOR 2
 
 #if defined(_WIN32)
 #define KILN_PLUGIN_EXPORT __declspec(dllexport)
@@ -112,6 +127,14 @@ enum kiln_thread_safety_flags {
    * core sends a graph's kernels in one call per tuning config (a C++ compiler's start-up
    * would dominate one call per kernel). */
   KILN_COMPILE_PER_KERNEL = 1u << 2
+};
+
+/* What a device does beyond ABI 1.0's rules (1.2, device_capabilities). The host uses a
+ * feature only where its flag is set and its functions are in the table. */
+enum kiln_capability_flags {
+  KILN_CAPABILITY_STREAMS = 1u << 0,    /* work of different streams may run concurrently */
+  KILN_CAPABILITY_ASYNC_COPY = 1u << 1, /* copies given a stream may return before they finish */
+  KILN_CAPABILITY_PINNED_HOST = 1u << 2 /* host_alloc memory is copied without staging */
 };
 
 typedef struct kiln_plugin_attributes {
@@ -275,6 +298,23 @@ typedef struct kiln_plugin_api {
                               uint64_t bytes);
   kiln_error* (*mem_unregister)(kiln_plugin* plugin, uint32_t device, uint64_t address,
                                 uint64_t bytes);
+
+  /* ---- ABI 1.2 ---- */
+  /* The device's kiln_capability_flags. Without this function a device has none. */
+  kiln_error* (*device_capabilities)(kiln_plugin* plugin, uint32_t device, uint64_t* flags);
+  /* Work given `stream` after this call waits for the work issued before `event` was last
+   * recorded (on any stream of the same device). An event never recorded is INVALID_ARGUMENT. */
+  kiln_error* (*stream_wait_event)(kiln_stream* stream, kiln_event* event);
+  /* *done = 1 when the work issued before the event's last record has finished, else 0.
+   * Never blocks: an error a kernel reported fails the next call that waits. An event never
+   * recorded is INVALID_ARGUMENT. */
+  kiln_error* (*event_query)(kiln_event* event, int* done);
+  /* Host memory of `bytes` (at least 64-byte aligned) that the device's copies read and write
+   * without staging (page-locked on a GPU), until host_free. A plugin without such memory
+   * leaves both NULL or returns UNSUPPORTED. host_free of a pointer host_alloc did not
+   * return, or returned and was freed, is INVALID_ARGUMENT. */
+  kiln_error* (*host_alloc)(kiln_plugin* plugin, uint32_t device, uint64_t bytes, void** out);
+  kiln_error* (*host_free)(kiln_plugin* plugin, uint32_t device, void* pointer);
 } kiln_plugin_api;
 
 /* The one exported symbol. Returns the plugin's table (static storage), or NULL when the

@@ -1,8 +1,8 @@
-// A host built against the frozen ABI 1.0 header loads a plugin of today's ABI: it asks for
-// the table as ABI 1.0, reads only the 1.0 part of it, creates the instance as 1.0 and uses
-// devices, memory and copies (where it has a device). The plugins' newer minor must not matter to
-// it.
-//   host_1_0 PLUGIN.so   (exit 0 and one line "... ok", or 1 and what failed)
+// A host built against a frozen older ABI header (1.0 or 1.1: built once against each, as
+// host_1_0 and host_1_1) loads a plugin of today's ABI: it asks for the table as its own minor,
+// reads only its part of it, creates the instance as that minor and uses devices, memory and
+// copies (where it has a device). The plugins' newer minor must not matter to it.
+//   host_1_N PLUGIN.so   (exit 0 and one line "... ok", or 1 and what failed)
 #include <dlfcn.h>
 #include <kiln/plugin.h>
 
@@ -11,12 +11,17 @@
 #include <string>
 #include <vector>
 
-static_assert(KILN_ABI_MINOR == 0, "built against the frozen ABI 1.0 header");
+static_assert(KILN_ABI_MINOR <= 1, "built against a frozen older ABI header");
+
+// "1.0" or "1.1": the ABI of the header this host was built against.
+#define HOST_TEXT_(x) #x
+#define HOST_TEXT(x) HOST_TEXT_(x)
+#define HOST_ABI "1." HOST_TEXT(KILN_ABI_MINOR)
 
 namespace {
 
 int failed(const std::string& what) {
-  std::printf("host 1.0: %s\n", what.c_str());
+  std::printf("host " HOST_ABI ": %s\n", what.c_str());
   return 1;
 }
 
@@ -30,21 +35,21 @@ std::string text(const kiln_plugin_api& api, kiln_error* e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) return failed("usage: host_1_0 PLUGIN.so");
+  if (argc != 2) return failed("usage: host_1_N PLUGIN.so");
   void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!library) return failed(dlerror());
   auto entry = reinterpret_cast<kiln_plugin_get_api_fn>(dlsym(library, KILN_PLUGIN_ENTRY_POINT));
   if (!entry) return failed("no entry point");
   const kiln_plugin_api* offered = entry(KILN_ABI_MAJOR, KILN_ABI_MINOR);
-  if (!offered) return failed("the plugin declined a host of ABI 1.0");
+  if (!offered) return failed("the plugin declined a host of ABI " HOST_ABI);
   if (offered->abi_major != KILN_ABI_MAJOR) return failed("another major");
-  // The 1.0 part of a table that may be longer.
+  // This minor's part of a table that may be longer.
   kiln_plugin_api api{};
   std::memcpy(&api, offered, offered->struct_size < sizeof api ? offered->struct_size : sizeof api);
   kiln_plugin_create_args args{};
   args.struct_size = sizeof args;
   args.abi_major = KILN_ABI_MAJOR;
-  args.abi_minor = 0;
+  args.abi_minor = KILN_ABI_MINOR;
   kiln_plugin* plugin = nullptr;
   if (std::string e = text(api, api.plugin_create(&args, &plugin)); !e.empty())
     return failed("plugin_create: " + e);
@@ -57,8 +62,8 @@ int main(int argc, char** argv) {
     return failed("device_count: " + e);
   if (devices == 0) {  // a GPU plugin on a machine without its GPU: loading is what is checked
     api.plugin_destroy(plugin);
-    std::printf("host 1.0: %s (ABI %u.%u) used as ABI 1.0, no devices: ok\n", attributes.name,
-                offered->abi_major, offered->abi_minor);
+    std::printf("host " HOST_ABI ": %s (ABI %u.%u) used as ABI " HOST_ABI ", no devices: ok\n",
+                attributes.name, offered->abi_major, offered->abi_minor);
     return 0;
   }
   uint64_t address = 0;
@@ -78,7 +83,8 @@ int main(int argc, char** argv) {
   if (std::string e = text(api, api.mem_free(plugin, 0, address)); !e.empty())
     return failed("mem_free: " + e);
   api.plugin_destroy(plugin);
-  std::printf("host 1.0: %s (ABI %u.%u, a table of %zu bytes) used as ABI 1.0: ok\n",
+  std::printf("host " HOST_ABI ": %s (ABI %u.%u, a table of %zu bytes) used as ABI " HOST_ABI
+              ": ok\n",
               attributes.name, offered->abi_major, offered->abi_minor, offered->struct_size);
   return 0;
 }
