@@ -30,6 +30,19 @@ PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
   for (auto& copies : mirrors_) copies.resize(p.program.buffers.size());
 }
 
+InputBytes input_bytes(const HostTensor& t, const TensorType& declared, int64_t extent) {
+  InputBytes in;
+  // The common case, a contiguous tensor into a contiguous buffer: its own bytes, not a copy.
+  if (declared.is_contiguous() && extent == declared.numel() && t.dtype() == declared.dtype) {
+    in.tensor = t.contiguous();
+    in.view = in.tensor.bytes();
+    return in;
+  }
+  in.packed = storage_bytes(t, declared, extent);
+  in.view = in.packed;
+  return in;
+}
+
 PlanRunner::~PlanRunner() {
   // A failure here has no one to report to: the memory goes with the plugin.
   const kiln_plugin_api& api = p_.plugin->api();
@@ -82,10 +95,10 @@ Result<std::byte*> PlanRunner::pinned(int b, size_t bytes) const {
 
 // Each input packed into its page-locked buffer and its copy queued at once, so packing the
 // next overlaps the device reading the last; one wait at the end.
-Status PlanRunner::staged_upload(
-    const std::vector<std::pair<int, std::vector<std::byte>>>& inputs) {
+Status PlanRunner::staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs) {
   const kiln_plugin_api& api = p_.plugin->api();
-  for (const auto& [b, bytes] : inputs) {
+  for (const auto& [b, in] : inputs) {
+    const std::span<const std::byte> bytes = in.view;
     auto host = pinned(b, bytes.size());
     if (!host) return std::move(host).error();
     std::memcpy(*host, bytes.data(), bytes.size());
@@ -174,7 +187,7 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
                        " inputs, got " + std::to_string(inputs.size()));
   }
   const bool staging = staged();
-  std::vector<std::pair<int, std::vector<std::byte>>> staged;
+  std::vector<std::pair<int, InputBytes>> staged;
   for (size_t b = 0; b < p_.program.buffers.size(); ++b) {
     const LoopBuffer& lb = p_.program.buffers[b];
     if (lb.kind == BufferKind::RandomState) {
@@ -199,14 +212,14 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
     if (!buffers_[b]) {
       if (auto s = allocate(static_cast<int>(b), false); !s) return s;
     }
-    auto bytes = storage_bytes(t, v.type, lb.elements);
+    InputBytes bytes = input_bytes(t, v.type, lb.elements);
     // An empty tensor still gets a one-byte allocation, and nothing to copy.
-    if (bytes.empty()) continue;
+    if (bytes.view.empty()) continue;
     if (staging) {
       staged.emplace_back(static_cast<int>(b), std::move(bytes));
       continue;
     }
-    if (auto s = buffers_[b]->upload(bytes); !s) return s;
+    if (auto s = buffers_[b]->upload(bytes.view); !s) return s;
   }
   return staged.empty() ? Ok{} : staged_upload(staged);
 }

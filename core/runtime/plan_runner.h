@@ -14,6 +14,15 @@
 
 namespace kiln {
 
+// An input's bytes as its program buffer lays them out: the tensor's own when they already
+// are (no copy), else packed.
+struct InputBytes {
+  HostTensor tensor;
+  std::vector<std::byte> packed;
+  std::span<const std::byte> view;
+};
+InputBytes input_bytes(const HostTensor& t, const TensorType& declared, int64_t extent);
+
 class PlanRunner {
  public:
   explicit PlanRunner(const CompiledGraph::Parts& p);
@@ -72,7 +81,7 @@ class PlanRunner {
   // buffers on a stream of the runner's, copies queued back to back and waited for once.
   bool staged() const;
   Result<std::byte*> pinned(int b, size_t bytes) const;
-  Status staged_upload(const std::vector<std::pair<int, std::vector<std::byte>>>& inputs);
+  Status staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs);
   Result<std::vector<HostTensor>> staged_outputs() const;
   mutable kiln_stream* stream_ = nullptr;
   mutable std::map<int, std::pair<void*, size_t>> pinned_;  // program buffer -> host buffer
