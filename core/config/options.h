@@ -97,8 +97,10 @@ struct RunConfig {
   bool asynchronous = false;
   // Inputs and outputs go through the device plugin's page-locked host memory on a stream,
   // copies queued back to back, where the device claims asynchronous copies and page-locked
-  // memory (ABI 1.2). False: one plain copy at a time.
-  bool staging = true;
+  // memory (ABI 1.2). Off by default: on an H100 it gained 6% on 4 MiB tensors and lost 12%
+  // on 64 MiB ones, where packing into page-locked memory costs more than the faster copy
+  // saves (bench/results/2026-11-26-h100-abi-1.2/copies.log).
+  bool staging = false;
   bool operator==(const RunConfig&) const = default;
 };
 
