@@ -1,22 +1,15 @@
 // Device memory, streams and events, each check in its own process on the device under test.
 #include <algorithm>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "conformance/context.h"
 #include "conformance/isolated.h"
 #include "conformance/on_device.h"
+#include "conformance/random_bytes.h"
 
 namespace kiln::conformance {
 namespace {
-
-std::vector<unsigned char> random_bytes(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::vector<unsigned char> out(n);
-  for (auto& b : out) b = static_cast<unsigned char>(gen());
-  return out;
-}
 
 Finding sizes_and_alignments(const Context& c) {
   OnDevice d = on_device(c);

@@ -5,25 +5,18 @@
 // out, gets SKIP with that reason.
 #include <chrono>
 #include <cstring>
-#include <random>
 #include <thread>
 #include <vector>
 
 #include "conformance/context.h"
 #include "conformance/isolated.h"
 #include "conformance/on_device.h"
+#include "conformance/random_bytes.h"
 
 namespace kiln::conformance {
 namespace {
 
 constexpr size_t kBytes = size_t{4} << 20;  // long enough that an early return would show
-
-std::vector<unsigned char> pattern(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::vector<unsigned char> out(n);
-  for (auto& b : out) b = static_cast<unsigned char>(gen());
-  return out;
-}
 
 Finding capabilities(const Context& c) {
   OnDevice d = on_device(c);
@@ -81,7 +74,7 @@ Finding ordered_streams(const Context& c) {
   p.take(a.stream_wait_event(s2, ev), &code);
   if (code == KILN_OK) return fail("stream_wait_event on an event never recorded succeeded");
   // Kept untouched until the streams are synchronized (the copy rule of ABI 1.2).
-  const std::vector<unsigned char> data = pattern(kBytes, 11);
+  const std::vector<unsigned char> data = random_bytes(kBytes, 11);
   std::vector<unsigned char> back(kBytes, 0);
   if (std::string e =
           p.take(a.copy_host_to_device(p.instance(), c.device, s1, x, data.data(), kBytes));
@@ -136,7 +129,7 @@ Finding pinned_host(const Context& c) {
     return fail("host_alloc: " + e);
   if (reinterpret_cast<uintptr_t>(in) % 64 != 0 || reinterpret_cast<uintptr_t>(out) % 64 != 0)
     return fail("host_alloc memory is not 64-byte aligned");
-  const std::vector<unsigned char> data = pattern(kBytes, 13);
+  const std::vector<unsigned char> data = random_bytes(kBytes, 13);
   std::memcpy(in, data.data(), kBytes);
   std::memset(out, 0, kBytes);
   uint64_t x = 0;
