@@ -87,7 +87,9 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
   for (size_t i = 0; i < batch.size(); ++i) {
     if (place[i] != at) continue;
     kernels.push_back(batch[i]);
-    kernel_configs.push_back(configs[i]);
+    // A config is the serving plugin's (tuned for it, or recorded when it ran the kernel): a
+    // helper runs its own default.
+    kernel_configs.push_back(own ? configs[i] : "");
   }
   if (kernels.empty()) return Ok{};
   std::vector<CompileUnit> units =

@@ -72,7 +72,7 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
   const RandomState random = parts_->next_random(options.random);
   if (options.poison) {
     // A runner of its own, every buffer fresh and poisoned.
-    auto calls = parts_->plugin->exclusive();
+    const auto calls = parts_->exclusive();
     PlanRunner r(*parts_);
     r.set_random(random);
     if (auto s = r.prepare(inputs, true); !s) return std::move(s).error();

@@ -37,6 +37,12 @@ struct CompiledGraph::Parts {
     std::vector<kiln_executable*> executables;
   };
   std::vector<Helper> helpers;
+  // The calls of p.plugin and every helper's, for a run's turn (exclusive_calls).
+  std::vector<std::unique_lock<std::recursive_mutex>> exclusive() const {
+    std::vector<const Plugin*> all{plugin.get()};
+    for (const Helper& h : helpers) all.push_back(h.plugin.get());
+    return exclusive_calls(all);
+  }
   std::vector<std::string> kernel_configs;            // per kernel launched: its tuning config
   std::vector<std::optional<DeviceBuffer>> resident;  // parameters, uploaded once
   // Temporaries live in one arena per run (stats.arena_bytes): a byte offset per program

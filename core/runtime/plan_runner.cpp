@@ -18,7 +18,7 @@ PlanRunner& warm_runner(const CompiledGraph::Parts& p) {
 }  // namespace
 
 WarmTurn::WarmTurn(const CompiledGraph::Parts& p)
-    : turn_(p.warm_mutex), calls_(p.plugin->exclusive()), runner_(warm_runner(p)) {
+    : turn_(p.warm_mutex), calls_(p.exclusive()), runner_(warm_runner(p)) {
   runner_.unbind_all();
 }
 
@@ -97,6 +97,7 @@ Result<std::byte*> PlanRunner::pinned(int b, size_t bytes) const {
 // next overlaps the device reading the last; one wait at the end.
 Status PlanRunner::staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs) {
   const kiln_plugin_api& api = p_.plugin->api();
+  if (auto s = follow_default_stream(); !s) return s;
   for (const auto& [b, in] : inputs) {
     const std::span<const std::byte> bytes = in.view;
     auto host = pinned(b, bytes.size());
@@ -105,16 +106,44 @@ Status PlanRunner::staged_upload(const std::vector<std::pair<int, InputBytes>>& 
     if (auto s = p_.plugin->check(api.copy_host_to_device(p_.plugin->instance(), p_.device, stream_,
                                                           address(b), *host, bytes.size()),
                                   "copy_host_to_device");
-        !s)
+        !s) {
+      // Copies queued before this one still read page-locked buffers: let them finish.
+      if (kiln_error* e = api.stream_synchronize(stream_)) api.error_destroy(e);
       return s;
+    }
   }
   if (!stream_) return Ok{};
   return p_.plugin->check(api.stream_synchronize(stream_), "waiting for the inputs' copies");
 }
 
+// The runner's stream waits for the work on the device's default stream (the kernels), where
+// the plugin can say so (ABI 1.2); streams of a plugin without stream_wait_event run in one
+// order anyway.
+Status PlanRunner::follow_default_stream() const {
+  const kiln_plugin_api& api = p_.plugin->api();
+  if (!stream_) {
+    if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream_),
+                                  "stream_create");
+        !s)
+      return s;
+  }
+  if (!api.stream_wait_event || !api.event_create || !api.event_record || !api.event_destroy)
+    return Ok{};
+  kiln_event* event = nullptr;
+  if (auto s = p_.plugin->check(api.event_create(p_.plugin->instance(), p_.device, &event),
+                                "event_create");
+      !s)
+    return s;
+  auto s = p_.plugin->check(api.event_record(event, nullptr), "event_record");
+  if (s) s = p_.plugin->check(api.stream_wait_event(stream_, event), "stream_wait_event");
+  api.event_destroy(event);
+  return s;
+}
+
 // Every output's copy queued into its page-locked buffer, one wait, then read out.
 Result<std::vector<HostTensor>> PlanRunner::staged_outputs() const {
   const kiln_plugin_api& api = p_.plugin->api();
+  if (auto s = follow_default_stream(); !s) return std::move(s).error();
   std::vector<std::byte*> hosts;
   for (int b : p_.program.outputs) {
     const auto bytes =
@@ -169,7 +198,9 @@ Status PlanRunner::open_arena(bool poison) {
     arena_ = std::move(*arena);
   }
   if (!poison) return Ok{};
-  // Copies on helper devices kept from an earlier run are poisoned again too.
+  // Copies on helper devices kept from an earlier run are poisoned again too (parameters
+  // included: they are copied again).
+  params_ready_.clear();
   for (auto& copies : mirrors_)
     for (auto& m : copies)
       if (m) {
@@ -355,6 +386,10 @@ Result<std::vector<std::byte>> PlanRunner::read_bytes(int at, int b) {
 // A buffer's bytes from one device to another, through the host (the ABI has no copies
 // between plugins).
 Status PlanRunner::transfer(const PlanStep& s, bool poison) {
+  // Parameters never change: a helper's copy, once made, serves every later run.
+  const bool param = p_.program.buffers.at(static_cast<size_t>(s.buffer)).kind == BufferKind::Param;
+  auto& ready = params_ready_[{s.place, s.buffer}];
+  if (param && s.place != 0 && ready) return Ok{};
   auto bytes = read_bytes(s.from, s.buffer);
   if (!bytes)
     return std::move(bytes).error().with_context("copying '" + s.name + "' off its device");
@@ -362,7 +397,9 @@ Status PlanRunner::transfer(const PlanStep& s, bool poison) {
   if (s.place == 0) return write(s.buffer, *bytes);
   auto m = mirror(s.place, s.buffer, poison);
   if (!m) return std::move(m).error();
-  return (*m)->upload_at(0, *bytes);
+  if (auto st = (*m)->upload_at(0, *bytes); !st) return st;
+  ready = param;
+  return Ok{};
 }
 
 Status PlanRunner::helper_launch(const PlanStep& s, bool poison) {

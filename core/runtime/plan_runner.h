@@ -15,11 +15,16 @@
 namespace kiln {
 
 // An input's bytes as its program buffer lays them out: the tensor's own when they already
-// are (no copy), else packed.
+// are (no copy), else packed. Moves only: a copy's view would point into the original.
 struct InputBytes {
   HostTensor tensor;
   std::vector<std::byte> packed;
   std::span<const std::byte> view;
+  InputBytes() = default;
+  InputBytes(InputBytes&&) = default;
+  InputBytes& operator=(InputBytes&&) = default;
+  InputBytes(const InputBytes&) = delete;
+  InputBytes& operator=(const InputBytes&) = delete;
 };
 InputBytes input_bytes(const HostTensor& t, const TensorType& declared, int64_t extent);
 
@@ -83,8 +88,11 @@ class PlanRunner {
   Result<std::byte*> pinned(int b, size_t bytes) const;
   Status staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs);
   Result<std::vector<HostTensor>> staged_outputs() const;
+  Status follow_default_stream() const;
   mutable kiln_stream* stream_ = nullptr;
   mutable std::map<int, std::pair<void*, size_t>> pinned_;  // program buffer -> host buffer
+  // Parameters already copied to a helper device (place, buffer): not copied again.
+  std::map<std::pair<int, int>, bool> params_ready_;
 };
 
 // A turn on the runner a compiled graph's calls reuse (made on first use): its runs take
@@ -97,7 +105,7 @@ class WarmTurn {
 
  private:
   std::lock_guard<std::mutex> turn_;
-  std::unique_lock<std::recursive_mutex> calls_;
+  std::vector<std::unique_lock<std::recursive_mutex>> calls_;
   PlanRunner& runner_;
 };
 

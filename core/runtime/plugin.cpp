@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 namespace kiln {
@@ -120,6 +121,15 @@ Status Plugin::check(kiln_error* error, std::string_view what) const {
   // (a bad option, an unsupported device, a full device memory).
   return code == KILN_STATUS_INTERNAL ? Error::internal(std::move(text))
                                       : Error::user(std::move(text));
+}
+
+std::vector<std::unique_lock<std::recursive_mutex>> exclusive_calls(
+    std::vector<const Plugin*> plugins) {
+  std::sort(plugins.begin(), plugins.end(), std::less<const Plugin*>());
+  plugins.erase(std::unique(plugins.begin(), plugins.end()), plugins.end());
+  std::vector<std::unique_lock<std::recursive_mutex>> locks;
+  for (const Plugin* p : plugins) locks.push_back(p->exclusive());
+  return locks;
 }
 
 Status Plugin::query() {

@@ -54,6 +54,13 @@ struct DeviceInfo {
   const DeviceProperty* find(std::string_view key) const;
 };
 
+class Plugin;
+// The calls of every plugin in `plugins` (Plugin::exclusive), taken in one order, by address,
+// whoever asks: a graph placed across two plugins and another placed the other way round, or a
+// compile, never wait on each other in a cycle.
+std::vector<std::unique_lock<std::recursive_mutex>> exclusive_calls(
+    std::vector<const Plugin*> plugins);
+
 // Human-readable name of a kiln_status ("UNIMPLEMENTED", ...).
 std::string_view status_name(kiln_status status);
 

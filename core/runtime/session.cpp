@@ -31,8 +31,9 @@ Result<CompiledGraph> Session::compile(const Graph& graph) const {
   std::lock_guard<std::mutex> turn(compile_mutex_);
   // Compiling uploads parameters and tunes kernels: it takes the same turns as runs on
   // plugins that allow one caller at a time.
-  std::vector<std::unique_lock<std::recursive_mutex>> calls;
-  for (const auto& p : plugins_.plugins) calls.push_back(p->exclusive());
+  std::vector<const Plugin*> all;
+  for (const auto& p : plugins_.plugins) all.push_back(p.get());
+  const auto calls = exclusive_calls(all);
   auto compiled = compile_with(graph, registry_, plugins_, options_, *cache_, *logging_);
   if (compiled) {
     compiled->set_plugin_load_ms(plugin_load_ms_);

@@ -14,7 +14,8 @@ uint64_t HostAllocations::allocate(uint64_t bytes, uint64_t alignment) {
   const uint64_t align = std::max<uint64_t>(alignment, 64);
   if ((align & (align - 1)) != 0) return 0;
   std::lock_guard lock(mutex_);
-  if (bytes > limit_ || stats_.bytes_in_use > limit_ - bytes) return 0;
+  if (bytes > limit_ || stats_.bytes_in_use > limit_ - bytes || bytes > (uint64_t{1} << 62))
+    return 0;
   const uint64_t rounded = (std::max<uint64_t>(bytes, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (p == nullptr) return 0;
@@ -73,6 +74,7 @@ HostBuffers::~HostBuffers() {
 }
 
 void* HostBuffers::allocate(uint64_t bytes) {
+  if (bytes > (uint64_t{1} << 62)) return nullptr;
   const uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
   if (p == nullptr) return nullptr;

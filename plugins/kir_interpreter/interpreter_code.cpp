@@ -117,8 +117,12 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* artifact, size_t s
     exe->plugin = p;
     // An artifact comes from a cache on disk: a damaged one is refused here by the parser.
     for (const kir::Kernel& k :
-         parse_or_throw(static_cast<const char*>(artifact), size, KILN_STATUS_INVALID_ARGUMENT))
+         parse_or_throw(static_cast<const char*>(artifact), size, KILN_STATUS_INVALID_ARGUMENT)) {
+      if (const std::string why = declined_because(*p, k); !why.empty())
+        throw Failure(KILN_STATUS_UNSUPPORTED,
+                      why + ", which this plugin's `decline` option declines");
       exe->kernels.emplace(k.name, prepare_or_throw(k));
+    }
     *out = exe.release();
   });
 }
@@ -153,8 +157,11 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
     std::vector<std::byte*> buffers;
     for (size_t b = 0; b < program.buffers.size(); ++b) {
       const kir::Buffer& buf = program.buffers[b];
-      const auto bytes =
-          static_cast<uint64_t>(buf.elements) * static_cast<uint64_t>(kir::dtype_size(buf.dtype));
+      const auto size = static_cast<uint64_t>(kir::dtype_size(buf.dtype));
+      if (buf.elements < 0 || static_cast<uint64_t>(buf.elements) > UINT64_MAX / size)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                      "kernel " + name + ": buffer " + buf.name + " is too large");
+      const uint64_t bytes = static_cast<uint64_t>(buf.elements) * size;
       if (bytes > 0 && !exe->plugin->memory.contains(args.buffers[b], bytes))
         throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                       "kernel " + name + ": buffer " + buf.name + " is not " +

@@ -71,11 +71,13 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
         std::make_unique<kiln_plugin>(limit, parse_declined(options.get_list("decline", {})),
                                       kiln::sdk::HostLog(create.log, create.log_user_data));
     fill_properties(*plugin);
+    plugin->fingerprint = "kir_interpreter-1@" + kiln::sdk::plugin_binary_digest() + "; decline=";
+    for (const std::string& kind : plugin->declined) plugin->fingerprint += kind + ",";
     *out = plugin.release();
   });
 }
 
-kiln_error* get_attributes(kiln_plugin*, kiln_plugin_attributes* out) {
+kiln_error* get_attributes(kiln_plugin* p, kiln_plugin_attributes* out) {
   return guard([&] {
     kiln_plugin_attributes a{};
     a.struct_size = sizeof(a);
@@ -84,8 +86,7 @@ kiln_error* get_attributes(kiln_plugin*, kiln_plugin_attributes* out) {
     a.version = "1.0.0";
     a.kir_versions = kiln::kir::kVersion;
     a.artifact_format = "kir-text";
-    // The artifact is the KIR text itself: nothing generated can go stale.
-    a.compiler_fingerprint = "kir_interpreter-1";
+    a.compiler_fingerprint = p->fingerprint.c_str();
     a.thread_safety = KILN_THREAD_SAFE_COMPILE | KILN_THREAD_SAFE_LAUNCH | KILN_COMPILE_PER_KERNEL;
     kiln::sdk::write_struct(out, a);
   });

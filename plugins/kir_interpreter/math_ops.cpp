@@ -354,6 +354,10 @@ Value apply_binary(MathFn fn, Value a, Value b, DType operand, DType result, Ker
   if (fn >= MathFn::LogicalAnd) return from_integer(compare(fn, a, b, operand), result);
   if (fn == MathFn::TrueDiv && !kir::is_float(operand))
     return from_double(static_cast<double>(a.i) / static_cast<double>(b.i), result);
+  // A truncated quotient truncates the quotient the operand dtype holds (1 / 0.33333334f is
+  // 3 in f32, 2.9999999 in double).
+  if (fn == MathFn::TruncDiv && kir::is_float(operand))
+    return from_double(std::trunc(round_to(operand, {a.f / b.f, 0}).f), result);
   if (kir::is_float(operand)) return from_double(binary_float(fn, a.f, b.f), result);
   return from_integer(binary_integer(fn, a.i, b.i, fault), result);
 }

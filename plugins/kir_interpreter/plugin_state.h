@@ -19,6 +19,9 @@ struct kiln_plugin {
   // Kernel kinds and op kinds `supports` declines (the `decline` option): how a plugin
   // without some construct tells kiln to place those kernels on another device.
   const std::set<std::string> declined;
+  // Part of every cache key: this build's bytes and what it declines (answers to `supports`
+  // and artifacts are cached under it).
+  std::string fingerprint;
   kiln::sdk::HostLog log;
   kiln::sdk::PropertyList properties;
 };

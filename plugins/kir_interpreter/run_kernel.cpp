@@ -1,5 +1,6 @@
 #include "run_kernel.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "accumulator.h"
@@ -15,9 +16,9 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 
 int64_t product(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
+  uint64_t n = 1;
+  for (int64_t d : dims) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  return static_cast<int64_t>(n);
 }
 
 // Row-major position `flat` into the variables of `dims`.
@@ -92,11 +93,11 @@ class Runner {
     for (size_t k = 1; k < n.operands.size(); ++k) {
       const int64_t w = eval(n.operands[k]);
       switch (n.kind) {
-        case IndexNode::Add:
-          v += w;
+        case IndexNode::Add:  // wrapping, never undefined: an index may be built from any data
+          v = static_cast<int64_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(w));
           break;
         case IndexNode::Mul:
-          v *= w;
+          v = static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(w));
           break;
         case IndexNode::FloorDiv:
           v = w == 0 ? 0 : floor_div(v, w);
@@ -140,7 +141,8 @@ class Runner {
     int64_t at = 0;
     switch (st.kind) {
       case kir::OpKind::Load: {
-        if (masked_off(st)) {
+        // After a kernel error the element's indices may be stand-ins: read nothing.
+        if (masked_off(st) || fault_.code != KernelFault::None) {
           out = st.constant;
           return;
         }
@@ -158,7 +160,7 @@ class Runner {
       }
       case kir::OpKind::Store:
       case kir::OpKind::Scatter: {
-        if (masked_off(st)) return;
+        if (masked_off(st) || fault_.code != KernelFault::None) return;
         std::byte* base = element(st, at);
         Value v = convert(arg(0), st.operand, st.dtype);
         if (st.kind == kir::OpKind::Scatter)

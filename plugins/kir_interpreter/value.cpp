@@ -96,13 +96,25 @@ Value round_to(DType d, Value v) {
   }
 }
 
+namespace {
+bool half(DType d) {
+  return d == DType::F16 || d == DType::BF16;
+}
+}  // namespace
+
 Value convert(Value v, DType from, DType to) {
-  if (kir::is_float(from) && kir::is_float(to)) return round_to(to, v);
+  // As PyTorch converts: integers to f32 in one rounding, and to f16/bf16 (and f64 to
+  // f16/bf16) through f32.
+  if (kir::is_float(from) && kir::is_float(to)) {
+    if (from == DType::F64 && half(to)) v = round_to(DType::F32, v);
+    return round_to(to, v);
+  }
   if (kir::is_float(from)) {
     if (to == DType::Bool) return {0, v.f != 0};
     return {0, wrap(saturate_to_int64(v.f), to)};
   }
-  if (kir::is_float(to)) return round_to(to, {static_cast<double>(v.i), 0});
+  if (to == DType::F32 || half(to)) return round_to(to, {static_cast<float>(v.i), 0});
+  if (to == DType::F64) return {static_cast<double>(v.i), 0};
   return {0, wrap(v.i, to)};
 }
 

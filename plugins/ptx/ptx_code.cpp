@@ -174,7 +174,7 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
     std::vector<void*> params;
     for (CUdeviceptr& ptr : pointers) params.push_back(&ptr);
     p->check(p->cuda.cuLaunchKernel(k.fn, k.shape.grid, 1, 1, k.shape.block, 1, 1, 0,
-                                    driver_stream(args.stream), params.data(), nullptr),
+                                    driver_stream(*p, args.stream), params.data(), nullptr),
              "launch of " + name);
     std::lock_guard lock(p->mutex);
     p->pending.insert(exe);

@@ -88,9 +88,11 @@ struct kiln_event {
 };
 
 namespace kiln::ptx {
-// The driver stream of `s` (NULL: the legacy default stream).
-inline CUstream driver_stream(const kiln_stream* s) {
-  return s ? s->stream : nullptr;
+// The driver stream work given `s` runs on: its own for a host of ABI 1.2, the legacy
+// default stream for none or for an older host (under 1.0 and 1.1 everything runs in one
+// order).
+inline CUstream driver_stream(const kiln_plugin& p, const kiln_stream* s) {
+  return s && p.abi_minor >= 2 ? s->stream : nullptr;
 }
 // Whether a copy given `s` may return before it is done (ABI 1.2's copy rule).
 inline bool copies_asynchronously(const kiln_plugin& p, const kiln_stream* s) {

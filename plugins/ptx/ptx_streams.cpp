@@ -64,7 +64,8 @@ void event_destroy(kiln_event* e) {
 kiln_error* event_record(kiln_event* e, kiln_stream* s) {
   return guard([&] {
     e->plugin->use(e->device);
-    e->plugin->check(e->plugin->cuda.cuEventRecord(e->event, driver_stream(s)), "cuEventRecord");
+    e->plugin->check(e->plugin->cuda.cuEventRecord(e->event, driver_stream(*e->plugin, s)),
+                     "cuEventRecord");
     e->recorded = true;
   });
 }

@@ -953,18 +953,24 @@ struct Acc {
   bool seen = false;
   T mean = 0, m2 = 0, count = 0;  // welford
 
+  // The identities of max and min: for unsigned types (u8, bool) 0 and all ones, not the
+  // signed extremes' bits (a u8 max of values below 128 read 128 that way).
   static T lowest() {
     if constexpr (KindOf<T>::value == kFloat) {
       return -__builtin_inf();
-    } else {
+    } else if constexpr (T(-1) < T(0)) {
       return static_cast<T>(uint64_t(1) << (sizeof(T) * 8 - 1));
+    } else {
+      return T(0);
     }
   }
   static T highest() {
     if constexpr (KindOf<T>::value == kFloat) {
       return __builtin_inf();
-    } else {
+    } else if constexpr (T(-1) < T(0)) {
       return static_cast<T>(~lowest());
+    } else {
+      return static_cast<T>(~uint64_t(0));
     }
   }
   KRT_INLINE void add(T x, int64_t at) {
