@@ -15,6 +15,18 @@ PlanRunner& warm_runner(const CompiledGraph::Parts& p) {
   return *p.warm;
 }
 
+// Whether the device can take staged copies: asynchronous copies, page-locked memory and the
+// functions they need (ABI 1.2).
+bool can_stage(const CompiledGraph::Parts& p) {
+  const kiln_plugin_api& api = p.plugin->api();
+  uint64_t capabilities = 0;
+  for (const DeviceInfo& d : p.plugin->devices())
+    if (d.index == p.device) capabilities = d.capabilities;
+  const uint64_t needed = KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
+  return (capabilities & needed) == needed && api.host_alloc && api.host_free &&
+         api.stream_create && api.stream_synchronize && api.stream_destroy;
+}
+
 }  // namespace
 
 WarmTurn::WarmTurn(const CompiledGraph::Parts& p)
@@ -26,7 +38,8 @@ PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
     : p_(p),
       buffers_(p.program.buffers.size()),
       bound_(p.program.buffers.size(), 0),
-      mirrors_(p.helpers.size()) {
+      mirrors_(p.helpers.size()),
+      can_stage_(can_stage(p)) {
   for (auto& copies : mirrors_) copies.resize(p.program.buffers.size());
 }
 
@@ -55,13 +68,7 @@ PlanRunner::~PlanRunner() {
 }
 
 bool PlanRunner::staged() const {
-  const kiln_plugin_api& api = p_.plugin->api();
-  uint64_t capabilities = 0;
-  for (const DeviceInfo& d : p_.plugin->devices())
-    if (d.index == p_.device) capabilities = d.capabilities;
-  const uint64_t needed = KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
-  return p_.staging && (capabilities & needed) == needed && api.host_alloc && api.host_free &&
-         api.stream_create && api.stream_synchronize && api.stream_destroy;
+  return p_.staging && can_stage_;
 }
 
 // Buffer `b`'s page-locked host buffer of at least `bytes` (kept between runs), and the

@@ -85,6 +85,7 @@ class PlanRunner {
   // Staging (RunConfig::staging, ABI 1.2): inputs and outputs through page-locked host
   // buffers on a stream of the runner's, copies queued back to back and waited for once.
   bool staged() const;
+  const bool can_stage_;  // the device's part of staged(), read once
   Result<std::byte*> pinned(int b, size_t bytes) const;
   Status staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs);
   Result<std::vector<HostTensor>> staged_outputs() const;

@@ -55,11 +55,18 @@ const char* op_kind_name(kir::OpKind kind) {
 
 // Why the plugin's options decline `k` ("" when they do not).
 std::string declined_because(const kiln_plugin& p, const kir::Kernel& k) {
-  if (p.declined.contains(k.kind)) return "kernel " + k.name + " is a " + k.kind + " kernel";
+  const char* const tail = ", which this plugin's `decline` option declines";
+  if (p.declined.contains(k.kind)) return "kernel " + k.name + " is a " + k.kind + " kernel" + tail;
   for (const kir::Op& op : k.body)
     if (p.declined.contains(op_kind_name(op.kind)))
-      return std::string("kernel ") + k.name + " has a " + op_kind_name(op.kind);
+      return std::string("kernel ") + k.name + " has a " + op_kind_name(op.kind) + tail;
   return "";
+}
+
+// What `supports` declines is neither compiled nor loaded.
+void refuse_declined(const kiln_plugin& p, const kir::Kernel& k) {
+  if (const std::string why = declined_because(p, k); !why.empty())
+    throw Failure(KILN_STATUS_UNSUPPORTED, why);
 }
 
 kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t size, int* supported,
@@ -71,10 +78,7 @@ kiln_error* supports(kiln_plugin* p, uint32_t device, const char* text, size_t s
     std::string why;
     for (const kir::Kernel& k : parse_or_throw(text, size, KILN_STATUS_INVALID_ARGUMENT)) {
       why = declined_because(*p, k);
-      if (!why.empty()) {
-        why += ", which this plugin's `decline` option declines";
-        break;
-      }
+      if (!why.empty()) break;
       try {
         prepare(k);
       } catch (const std::invalid_argument& e) {
@@ -95,10 +99,7 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
     std::string names;
     for (const kir::Kernel& k :
          parse_or_throw(args.kir_text, args.kir_size, KILN_STATUS_COMPILE_ERROR)) {
-      // What `supports` declines is not compiled either.
-      if (const std::string why = declined_because(*p, k); !why.empty())
-        throw Failure(KILN_STATUS_UNSUPPORTED,
-                      why + ", which this plugin's `decline` option declines");
+      refuse_declined(*p, k);
       prepare_or_throw(k);
       names += (names.empty() ? "" : ", ") + kiln::sdk::json_string(k.name);
     }
@@ -118,9 +119,7 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* artifact, size_t s
     // An artifact comes from a cache on disk: a damaged one is refused here by the parser.
     for (const kir::Kernel& k :
          parse_or_throw(static_cast<const char*>(artifact), size, KILN_STATUS_INVALID_ARGUMENT)) {
-      if (const std::string why = declined_because(*p, k); !why.empty())
-        throw Failure(KILN_STATUS_UNSUPPORTED,
-                      why + ", which this plugin's `decline` option declines");
+      refuse_declined(*p, k);
       exe->kernels.emplace(k.name, prepare_or_throw(k));
     }
     *out = exe.release();
