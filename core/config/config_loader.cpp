@@ -181,6 +181,13 @@ Selection read_selection(const Reader& r, const YAML::Node& node) {
   return {SelectionMode::Plugin, text};
 }
 
+PlacementPolicy read_placement(const Reader& r, const YAML::Node& node) {
+  const std::string text = r.string(node, "placement");
+  if (text == "cost") return PlacementPolicy::Cost;
+  if (text == "order") return PlacementPolicy::Order;
+  r.fail(node.Mark(), "'placement' must be cost or order; got '" + text + "'");
+}
+
 AutotuneOptions read_autotune(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "autotune",
                {"kernels", "warmup", "reps", "deterministic", "libraries", "budget_ms"});
@@ -278,8 +285,8 @@ Options read_options(const Reader& r, const YAML::Node& root, const std::string&
   options.cache.dir = default_cache_dir(env);
   if (!root || root.IsNull()) return options;  // an empty file: all defaults
   r.expect_map(root, "",
-               {"plugins", "devices", "selection", "autotune", "cache", "schedule", "run", "log",
-                "debug_dir", "plugin_path"});
+               {"plugins", "devices", "selection", "placement", "autotune", "cache", "schedule",
+                "run", "log", "debug_dir", "plugin_path"});
   if (const YAML::Node plugins = root["plugins"]) {
     if (!plugins.IsSequence()) r.fail(plugins.Mark(), "'plugins' must be a list");
     std::set<std::string> names;
@@ -308,6 +315,7 @@ Options read_options(const Reader& r, const YAML::Node& root, const std::string&
                  "', which is not in 'plugins' (or use autotune / first-available)");
     }
   }
+  if (root["placement"]) options.placement = read_placement(r, root["placement"]);
   if (root["autotune"]) options.autotune = read_autotune(r, root["autotune"]);
   if (root["cache"]) options.cache = read_cache(r, root["cache"], base_dir, env);
   if (options.cache.dir.empty()) options.cache.dir = default_cache_dir(env);

@@ -42,6 +42,16 @@ struct Selection {
   bool operator==(const Selection&) const = default;
 };
 
+// How kernels are spread over the configured devices (core/runtime/placement.h).
+enum class PlacementPolicy {
+  // Each kernel to the device where it and the copies it needs are estimated cheapest
+  // (roofline per device, a copy's bytes over the slower side's bandwidth).
+  Cost,
+  // Each kernel to the serving device when its plugin takes it, else to the first other
+  // configured device that does.
+  Order,
+};
+
 enum class KernelTuning { Off, Heuristic, Exhaustive };
 
 struct AutotuneOptions {
@@ -109,6 +119,8 @@ struct Options {
   std::vector<PluginConfig> plugins;
   std::vector<DeviceRef> devices;  // candidates, in preference order
   Selection selection;
+  // How kernels are spread over the configured devices when more than one is configured.
+  PlacementPolicy placement = PlacementPolicy::Cost;
   AutotuneOptions autotune;
   CacheOptions cache;
   ScheduleOptions schedule;

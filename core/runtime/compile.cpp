@@ -13,6 +13,7 @@
 #include "core/runtime/compiled_graph_cache.h"
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/debug_dump.h"
+#include "core/runtime/device_roofline.h"
 #include "core/runtime/execution_plan.h"
 #include "core/runtime/placement.h"
 #include "core/runtime/plugin_loader.h"
@@ -33,18 +34,6 @@ std::vector<std::string> extern_names(const Plugin& plugin) {
 }
 
 namespace {
-
-// The device's bandwidth and peak from its plugin properties (0 where not reported).
-Roofline roofline_of(const DeviceInfo& device) {
-  auto number = [&](const char* key) {
-    const DeviceProperty* p = device.find(key);
-    if (!p) return 0.0;
-    if (const auto* d = std::get_if<double>(&p->value)) return *d;
-    if (const auto* i = std::get_if<int64_t>(&p->value)) return static_cast<double>(*i);
-    return 0.0;
-  };
-  return {number("bandwidth_gbps"), number("peak_gflops_f32")};
-}
 
 // Each kernel's tuning config: autotuned when asked, else the plugin's default (""). Kernels
 // placed on another plugin's device (`place` nonzero) run its default.
@@ -305,8 +294,7 @@ std::unique_ptr<CompiledGraph::Parts> fresh_parts(std::shared_ptr<const Plugin> 
                                                   uint32_t device) {
   auto parts = std::make_unique<CompiledGraph::Parts>();
   parts->stats.target = plugin->name() + ":" + std::to_string(device);
-  for (const auto& d : plugin->devices())
-    if (d.index == device) parts->roofline = roofline_of(d);
+  parts->roofline = roofline_of(*plugin, device);
   parts->plugin = std::move(plugin);
   parts->device = device;
   return parts;
@@ -318,7 +306,8 @@ Result<CompiledGraph> compile_for_device(
     const Graph& graph, std::shared_ptr<const OpRegistry> registry,
     std::shared_ptr<const Plugin> plugin, uint32_t device, const DiskCache& cache,
     const Logging& logging, const std::string& debug_dir, const ScheduleOptions& schedule,
-    const AutotuneOptions& autotune, const std::vector<PlacementTarget>& helpers) {
+    const AutotuneOptions& autotune, const std::vector<PlacementTarget>& helpers,
+    PlacementPolicy placement) {
   auto log = logging.get("runtime");
   const DebugDump dump(debug_dir, graph.name);
   dump.write("graph.txt", dump_graph(graph));
@@ -344,7 +333,7 @@ Result<CompiledGraph> compile_for_device(
   CompiledGraphRecord record;
   std::vector<int> place(batch.size(), 0);
   const auto placed = [&]() -> Status {
-    auto where = place_kernels(*parts, batch, helpers, cache, logging);
+    auto where = place_kernels(*parts, batch, helpers, placement, cache, logging);
     if (!where) return std::move(where).error();
     place = std::move(*where);
     return Ok{};
@@ -465,7 +454,8 @@ Result<CompiledGraph> compile_with(const Graph& graph, std::shared_ptr<const OpR
       helpers.push_back({candidates[i].plugin, candidates[i].device});
     const SelectionCandidate& c = candidates.front();
     return compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
-                              options.debug_dir, options.schedule, options.autotune, helpers);
+                              options.debug_dir, options.schedule, options.autotune, helpers,
+                              options.placement);
   }
   // A plugin that failed to load usually says why nothing serves: say it here too.
   std::string failures;

@@ -16,13 +16,14 @@ namespace kiln {
 class OpRegistry;
 
 // For one plugin and device. `graph` may hold composite ops; `cache` may be disabled.
-// Kernels the plugin's `supports` declines run on the first of `helpers` that takes them
-// (core/runtime/placement.h); with no helpers, `supports` is not asked.
+// With `helpers`, each kernel runs where `placement` puts it among the plugin's device and
+// theirs (core/runtime/placement.h); with none, `supports` is not asked.
 Result<CompiledGraph> compile_for_device(
     const Graph& graph, std::shared_ptr<const OpRegistry> registry,
     std::shared_ptr<const Plugin> plugin, uint32_t device, const DiskCache& cache,
     const Logging& logging, const std::string& debug_dir = "", const ScheduleOptions& schedule = {},
-    const AutotuneOptions& autotune = {}, const std::vector<PlacementTarget>& helpers = {});
+    const AutotuneOptions& autotune = {}, const std::vector<PlacementTarget>& helpers = {},
+    PlacementPolicy placement = PlacementPolicy::Cost);
 
 // The library calls a plugin offers ("mm f32", ...); empty when it offers none.
 std::vector<std::string> extern_names(const Plugin& plugin);

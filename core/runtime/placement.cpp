@@ -2,13 +2,23 @@
 
 #include <spdlog/spdlog.h>
 
-#include <set>
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
 
 #include "core/kir/kir_hash.h"
+#include "core/runtime/buffer_residence.h"
 #include "core/runtime/compile_units.h"
+#include "core/runtime/device_roofline.h"
+#include "core/sched/program_bytes.h"
 
 namespace kiln {
 namespace {
+
+// A copy between two plugins goes through host memory: at most a PCIe 4.0 x16 link's
+// practical rate, and never faster than the slower device's memory; each copy costs a call.
+constexpr double kHostLinkGbps = 25.0;
+constexpr double kCopyCallUs = 10.0;
 
 struct Answer {
   bool supported = true;
@@ -43,43 +53,141 @@ std::string target_name(const PlacementTarget& t) {
   return t.plugin->name() + ":" + std::to_string(t.device);
 }
 
+// The buffers a plan step reads and writes; `kernel` is a launch step's KIR kernel.
+struct Touches {
+  std::vector<int> reads, writes;
+};
+Touches touches(const PlanStep& s, const kir::Kernel* kernel, const LoopProgram& prog) {
+  Touches t;
+  if (s.kind == PlanStep::Kind::Launch) {
+    for (size_t i = 0; i < s.buffers.size(); ++i)
+      (kernel->buffers.at(i).role == kir::Role::In ? t.reads : t.writes).push_back(s.buffers[i]);
+  } else if (s.kind == PlanStep::Kind::Extern || s.kind == PlanStep::Kind::Host) {
+    const LoopKernel& k = prog.kernels.at(static_cast<size_t>(s.kernel));
+    t.reads = k.extern_inputs;
+    t.writes = k.extern_outputs;
+  }
+  return t;
+}
+
+double copy_us(int64_t bytes, const Roofline& a, const Roofline& b) {
+  const double gbps = std::min({a.bandwidth_gbps, b.bandwidth_gbps, kHostLinkGbps});
+  return kCopyCallUs + static_cast<double>(bytes) / (gbps * 1e3);
+}
+
+std::string duration_text(double us) {
+  char text[32];
+  if (us >= 1000)
+    std::snprintf(text, sizeof text, "%.1f ms", us / 1000);
+  else
+    std::snprintf(text, sizeof text, "%.1f us", us);
+  return text;
+}
+
+// Estimated cost of running a launch step on each target: the kernel at the target's
+// roofline, the copies its buffers need there, and bringing the graph outputs it writes back
+// to the serving device. Empty when a target's roofline is unknown (then order decides).
+std::vector<double> step_costs(const LoopKernel& kernel, const Touches& t, const LoopProgram& prog,
+                               const BufferResidence& residence,
+                               const std::vector<Roofline>& rooflines) {
+  if (!std::all_of(rooflines.begin(), rooflines.end(), [](const Roofline& r) { return r.known(); }))
+    return {};
+  std::vector<double> cost(rooflines.size());
+  for (size_t d = 0; d < rooflines.size(); ++d) {
+    const int at = static_cast<int>(d);
+    cost[d] = kernel_cost(kernel, prog, rooflines[d]).est_us;
+    for (const auto* list : {&t.reads, &t.writes}) {
+      for (int b : *list) {
+        if (auto from = residence.copy_source(b, at))
+          cost[d] += copy_us(buffers_bytes({b}, prog), rooflines[static_cast<size_t>(*from)],
+                             rooflines[d]);
+      }
+    }
+    if (at == 0) continue;
+    for (int b : t.writes) {
+      if (std::find(prog.outputs.begin(), prog.outputs.end(), b) != prog.outputs.end())
+        cost[d] += copy_us(buffers_bytes({b}, prog), rooflines[d], rooflines[0]);
+    }
+  }
+  return cost;
+}
+
 }  // namespace
 
 Result<std::vector<int>> place_kernels(CompiledGraph::Parts& p,
                                        const std::vector<kir::Kernel>& batch,
                                        const std::vector<PlacementTarget>& helpers,
-                                       const DiskCache& cache, const Logging& logging) {
+                                       PlacementPolicy policy, const DiskCache& cache,
+                                       const Logging& logging) {
   std::vector<int> place(batch.size(), 0);
   if (helpers.empty()) return place;
   std::vector<PlacementTarget> targets{{p.plugin, p.device}};
   targets.insert(targets.end(), helpers.begin(), helpers.end());
+  std::vector<Roofline> rooflines;
+  for (const PlacementTarget& t : targets) rooflines.push_back(roofline_of(*t.plugin, t.device));
   auto log = logging.get("runtime");
-  for (size_t k = 0; k < batch.size(); ++k) {
-    const std::string text = kir::print({batch[k]});
-    std::string reasons;
-    int chosen = -1;
-    for (size_t t = 0; t < targets.size() && chosen < 0; ++t) {
-      auto answer = supports(targets[t], text, cache);
-      if (!answer)
-        return std::move(answer).error().with_context("asking where kernel " + batch[k].name +
-                                                      " of '" + p.graph.name + "' runs");
-      if (answer->supported) {
-        chosen = static_cast<int>(t);
-      } else {
-        reasons +=
-            (reasons.empty() ? "" : "; ") + targets[t].plugin->name() + ": " + answer->reason;
+  const LoopProgram& prog = p.program;
+  BufferResidence residence(prog);
+  size_t k = 0;
+  for (const PlanStep& s : p.plan) {
+    const bool launch = s.kind == PlanStep::Kind::Launch;
+    if (launch && k >= batch.size())
+      return Error::internal("placement: the plan launches more kernels than were generated");
+    const Touches t = touches(s, launch ? &batch[k] : nullptr, prog);
+    int at = 0;  // allocations, frees, library calls and host steps stay on the serving device
+    if (launch) {
+      // Targets are asked in the order of their estimated cost (the config's order on ties or
+      // with policy Order), until one takes the kernel.
+      const std::vector<double> cost =
+          policy == PlacementPolicy::Cost
+              ? step_costs(prog.kernels.at(static_cast<size_t>(s.kernel)), t, prog, residence,
+                           rooflines)
+              : std::vector<double>{};
+      std::vector<size_t> order(targets.size());
+      std::iota(order.begin(), order.end(), 0);
+      if (!cost.empty())
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+      const std::string text = kir::print({batch[k]});
+      std::string reasons;
+      bool serving_declined = false;
+      int chosen = -1;
+      for (size_t i = 0; i < order.size() && chosen < 0; ++i) {
+        const PlacementTarget& target = targets[order[i]];
+        auto answer = supports(target, text, cache);
+        if (!answer)
+          return std::move(answer).error().with_context("asking where kernel " + batch[k].name +
+                                                        " of '" + p.graph.name + "' runs");
+        if (answer->supported) {
+          chosen = static_cast<int>(order[i]);
+        } else {
+          serving_declined = serving_declined || order[i] == 0;
+          reasons += (reasons.empty() ? "" : "; ") + target.plugin->name() + ": " + answer->reason;
+        }
       }
+      if (chosen < 0)
+        return Error::user("no configured device runs kernel " + batch[k].name + " of '" +
+                           p.graph.name + "' (" + reasons + ")");
+      place[k] = at = chosen;
+      if (chosen != 0) {
+        // Moved for its cost when the serving device was not asked or took it too.
+        std::string why = reasons;
+        if (!cost.empty() && !serving_declined)
+          why = (why.empty() ? "" : why + "; ") +
+                "cheaper: " + duration_text(cost[static_cast<size_t>(chosen)]) + " against " +
+                duration_text(cost[0]) + " on " + target_name(targets[0]) + ", copies included";
+        const std::string line = batch[k].name + " on " +
+                                 target_name(targets[static_cast<size_t>(chosen)]) + " (" + why +
+                                 ")";
+        log->info("kernel {}", line);
+        p.stats.placed.push_back(line);
+      }
+      ++k;
     }
-    if (chosen < 0)
-      return Error::user("no configured device runs kernel " + batch[k].name + " of '" +
-                         p.graph.name + "' (" + reasons + ")");
-    place[k] = chosen;
-    if (chosen == 0) continue;
-    const std::string line = batch[k].name + " on " +
-                             target_name(targets[static_cast<size_t>(chosen)]) + " (" + reasons +
-                             ")";
-    log->info("kernel {}", line);
-    p.stats.placed.push_back(line);
+    for (const auto* list : {&t.reads, &t.writes})
+      for (int b : *list)
+        if (residence.copy_source(b, at)) residence.copied(b, at);
+    for (int b : t.writes) residence.written(b, at);
   }
   return place;
 }
@@ -88,46 +196,32 @@ void plan_transfers(CompiledGraph::Parts& p, const std::vector<kir::Kernel>& bat
                     const std::vector<int>& place) {
   if (std::all_of(place.begin(), place.end(), [](int d) { return d == 0; })) return;
   const LoopProgram& prog = p.program;
-  // Where each buffer's current bytes are: the devices holding them (none: not yet written).
-  std::vector<std::set<int>> valid(prog.buffers.size());
-  for (size_t b = 0; b < prog.buffers.size(); ++b) {
-    const BufferKind kind = prog.buffers[b].kind;
-    if (kind == BufferKind::Input || kind == BufferKind::Param || kind == BufferKind::RandomState)
-      valid[b] = {0};
-  }
+  BufferResidence residence(prog);
   std::vector<PlanStep> plan;
-  // Before a step on `at` touches `b`, its bytes come to `at` when they are elsewhere: also for
-  // writes, since kernels may write parts of one buffer (a concatenation) on two devices.
   const auto bring = [&](int b, int at) {
-    std::set<int>& where = valid[static_cast<size_t>(b)];
-    if (where.empty() || where.contains(at)) return;
+    const auto from = residence.copy_source(b, at);
+    if (!from) return;
     PlanStep t;
     t.kind = PlanStep::Kind::Transfer;
     t.buffer = b;
-    t.from = where.contains(0) ? 0 : *where.begin();
+    t.from = *from;
     t.place = at;
     t.name = prog.buffers[static_cast<size_t>(b)].name;
     plan.push_back(t);
-    where.insert(at);
+    residence.copied(b, at);
     ++p.stats.transfers;
   };
   size_t launch = 0;
   for (PlanStep s : p.plan) {
-    std::vector<int> reads, writes;
+    const kir::Kernel* kernel = nullptr;
     if (s.kind == PlanStep::Kind::Launch) {
       s.place = place.at(launch);
-      const kir::Kernel& k = batch.at(launch++);
-      for (size_t i = 0; i < s.buffers.size(); ++i) {
-        (k.buffers.at(i).role == kir::Role::In ? reads : writes).push_back(s.buffers[i]);
-      }
-    } else if (s.kind == PlanStep::Kind::Extern || s.kind == PlanStep::Kind::Host) {
-      const LoopKernel& k = prog.kernels.at(static_cast<size_t>(s.kernel));
-      reads = k.extern_inputs;
-      writes = k.extern_outputs;
+      kernel = &batch.at(launch++);
     }
-    for (int b : reads) bring(b, s.place);
-    for (int b : writes) bring(b, s.place);
-    for (int b : writes) valid[static_cast<size_t>(b)] = {s.place};
+    const Touches t = touches(s, kernel, prog);
+    for (int b : t.reads) bring(b, s.place);
+    for (int b : t.writes) bring(b, s.place);
+    for (int b : t.writes) residence.written(b, s.place);
     plan.push_back(std::move(s));
   }
   for (int b : prog.outputs) bring(b, 0);

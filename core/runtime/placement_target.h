@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/config/options.h"
+
 namespace kiln {
 
 class Plugin;

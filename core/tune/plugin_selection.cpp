@@ -42,8 +42,10 @@ CacheKey selection_key(const Graph& graph, const std::vector<SelectionCandidate>
           {{"graph", kir_hash(dump_graph(graph))},
            {"candidates", labels},
            {"schedule", schedule_key_text(o.schedule)},
-           {"protocol", fmt::format("end-to-end warmup={} reps={} kernels={}", o.autotune.warmup,
-                                    o.autotune.reps, static_cast<int>(o.autotune.kernels))}}};
+           {"protocol",
+            fmt::format("end-to-end warmup={} reps={} kernels={} placement={}", o.autotune.warmup,
+                        o.autotune.reps, static_cast<int>(o.autotune.kernels),
+                        static_cast<int>(o.placement))}}};
 }
 
 }  // namespace
@@ -61,7 +63,8 @@ Result<CompiledGraph> select_and_compile(const Graph& graph,
       if (other.plugin != c.plugin || other.device != c.device)
         helpers.push_back({other.plugin, other.device});
     return compile_for_device(graph, registry, c.plugin, c.device, cache, logging,
-                              options.debug_dir, options.schedule, options.autotune, helpers);
+                              options.debug_dir, options.schedule, options.autotune, helpers,
+                              options.placement);
   };
   const CacheKey key = selection_key(graph, candidates, options);
   if (auto hit = cache.get(key)) {

@@ -41,6 +41,7 @@ plugins:
     path: plugins/kiln_ptx.so
 devices: [cuda:0, cpu:0]
 selection: ptx
+placement: order
 autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
 schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true }
@@ -61,6 +62,7 @@ plugin_path: [/opt/kiln/plugins, extra]
   EXPECT_EQ(options->plugins[1].path, "/etc/kiln/plugins/kiln_ptx.so");
   EXPECT_EQ(options->devices, (std::vector<DeviceRef>{{"cuda", 0}, {"cpu", 0}}));
   EXPECT_EQ(options->selection, (Selection{SelectionMode::Plugin, "ptx"}));
+  EXPECT_EQ(options->placement, PlacementPolicy::Order);
   EXPECT_EQ(options->autotune, (AutotuneOptions{KernelTuning::Exhaustive, 1, 5}));
   EXPECT_EQ(options->cache, (CacheOptions{false, "/home/tester/kc", 10}));
   ScheduleOptions schedule{false, 2, 9};
@@ -80,6 +82,7 @@ TEST(Config, EmptyFileMeansDefaults) {
   EXPECT_TRUE(options->plugins.empty());
   EXPECT_EQ(options->cache.dir, "/home/tester/.cache/kiln");
   EXPECT_EQ(options->selection.mode, SelectionMode::Autotune);
+  EXPECT_EQ(options->placement, PlacementPolicy::Cost);
   EXPECT_FALSE(options->run.asynchronous) << "runs wait unless the config says otherwise";
 }
 
@@ -122,6 +125,8 @@ TEST(Config, SemanticErrors) {
               HasSubstr("plugin 'a' is listed twice"));
   EXPECT_THAT(error_of("plugins: [{name: a}]\nselection: b\n"),
               HasSubstr("test.yaml:2:12: 'selection' names plugin 'b', which is not in 'plugins'"));
+  EXPECT_THAT(error_of("placement: fastest\n"),
+              HasSubstr("test.yaml:1:12: 'placement' must be cost or order; got 'fastest'"));
   EXPECT_THAT(error_of("log: {level: info, level: warn}\n"),
               HasSubstr("duplicate key 'log.level'"));
 }

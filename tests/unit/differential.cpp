@@ -136,6 +136,7 @@ void Differential::SetUpTestSuite() {
   // KILN_TEST_HELPER_PLUGIN=cpp_openmp: a second plugin's device runs the kernels the first
   // one's `supports` declines (with KILN_TEST_PLUGIN_OPTIONS="decline=..." on kir_interpreter,
   // every graph of the suite then runs split across two plugins, copies planned between).
+  // Placed by order, not cost: by cost the slow interpreter would hand every kernel over.
   const char* helper = std::getenv("KILN_TEST_HELPER_PLUGIN");
   if (helper && *helper) {
     std::vector<PluginOption> options;
@@ -232,9 +233,9 @@ CompileStats Differential::run_and_compare(const Graph& graph,
                                            const ScheduleOptions& schedule) {
   const std::vector<HostTensor>& expected = oracle.expected;
   Suite& s = *suite();
-  auto compiled =
-      compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging,
-                         kir_dump_dir(schedule.fusion, checks_), schedule, {}, s.helpers);
+  auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging,
+                                     kir_dump_dir(schedule.fusion, checks_), schedule, {},
+                                     s.helpers, PlacementPolicy::Order);
   if (!compiled) {
     ADD_FAILURE() << compiled.error().to_string();
     return {};
@@ -275,7 +276,7 @@ CompileStats Differential::run_and_compare(const Graph& graph,
 Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule) {
   Suite& s = *suite();
   return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", schedule, {},
-                            s.helpers);
+                            s.helpers, PlacementPolicy::Order);
 }
 
 std::vector<HostTensor> Differential::run(const Graph& graph, const ScheduleOptions& schedule) {
@@ -298,7 +299,7 @@ std::vector<HostTensor> Differential::run(const Graph& graph, const ScheduleOpti
 Result<CompiledGraph> Differential::compile(const Graph& graph) {
   Suite& s = *suite();
   return compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", {}, {},
-                            s.helpers);
+                            s.helpers, PlacementPolicy::Order);
 }
 
 Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule,
@@ -306,7 +307,7 @@ Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOp
                                             const DiskCache& cache) {
   Suite& s = *suite();
   return compile_for_device(graph, s.registry, s.plugin, 0, cache, s.logging, "", schedule,
-                            autotune, s.helpers);
+                            autotune, s.helpers, PlacementPolicy::Order);
 }
 
 bool Differential::offers_extern(const std::string& name, DType dtype) const {
@@ -322,7 +323,7 @@ std::string Differential::run_error(GraphBuilder& b) {
   const Graph graph = finish(b);
   Suite& s = *suite();
   auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging, "", {},
-                                     {}, s.helpers);
+                                     {}, s.helpers, PlacementPolicy::Order);
   if (!compiled) return "compile: " + compiled.error().to_string();
   auto actual = compiled->run(random_inputs(graph));
   return actual ? "" : actual.error().to_string();
