@@ -275,6 +275,36 @@ kiln_runtime_error* kiln_graph_run(kiln_graph* graph, const DLTensor* const* inp
   });
 }
 
+kiln_runtime_error* kiln_graph_import_memory(kiln_graph* graph, const kiln_shared_memory* shared,
+                                             void** data) {
+  return guarded("kiln_graph_import_memory", [&]() -> kiln::Status {
+    if (graph == nullptr || shared == nullptr || data == nullptr)
+      return kiln::Error::user("kiln_graph_import_memory: graph, shared and data must be set");
+    if (shared->struct_size < sizeof(kiln_shared_memory))
+      return kiln::Error::user("kiln_graph_import_memory: shared->struct_size is " +
+                               std::to_string(shared->struct_size) + ", not a kiln_shared_memory");
+    kiln_mem_import_desc desc{};
+    desc.struct_size = sizeof desc;
+    desc.handle_type = shared->type;
+    desc.fd = shared->fd;
+    desc.handle = shared->handle;
+    desc.handle_size = shared->handle_size;
+    desc.offset = shared->offset;
+    desc.bytes = shared->bytes;
+    auto address = graph->compiled.import_shared(desc);
+    if (!address) return std::move(address).error();
+    *data = reinterpret_cast<void*>(static_cast<uintptr_t>(*address));
+    return kiln::Ok{};
+  });
+}
+
+kiln_runtime_error* kiln_graph_release_memory(kiln_graph* graph, void* data) {
+  return guarded("kiln_graph_release_memory", [&]() -> kiln::Status {
+    if (graph == nullptr) return kiln::Error::user("kiln_graph_release_memory: graph is NULL");
+    return graph->compiled.release_shared(reinterpret_cast<uintptr_t>(data));
+  });
+}
+
 void kiln_graph_set_random_seed(kiln_graph* graph, uint64_t seed) {
   if (graph) graph->compiled.set_random_seed(seed);
 }

@@ -22,6 +22,7 @@ foreach(target IN LISTS kiln_plugin_targets)
   endif()
 endforeach()
 install(FILES sdk/include/kiln/runtime.h sdk/include/kiln/plugin.h sdk/include/kiln/plugin.hpp
+              sdk/include/kiln/shared_fd_memory.hpp
               sdk/include/kiln/kir.hpp
         DESTINATION include/kiln)
 install(FILES sdk/plugin.map DESTINATION share/kiln)

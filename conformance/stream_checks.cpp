@@ -34,13 +34,17 @@ Finding capabilities(const Context& c) {
     return served ? "" : std::string(name) + " claimed without the functions it needs";
   };
   const bool events = a.stream_create && a.event_record && a.stream_wait_event && a.event_query;
+  const bool imports = a.mem_import && a.mem_release_import;
   for (const std::string& why :
        {claim(KILN_CAPABILITY_STREAMS, "streams", events),
         claim(KILN_CAPABILITY_ASYNC_COPY, "asynchronous copies", events),
-        claim(KILN_CAPABILITY_PINNED_HOST, "page-locked host memory", a.host_alloc && a.host_free)})
+        claim(KILN_CAPABILITY_PINNED_HOST, "page-locked host memory", a.host_alloc && a.host_free),
+        claim(KILN_CAPABILITY_IMPORT_POSIX_FD, "imports of file descriptors", imports),
+        claim(KILN_CAPABILITY_IMPORT_CUDA_IPC, "imports of CUDA IPC handles", imports)})
     if (!why.empty()) return fail(why);
-  const uint64_t known =
-      KILN_CAPABILITY_STREAMS | KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
+  const uint64_t known = KILN_CAPABILITY_STREAMS | KILN_CAPABILITY_ASYNC_COPY |
+                         KILN_CAPABILITY_PINNED_HOST | KILN_CAPABILITY_IMPORT_POSIX_FD |
+                         KILN_CAPABILITY_IMPORT_CUDA_IPC;
   if (flags & ~known) return fail("flags this ABI does not define: " + std::to_string(flags));
   return pass(claimed.empty() ? "none claimed (work done in one order)" : claimed);
 }

@@ -92,6 +92,11 @@ class CompiledGraph {
   int64_t last_run_copied_bytes() const;
   // Whether the device's memory is the host's (a "cpu" device): host pointers are on it.
   bool host_memory() const;
+  // Memory another process shares (ABI 1.3 mem_import) on the serving device: the address to
+  // use as tensor data there until release_shared. An error names the plugin and why when it
+  // imports no such handle (or speaks an older ABI).
+  Result<uint64_t> import_shared(const kiln_mem_import_desc& desc) const;
+  Status release_shared(uint64_t address) const;
 
   // Runs the plan once to warm up, then `reps` samples on inputs uploaded once, buffers kept
   // between runs (no allocation is timed). A sample is `runs_per_sample` runs back to back,

@@ -127,6 +127,10 @@ Result<std::shared_ptr<const Plugin>> open_and_create(const PluginConfig& config
     api.host_alloc = nullptr;
     api.host_free = nullptr;
   }
+  if (negotiated.minor < 3) {
+    api.mem_import = nullptr;
+    api.mem_release_import = nullptr;
+  }
 
   auto logger = logging.get("plugin." + config.name);
   const AbiOptions options(config.options);

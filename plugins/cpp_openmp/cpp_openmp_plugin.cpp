@@ -309,12 +309,28 @@ kiln_plugin_api make_api() {
   };
   api.event_synchronize = [](kiln_event*) -> kiln_error* { return nullptr; };
   api.event_elapsed_ms = event_elapsed_ms;
-  // ABI 1.2. Work is done when a call returns: one order for every stream (no capability
-  // flags), and a recorded event has always passed.
+  // ABI 1.2. Work is done when a call returns: one order for every stream (no stream or copy
+  // flags), and a recorded event has always passed. 1.3: host memory shared by descriptor.
   api.device_capabilities = [](kiln_plugin*, uint32_t device, uint64_t* flags) {
     return guard([&] {
       check_device(device);
-      *flags = 0;
+      *flags = KILN_CAPABILITY_IMPORT_POSIX_FD;
+    });
+  };
+  api.mem_import = [](kiln_plugin* p, uint32_t device, const kiln_mem_import_desc* desc,
+                      uint64_t* address) {
+    return guard([&] {
+      check_device(device);
+      const auto import = p->imports.map(desc, "cpp_openmp");
+      p->memory.register_external(import.address, import.bytes);
+      *address = import.address;
+    });
+  };
+  api.mem_release_import = [](kiln_plugin* p, uint32_t device, uint64_t address) {
+    return guard([&] {
+      check_device(device);
+      const auto import = p->imports.unmap(address);
+      p->memory.unregister_external(import.address, import.bytes);
     });
   };
   api.stream_wait_event = [](kiln_stream*, kiln_event* e) {

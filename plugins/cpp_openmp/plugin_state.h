@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <kiln/plugin.hpp>
+#include <kiln/shared_fd_memory.hpp>
 #include <map>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@ struct kiln_plugin {
   kiln::cpu::CpuInfo cpu;
   kiln::sdk::PropertyList properties;
   kiln::cpu::HostMemory memory;
+  kiln::sdk::SharedFdMappings imports;  // ABI 1.3 mem_import; unmapped before `memory` ends
   // oneDNN, opened on the first question about externs (code_functions.cpp: conv_library).
   std::string onednn_option;
   std::mutex onednn_mutex;

@@ -235,7 +235,11 @@ void add_streams_and_events(kiln_plugin_api& api) {
   api.device_capabilities = [](kiln_plugin*, uint32_t device, uint64_t* flags) {
     return guard([&] {
       check_device(device);
+#if KILN_ABI_MINOR >= 3
+      *flags = KILN_CAPABILITY_IMPORT_POSIX_FD;
+#else
       *flags = 0;
+#endif
     });
   };
   api.stream_wait_event = [](kiln_stream*, kiln_event* e) {
@@ -267,6 +271,25 @@ void add_streams_and_events(kiln_plugin_api& api) {
       if (!p->pinned.release(pointer))
         throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                       "host_free of memory host_alloc did not return, or freed already");
+    });
+  };
+#endif
+#if KILN_ABI_MINOR >= 3
+  // ABI 1.3: host memory another process shares by descriptor is this device's memory too.
+  api.mem_import = [](kiln_plugin* p, uint32_t device, const kiln_mem_import_desc* desc,
+                      uint64_t* address) {
+    return guard([&] {
+      check_device(device);
+      const auto import = p->imports.map(desc, "kir_interpreter");
+      p->memory.add_registration(import.address, import.bytes);
+      *address = import.address;
+    });
+  };
+  api.mem_release_import = [](kiln_plugin* p, uint32_t device, uint64_t address) {
+    return guard([&] {
+      check_device(device);
+      const auto import = p->imports.unmap(address);
+      p->memory.remove_registration(import.address, import.bytes);
     });
   };
 #endif

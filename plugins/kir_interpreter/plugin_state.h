@@ -10,12 +10,19 @@
 
 #include "host_allocations.h"
 
+#if KILN_ABI_MINOR >= 3
+#include <kiln/shared_fd_memory.hpp>
+#endif
+
 struct kiln_plugin {
   kiln_plugin(uint64_t memory_limit, std::set<std::string> declined_kinds,
               kiln::sdk::HostLog host_log)
       : memory(memory_limit), declined(std::move(declined_kinds)), log(std::move(host_log)) {}
   kiln::interp::HostAllocations memory;
   kiln::interp::HostBuffers pinned;  // host_alloc's (ABI 1.2)
+#if KILN_ABI_MINOR >= 3
+  kiln::sdk::SharedFdMappings imports;  // mem_import's (ABI 1.3)
+#endif
   // Kernel kinds and op kinds `supports` declines (the `decline` option): how a plugin
   // without some construct tells kiln to place those kernels on another device.
   const std::set<std::string> declined;

@@ -54,6 +54,11 @@ std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_
   ok &= resolve(d.library, d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   ok &= resolve(d.library, d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   ok &= resolve(d.library, d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  // Optional: without them the plugin imports no memory.
+  if (!resolve(d.library, d.cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") ||
+      !resolve(d.library, d.cuIpcCloseMemHandle, "cuIpcCloseMemHandle") ||
+      !resolve(d.library, d.cuMemGetAddressRange, "cuMemGetAddressRange_v2"))
+    d.cuIpcOpenMemHandle = nullptr;
   if (!ok) {
     close_cuda_driver(d);
     return "the CUDA driver lacks an entry point the plugin needs (driver too old?)";

@@ -18,6 +18,10 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+// CU_IPC_HANDLE_SIZE bytes naming another process's allocation (passed by value).
+struct CUipcMemHandle {
+  char reserved[64];
+};
 
 // Attributes the plugin reads (values of the driver's CUdevice_attribute).
 enum CudaAttribute : int {
@@ -73,6 +77,10 @@ struct CudaDriver {
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+  // Memory other processes share (ABI 1.3); optional: NULL where the driver lacks them.
+  CUresult (*cuIpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned) = nullptr;
+  CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr) = nullptr;
 };
 
 // cuEventQuery's answer while the work before the event runs.

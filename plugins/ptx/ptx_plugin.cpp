@@ -133,6 +133,7 @@ void destroy(kiln_plugin* p) {
     p->cuda.cuMemFree(p->cudnn_workspace[d].first);
   }
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
+  kiln::ptx::release_imports(*p);
   for (const auto& [address, device] : p->memory.live()) {
     p->cuda.cuCtxSetCurrent(p->devices[device].context);
     p->cuda.cuMemFree(address);
@@ -322,6 +323,7 @@ kiln_plugin_api make_api() {
   api.copy_device_to_host = copy_d2h;
   api.copy_device_to_device = copy_d2d;
   kiln::ptx::add_stream_functions(api);
+  kiln::ptx::add_import_functions(api);
   kiln::ptx::add_code_functions(api);
   kiln::ptx::add_extern_functions(api);
   return api;

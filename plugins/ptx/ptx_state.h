@@ -26,6 +26,13 @@ struct Device {
   kiln::sdk::PropertyList properties;
 };
 
+// Another process's allocation opened by IPC handle (mem_import), and the part imported.
+struct IpcImport {
+  uint32_t device = 0;
+  CUdeviceptr base = 0;  // what cuIpcOpenMemHandle returned (closed with cuIpcCloseMemHandle)
+  uint64_t bytes = 0;
+};
+
 }  // namespace kiln::ptx
 
 struct kiln_plugin {
@@ -66,6 +73,8 @@ struct kiln_plugin {
   uint32_t abi_minor = 0;                  // negotiated with the host at plugin_create
   std::mutex host_mutex;                   // guards `host_allocations`
   std::set<void*> host_allocations;        // page-locked host memory from host_alloc (1.2)
+  std::mutex import_mutex;                 // guards `imports`
+  std::map<uint64_t, kiln::ptx::IpcImport> imports;  // mem_import's, by address (1.3)
 
   // Makes `device`'s context current on this thread; throws when it does not exist.
   kiln::ptx::Device& use(uint32_t device);
@@ -88,6 +97,9 @@ struct kiln_event {
 };
 
 namespace kiln::ptx {
+void add_import_functions(kiln_plugin_api& api);
+// Closes every import still open (plugin_destroy), each with its device's context current.
+void release_imports(kiln_plugin& p);
 // The driver stream work given `s` runs on: its own for a host of ABI 1.2, the legacy
 // default stream for none or for an older host (under 1.0 and 1.1 everything runs in one
 // order).

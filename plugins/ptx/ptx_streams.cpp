@@ -93,6 +93,7 @@ kiln_error* device_capabilities(kiln_plugin* p, uint32_t device, uint64_t* flags
   return guard([&] {
     p->use(device);
     *flags = KILN_CAPABILITY_STREAMS | KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
+    if (p->cuda.cuIpcOpenMemHandle) *flags |= KILN_CAPABILITY_IMPORT_CUDA_IPC;
   });
 }
 

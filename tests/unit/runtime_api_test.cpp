@@ -1,11 +1,13 @@
 // The runtime C API (libkiln.so) as a deployer links it: a session from config text, graphs
 // from text and files with weights, runs on DLPack tensors read and written in place when
 // their layout allows (and copied otherwise), outputs the runtime allocates, one compiled graph
-// run from several threads, and errors as values. Every result is checked against the
-// reference interpreter (linked separately, from the core) on fresh random inputs, with the
-// caller's outputs poisoned first.
+// run from several threads, memory another process shares used in place, and errors as values.
+// Every result is checked against the reference interpreter (linked separately, from the core) on
+// fresh random inputs, with the caller's outputs poisoned first.
 #include <gtest/gtest.h>
 #include <kiln/runtime.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -333,6 +335,77 @@ TEST_F(RuntimeApi, BadInputIsAUserErrorThatSaysWhy) {
   // After all that, a good run still works.
   EXPECT_EQ(run(in, out), 0u);
   expect_matches(g, in, out);
+}
+
+TEST_F(RuntimeApi, SharedMemoryFromAnotherProcessIsUsedInPlace) {
+  // An exporter's memfd holds the inputs and receives the outputs: imported at an offset, the
+  // graph reads and writes it in place (nothing copied), and the exporter's own mapping of the
+  // descriptor sees the results.
+  compile_text(kGraph);
+  auto g = parse_graph(kGraph, "affine", registry_).value();
+  auto in = random_inputs(g);
+  auto out = poisoned_outputs(g);
+  std::vector<HostTensor*> all{&in[0], &in[1], &out[0], &out[1]};
+  constexpr uint64_t kOffset = 4096 + 64;
+  std::vector<uint64_t> at;
+  uint64_t bytes = 0;
+  for (HostTensor* t : all) {
+    at.push_back(bytes);
+    bytes += (t->bytes().size() + 63) / 64 * 64;
+  }
+  const int fd = memfd_create("kiln-runtime-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kOffset + bytes)), 0);
+  void* mapped = mmap(nullptr, kOffset + bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* exporter = static_cast<std::byte*>(mapped) + kOffset;
+  for (size_t i = 0; i < all.size(); ++i)
+    std::memcpy(exporter + at[i], all[i]->bytes().data(), all[i]->bytes().size());
+  kiln_shared_memory shared{sizeof shared, KILN_SHARED_MEMORY_POSIX_FD, fd, nullptr, 0, kOffset,
+                            bytes};
+  void* data = nullptr;
+  ASSERT_OK(kiln_graph_import_memory(graph_, &shared, &data));
+  close(fd);  // the import keeps its own mapping
+  std::vector<std::vector<int64_t>> shapes(all.size());
+  std::vector<DLTensor> tensors;
+  for (size_t i = 0; i < all.size(); ++i) {
+    DLTensor d = dl(*all[i], shapes[i]);
+    d.data = static_cast<std::byte*>(data) + at[i];
+    d.device = kiln_graph_device(graph_);
+    tensors.push_back(d);
+  }
+  const DLTensor* ptrs[] = {&tensors[0], &tensors[1], &tensors[2], &tensors[3]};
+  ASSERT_OK(kiln_graph_run(graph_, ptrs, 2, ptrs + 2, 2));
+  EXPECT_EQ(kiln_graph_last_run_copied_bytes(graph_), 0u) << "imported memory is used in place";
+  for (size_t o = 0; o < out.size(); ++o)
+    std::memcpy(const_cast<std::byte*>(out[o].bytes().data()), exporter + at[2 + o],
+                out[o].bytes().size());
+  expect_matches(g, in, out);
+  ASSERT_OK(kiln_graph_release_memory(graph_, data));
+  auto again = take(kiln_graph_release_memory(graph_, data));
+  ASSERT_TRUE(again) << "a second release of one import succeeded";
+  EXPECT_NE(again->message.find("mem_release_import of an address mem_import did not return"),
+            std::string::npos)
+      << again->message;
+  munmap(mapped, kOffset + bytes);
+}
+
+TEST_F(RuntimeApi, SharedMemoryErrorsSayWhy) {
+  compile_text(kGraph);
+  const unsigned char handle[64] = {};
+  void* data = nullptr;
+  kiln_shared_memory shared{sizeof shared, KILN_SHARED_MEMORY_CUDA_IPC, -1, handle, 64, 0, 64};
+  const auto says = [&](const std::string& text) {
+    auto e = take(kiln_graph_import_memory(graph_, &shared, &data));
+    ASSERT_TRUE(e) << "expected an error saying " << text;
+    EXPECT_NE(e->message.find(text), std::string::npos) << e->message;
+    EXPECT_EQ(data, nullptr);
+  };
+  says("cpp_openmp imports KILN_MEM_HANDLE_POSIX_FD only, not handle type 2");
+  shared.type = KILN_SHARED_MEMORY_POSIX_FD;
+  says("mem_import: descriptor -1 is not open");
+  shared.struct_size = 8;
+  says("shared->struct_size is 8, not a kiln_shared_memory");
 }
 
 }  // namespace

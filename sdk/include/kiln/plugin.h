@@ -30,7 +30,8 @@
  *
  * Minor versions: 1.1 appended mem_register and mem_unregister to the table; 1.2 appended
  * device_capabilities, stream_wait_event, event_query, host_alloc and host_free, and the
- * stream and copy rules below.
+ * stream and copy rules below; 1.3 appended mem_import and mem_release_import (memory
+ * another process shares) and the capability flags naming the handles a device imports.
  *
  *  - Streams (1.2). Launches, extern calls, copies and event records given the same stream
  *    run in the order they were issued; a NULL stream is the device's default stream. A device
@@ -56,7 +57,7 @@ extern "C" {
 #endif
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 2
+#define KILN_ABI_MINOR 3
 
 #if defined(_WIN32)
 #define KILN_PLUGIN_EXPORT __declspec(dllexport)
@@ -134,8 +135,31 @@ enum kiln_thread_safety_flags {
 enum kiln_capability_flags {
   KILN_CAPABILITY_STREAMS = 1u << 0,    /* work of different streams may run concurrently */
   KILN_CAPABILITY_ASYNC_COPY = 1u << 1, /* copies given a stream may return before they finish */
-  KILN_CAPABILITY_PINNED_HOST = 1u << 2 /* host_alloc memory is copied without staging */
+  KILN_CAPABILITY_PINNED_HOST = 1u << 2, /* host_alloc memory is copied without staging */
+  KILN_CAPABILITY_IMPORT_POSIX_FD = 1u << 3, /* mem_import takes KILN_MEM_HANDLE_POSIX_FD (1.3) */
+  KILN_CAPABILITY_IMPORT_CUDA_IPC = 1u << 4  /* mem_import takes KILN_MEM_HANDLE_CUDA_IPC (1.3) */
 };
+
+/* How memory another process (or another API) shares is named (1.3, mem_import). */
+enum kiln_mem_handle_type {
+  /* A file descriptor whose pages are host memory (memfd_create, shm_open, a regular file),
+   * mapped shared: every process mapping it sees the same bytes. For devices that address
+   * host memory. The caller keeps the descriptor and may close it after mem_import returns. */
+  KILN_MEM_HANDLE_POSIX_FD = 1,
+  /* A CUDA IPC memory handle (cuIpcGetMemHandle in another process; 64 bytes) of memory on
+   * this device. */
+  KILN_MEM_HANDLE_CUDA_IPC = 2
+};
+
+typedef struct kiln_mem_import_desc {
+  size_t struct_size;
+  uint32_t handle_type; /* kiln_mem_handle_type */
+  int32_t fd;           /* KILN_MEM_HANDLE_POSIX_FD */
+  const void* handle;   /* KILN_MEM_HANDLE_CUDA_IPC: the handle's bytes */
+  uint64_t handle_size;
+  uint64_t offset; /* bytes from the start of the shared memory to the part imported */
+  uint64_t bytes;  /* the part's size, more than 0 */
+} kiln_mem_import_desc;
 
 typedef struct kiln_plugin_attributes {
   size_t struct_size;
@@ -315,6 +339,18 @@ typedef struct kiln_plugin_api {
    * return, or returned and was freed, is INVALID_ARGUMENT. */
   kiln_error* (*host_alloc)(kiln_plugin* plugin, uint32_t device, uint64_t bytes, void** out);
   kiln_error* (*host_free)(kiln_plugin* plugin, uint32_t device, void* pointer);
+
+  /* ---- ABI 1.3 ---- */
+  /* Memory another process shares, usable as launch and copy addresses from here until
+   * mem_release_import: *address is where desc->offset lies. The plugin never frees the
+   * memory itself; the exporter keeps it alive until mem_release_import returns. A handle
+   * type the device does not import (its KILN_CAPABILITY_IMPORT_* flags say which it does) is
+   * UNSUPPORTED; a handle, offset or size that names no memory is INVALID_ARGUMENT. Imports
+   * are not counted by memory_stats; plugin_destroy releases those still imported. */
+  kiln_error* (*mem_import)(kiln_plugin* plugin, uint32_t device,
+                            const kiln_mem_import_desc* desc, uint64_t* address);
+  /* An address mem_import returned and not yet released; anything else is INVALID_ARGUMENT. */
+  kiln_error* (*mem_release_import)(kiln_plugin* plugin, uint32_t device, uint64_t address);
 } kiln_plugin_api;
 
 /* The one exported symbol. Returns the plugin's table (static storage), or NULL when the

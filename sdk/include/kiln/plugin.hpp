@@ -73,6 +73,20 @@ inline kiln_error* unimplemented(std::string_view what) noexcept {
   }
 }
 
+#if KILN_ABI_MINOR >= 3
+// Throws Failure(INVALID_ARGUMENT) unless `desc` is a whole 1.3 descriptor naming a
+// non-empty, non-wrapping range.
+inline void check_import_desc(const kiln_mem_import_desc* desc) {
+  if (desc == nullptr || desc->struct_size < sizeof(kiln_mem_import_desc))
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  "mem_import needs a kiln_mem_import_desc of at least " +
+                      std::to_string(sizeof(kiln_mem_import_desc)) + " bytes");
+  if (desc->bytes == 0 || desc->offset + desc->bytes < desc->offset)
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, "mem_import of an empty or wrapping range");
+}
+
+#endif
+
 // Runs `body`; returns NULL on success and a kiln_error for any exception. Every ABI
 // function of a C++ plugin should be a guard() around its work.
 template <class Body>

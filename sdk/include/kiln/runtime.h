@@ -33,7 +33,8 @@ extern "C" {
 #endif
 
 #define KILN_RUNTIME_API_MAJOR 1u
-#define KILN_RUNTIME_API_MINOR 2u /* 1.1: kiln_graph_set_random_seed; 1.2: deterministic */
+#define KILN_RUNTIME_API_MINOR 3u /* 1.1: kiln_graph_set_random_seed; 1.2: deterministic;
+                                     1.3: kiln_graph_import_memory */
 
 #if defined(_WIN32)
 #define KILN_RUNTIME_EXPORT __declspec(dllexport)
@@ -173,6 +174,36 @@ KILN_RUNTIME_EXPORT kiln_runtime_error* kiln_graph_run_alloc(kiln_graph* graph,
  * the k-th run after this call draws with (seed, k), so the same seed repeats the same
  * sequence of runs, on any plugin. A compiled graph starts with seed 0. */
 KILN_RUNTIME_EXPORT void kiln_graph_set_random_seed(kiln_graph* graph, uint64_t seed);
+
+/* Since 1.3. Memory another process shares, named by a handle that process made. */
+typedef enum kiln_shared_memory_type {
+  /* A file descriptor of host memory (memfd_create, shm_open, a file): for CPU devices. The
+   * caller keeps the descriptor (it may close it once imported). */
+  KILN_SHARED_MEMORY_POSIX_FD = 1,
+  /* A CUDA IPC handle (cuIpcGetMemHandle / cudaIpcGetMemHandle, 64 bytes) of memory on the
+   * graph's GPU. */
+  KILN_SHARED_MEMORY_CUDA_IPC = 2
+} kiln_shared_memory_type;
+
+typedef struct kiln_shared_memory {
+  size_t struct_size;
+  uint32_t type; /* kiln_shared_memory_type */
+  int32_t fd;    /* KILN_SHARED_MEMORY_POSIX_FD */
+  const void* handle; /* KILN_SHARED_MEMORY_CUDA_IPC: the handle's bytes */
+  size_t handle_size;
+  uint64_t offset; /* bytes from the start of the shared memory to the part imported */
+  uint64_t bytes;  /* the part's size */
+} kiln_shared_memory;
+
+/* Since 1.3. Imports `bytes` of shared memory onto the graph's device: *data is where
+ * `offset` lies, usable as DLTensor.data (with kiln_graph_device) in kiln_graph_run until
+ * kiln_graph_release_memory — the graph then reads and writes it in place. The exporter keeps
+ * the memory alive until then. An error says why when the graph's plugin imports no such
+ * handle. */
+KILN_RUNTIME_EXPORT kiln_runtime_error* kiln_graph_import_memory(kiln_graph* graph,
+                                                                 const kiln_shared_memory* shared,
+                                                                 void** data);
+KILN_RUNTIME_EXPORT kiln_runtime_error* kiln_graph_release_memory(kiln_graph* graph, void* data);
 
 #ifdef __cplusplus
 }
