@@ -1,7 +1,8 @@
 // A host built against a frozen older ABI header (1.0, 1.1 or 1.2: built once against each,
 // as host_1_0, host_1_1 and host_1_2) loads a plugin of today's ABI: it asks for the table as
 // its own minor, reads only its part of it, creates the instance as that minor and uses
-// devices, memory and copies (where it has a device). The plugins' newer minor must not matter to it.
+// devices, memory and copies (where it has a device). The plugin's newer minor must not
+// matter to it.
 //   host_1_N PLUGIN.so   (exit 0 and one line "... ok", or 1 and what failed)
 #include <dlfcn.h>
 #include <kiln/plugin.h>

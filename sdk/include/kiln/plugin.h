@@ -133,8 +133,8 @@ enum kiln_thread_safety_flags {
 /* What a device does beyond ABI 1.0's rules (1.2, device_capabilities). The host uses a
  * feature only where its flag is set and its functions are in the table. */
 enum kiln_capability_flags {
-  KILN_CAPABILITY_STREAMS = 1u << 0,    /* work of different streams may run concurrently */
-  KILN_CAPABILITY_ASYNC_COPY = 1u << 1, /* copies given a stream may return before they finish */
+  KILN_CAPABILITY_STREAMS = 1u << 0,     /* work of different streams may run concurrently */
+  KILN_CAPABILITY_ASYNC_COPY = 1u << 1,  /* copies given a stream may return before they finish */
   KILN_CAPABILITY_PINNED_HOST = 1u << 2, /* host_alloc memory is copied without staging */
   KILN_CAPABILITY_IMPORT_POSIX_FD = 1u << 3, /* mem_import takes KILN_MEM_HANDLE_POSIX_FD (1.3) */
   KILN_CAPABILITY_IMPORT_CUDA_IPC = 1u << 4  /* mem_import takes KILN_MEM_HANDLE_CUDA_IPC (1.3) */
@@ -347,8 +347,8 @@ typedef struct kiln_plugin_api {
    * type the device does not import (its KILN_CAPABILITY_IMPORT_* flags say which it does) is
    * UNSUPPORTED; a handle, offset or size that names no memory is INVALID_ARGUMENT. Imports
    * are not counted by memory_stats; plugin_destroy releases those still imported. */
-  kiln_error* (*mem_import)(kiln_plugin* plugin, uint32_t device,
-                            const kiln_mem_import_desc* desc, uint64_t* address);
+  kiln_error* (*mem_import)(kiln_plugin* plugin, uint32_t device, const kiln_mem_import_desc* desc,
+                            uint64_t* address);
   /* An address mem_import returned and not yet released; anything else is INVALID_ARGUMENT. */
   kiln_error* (*mem_release_import)(kiln_plugin* plugin, uint32_t device, uint64_t address);
 } kiln_plugin_api;

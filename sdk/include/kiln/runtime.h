@@ -33,8 +33,9 @@ extern "C" {
 #endif
 
 #define KILN_RUNTIME_API_MAJOR 1u
-#define KILN_RUNTIME_API_MINOR 3u /* 1.1: kiln_graph_set_random_seed; 1.2: deterministic;
-                                     1.3: kiln_graph_import_memory */
+#define KILN_RUNTIME_API_MINOR                               \
+  3u /* 1.1: kiln_graph_set_random_seed; 1.2: deterministic; \
+        1.3: kiln_graph_import_memory */
 
 #if defined(_WIN32)
 #define KILN_RUNTIME_EXPORT __declspec(dllexport)
@@ -187,8 +188,8 @@ typedef enum kiln_shared_memory_type {
 
 typedef struct kiln_shared_memory {
   size_t struct_size;
-  uint32_t type; /* kiln_shared_memory_type */
-  int32_t fd;    /* KILN_SHARED_MEMORY_POSIX_FD */
+  uint32_t type;      /* kiln_shared_memory_type */
+  int32_t fd;         /* KILN_SHARED_MEMORY_POSIX_FD */
   const void* handle; /* KILN_SHARED_MEMORY_CUDA_IPC: the handle's bytes */
   size_t handle_size;
   uint64_t offset; /* bytes from the start of the shared memory to the part imported */
