@@ -1,7 +1,7 @@
 """kiln for PyTorch: compile kiln.graph/1 files, export modules to them, and serve as a
 torch.compile backend ("kiln"). Pure Python over libkiln.so (ctypes)."""
 from ._library import KilnError
-from .runtime import CompiledGraph, Session, compile
+from .runtime import CompiledGraph, Session, SharedTensor, compile
 
 
 def export(module, example_args, example_kwargs=None, name=None):
@@ -18,4 +18,5 @@ def torch_backend(gm, example_inputs, options=None, **kwargs):
     return kiln_backend(gm, example_inputs, options, **kwargs)
 
 
-__all__ = ["CompiledGraph", "KilnError", "Session", "compile", "export", "torch_backend"]
+__all__ = ["CompiledGraph", "KilnError", "Session", "SharedTensor", "compile", "export",
+           "torch_backend"]

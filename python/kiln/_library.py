@@ -62,6 +62,19 @@ class TensorInfo(ctypes.Structure):
     ]
 
 
+class SharedMemory(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("type", ctypes.c_uint32),
+        ("fd", ctypes.c_int32),
+        ("handle", ctypes.c_void_p),
+        ("handle_size", ctypes.c_size_t),
+        ("offset", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+    ]
+
+
+SHARED_POSIX_FD, SHARED_CUDA_IPC = 1, 2
 KDL_CPU, KDL_CUDA = 1, 2
 USER_ERROR, INTERNAL_ERROR = 1, 2
 
@@ -109,6 +122,8 @@ def _declare(lib):
                                ctypes.POINTER(ctypes.POINTER(DLTensor)), ctypes.c_size_t]),
         "kiln_graph_last_run_copied_bytes": (ctypes.c_uint64, [p]),
         "kiln_graph_set_random_seed": (None, [p, ctypes.c_uint64]),
+        "kiln_graph_import_memory": (e, [p, ctypes.POINTER(SharedMemory), ctypes.POINTER(p)]),
+        "kiln_graph_release_memory": (e, [p, p]),
     }
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)

@@ -116,6 +116,33 @@ class CompiledGraph:
         """Random ops draw from `seed` from now on; the k-th run after this draws (seed, k)."""
         L.library().kiln_graph_set_random_seed(self._handle, int(seed) & (2**64 - 1))
 
+    def import_memory(self, nbytes, fd=None, cuda_ipc_handle=None, offset=0):
+        """Imports `nbytes` of memory another process shares, from byte `offset` of what
+        either a file descriptor of host memory (`fd`, for a CPU graph) or a 64-byte CUDA IPC
+        handle (`cuda_ipc_handle`, for a GPU graph) names; returns its address on the graph's
+        device. SharedTensor(address, ...) passes tensors in it to calls, read and written in
+        place, until release_memory(address)."""
+        if (fd is None) == (cuda_ipc_handle is None):
+            raise KilnError("import_memory takes one of fd and cuda_ipc_handle")
+        shared = L.SharedMemory()
+        shared.struct_size = ctypes.sizeof(L.SharedMemory)
+        shared.offset, shared.bytes = int(offset), int(nbytes)
+        keep = None
+        if fd is not None:
+            shared.type, shared.fd = L.SHARED_POSIX_FD, int(fd)
+        else:
+            keep = ctypes.create_string_buffer(bytes(cuda_ipc_handle), len(cuda_ipc_handle))
+            shared.type, shared.fd = L.SHARED_CUDA_IPC, -1
+            shared.handle = ctypes.cast(keep, ctypes.c_void_p)
+            shared.handle_size = len(cuda_ipc_handle)
+        data = ctypes.c_void_p()
+        L.check(L.library().kiln_graph_import_memory(self._handle, ctypes.byref(shared),
+                                                     ctypes.byref(data)))
+        return data.value
+
+    def release_memory(self, address):
+        L.check(L.library().kiln_graph_release_memory(self._handle, ctypes.c_void_p(address)))
+
     @property
     def last_run_copied_bytes(self):
         return L.library().kiln_graph_last_run_copied_bytes(self._handle)
@@ -129,6 +156,26 @@ class CompiledGraph:
         if call is None:
             call = self._call = _Call(self)
         return call(tensors, out)
+
+
+class SharedTensor:
+    """A dense row-major tensor at `address` on `graph`'s device, in memory the graph
+    imported (CompiledGraph.import_memory): pass it to a call like a torch tensor, for inputs
+    and in `out`."""
+
+    def __init__(self, graph, address, dtype, shape):
+        self.address, self.shape = address, tuple(shape)
+        self.dtype = str(dtype).replace("torch.", "")
+        self.device = graph.device  # a DLDevice
+
+    def dl_tensor(self, keep):
+        if self.dtype not in _DL:
+            raise KilnError(f"kiln does not run tensors of dtype {self.dtype}")
+        shape = (ctypes.c_int64 * max(len(self.shape), 1))(*self.shape)
+        keep.append(shape)
+        code, bits = _DL[self.dtype]
+        return L.DLTensor(self.address, self.device, len(self.shape),
+                          L.DLDataType(code, bits, 1), shape, None, 0)
 
 
 class _Call:
@@ -212,6 +259,13 @@ class _Arguments:
     def fill(self, tensors, alive):
         """The pointer array for `tensors`; `alive` keeps tensors made here until the run."""
         for i, t in enumerate(tensors):
+            if isinstance(t, SharedTensor):
+                keep = []
+                fresh = t.dl_tensor(keep)
+                ctypes.memmove(ctypes.addressof(self.structs[i]), ctypes.addressof(fresh),
+                               ctypes.sizeof(fresh))
+                self.layouts[i], self.keep[i] = None, keep
+                continue
             if not isinstance(t, _torch().Tensor):
                 t = _torch().as_tensor(t)
                 alive.append(t)

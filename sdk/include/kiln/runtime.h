@@ -33,9 +33,8 @@ extern "C" {
 #endif
 
 #define KILN_RUNTIME_API_MAJOR 1u
-#define KILN_RUNTIME_API_MINOR                               \
-  3u /* 1.1: kiln_graph_set_random_seed; 1.2: deterministic; \
-        1.3: kiln_graph_import_memory */
+/* 1.1: kiln_graph_set_random_seed; 1.2: deterministic; 1.3: kiln_graph_import_memory */
+#define KILN_RUNTIME_API_MINOR 3u
 
 #if defined(_WIN32)
 #define KILN_RUNTIME_EXPORT __declspec(dllexport)
