@@ -72,7 +72,7 @@ Finding shared_in_place(const Context& c) {
   if (!(flags & KILN_CAPABILITY_IMPORT_POSIX_FD))
     return skip(flags & KILN_CAPABILITY_IMPORT_CUDA_IPC
                     ? "imports CUDA IPC handles only, which need a second process holding CUDA "
-                      "memory (kiln's tests/device/cuda_ipc_import.py does that on a GPU)"
+                      "memory (kiln's tests/python/test_shared_memory.py does that on a GPU)"
                     : "claims no handle type it imports");
   SharedFile file;
   if (std::string e = make_shared_file(file); !e.empty()) return skip(e);

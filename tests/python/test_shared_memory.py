@@ -54,6 +54,22 @@ def child(kind, handle, offset):
     print(json.dumps({"copied": copied, "target": g.target}))
 
 
+def cuda_ipc_handle(pointer):
+    """The CUDA IPC handle of the allocation holding device `pointer`, as an exporter written
+    in C makes it (cuIpcGetMemHandle), and the pointer's offset into that allocation."""
+    import ctypes
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    handle = (ctypes.c_char * 64)()
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    if cuda.cuIpcGetMemHandle(handle, ctypes.c_uint64(pointer)) != 0:
+        raise AssertionError("cuIpcGetMemHandle failed")
+    if cuda.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size),
+                                    ctypes.c_uint64(pointer)) != 0:
+        raise AssertionError("cuMemGetAddressRange failed")
+    return bytes(handle), pointer - base.value
+
+
 def run_child(kind, handle, offset, pass_fds=()):
     done = subprocess.run([sys.executable, __file__, "--child", kind, str(handle), str(offset)],
                           capture_output=True, text=True, pass_fds=pass_fds, timeout=300)
@@ -90,9 +106,7 @@ class SharedMemory(unittest.TestCase):
         x.copy_(torch.randn(N, device="cuda"))
         y.fill_(float("nan"))
         torch.cuda.synchronize()
-        # The IPC handle names the allocator's whole block; the storage starts `offset` into it.
-        shared = buffer.untyped_storage()._share_cuda_()
-        handle, offset = shared[1], shared[3]
+        handle, offset = cuda_ipc_handle(buffer.data_ptr())
         report = run_child("ipc", handle.hex(), offset)
         torch.cuda.synchronize()
         self.assertEqual(report["target"], "ptx:0")
