@@ -29,4 +29,7 @@ void add_smoke_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
 // `kiln ops`
 void add_ops_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
 
+// `kiln bench SUITE.yaml` and `kiln bench merge`: suites of graphs x targets, timed.
+void add_bench_command(CLI::App& app, const CommonFlags& flags, int& exit_code);
+
 }  // namespace kiln::cli

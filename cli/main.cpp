@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_ops_command(app, flags, exit_code);
   kiln::cli::add_cache_command(app, flags, exit_code);
   kiln::cli::add_graph_commands(app, flags, exit_code);
+  kiln::cli::add_bench_command(app, flags, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

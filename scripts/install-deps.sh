@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-openmp-dev libsleef-dev libdlpack-dev libdnnl-dev
   python3-numpy patchelf
+  chromium fonts-dejavu-core  # the benchmark report is looked at in a real browser (a test)
 )
 
 missing=()

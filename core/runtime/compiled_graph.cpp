@@ -163,4 +163,8 @@ std::string CompiledGraph::kernel_metadata(const std::vector<double>& measured_u
   return kernel_metadata_csv(parts_->program, parts_->roofline, measured_us);
 }
 
+double CompiledGraph::bandwidth_gbps() const {
+  return parts_->roofline.bandwidth_gbps;
+}
+
 }  // namespace kiln

@@ -111,6 +111,8 @@ class CompiledGraph {
   // Per kernel: loads, stores, bytes, flops, the roofline estimate on this device, and the
   // measured time and GB/s when `measured_us` (from time_kernels) is given.
   std::string kernel_metadata(const std::vector<double>& measured_us = {}) const;
+  // The serving device's memory bandwidth as its plugin reports it (0: not reported).
+  double bandwidth_gbps() const;
 
   // Random ops draw from this seed from now on, starting again at call 0.
   void set_random_seed(uint64_t seed);

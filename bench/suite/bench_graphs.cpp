@@ -1,0 +1,83 @@
+#include "bench/suite/bench_graphs.h"
+
+#include <algorithm>
+
+#include "core/graph/graph_json.h"
+#include "core/graph/safetensors.h"
+#include "core/passes/complex_lowering.h"
+
+namespace kiln::bench {
+namespace {
+
+int64_t bytes_of(const TensorType& t) {
+  return t.numel() * dtype_size(t.dtype);
+}
+
+std::string shape_label(const Graph& g) {
+  if (g.inputs.empty()) return "";
+  const TensorType& t = g.type(g.inputs.front());
+  std::string s = std::string(dtype_name(t.dtype)) + "[";
+  for (size_t i = 0; i < t.sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(t.sizes[i]);
+  return s + "]";
+}
+
+Result<Workload> load_file(const SuiteGraph& entry,
+                           const std::shared_ptr<const OpRegistry>& registry) {
+  auto graph = load_graph(entry.file, registry);
+  if (!graph) return std::move(graph).error();
+  if (!entry.weights.empty()) {
+    auto weights = read_safetensors(entry.weights);
+    if (!weights) return std::move(weights).error();
+    if (auto s = attach_weights(*graph, *weights, entry.weights); !s) return std::move(s).error();
+  } else if (!graph->params.empty()) {
+    return Error::user(entry.file + ": the graph has " + std::to_string(graph->params.size()) +
+                       " parameters; give the suite entry 'weights'");
+  }
+  auto lowered = lower_complex(*graph);
+  if (!lowered) return std::move(lowered).error();
+  Workload w;
+  w.graph = std::move(*lowered);
+  w.name = entry.name.empty() ? w.graph.name : entry.name;
+  w.shape = shape_label(w.graph);
+  for (ValueRef r : w.graph.inputs) {
+    w.ranges.push_back(w.graph.value(r).random_range);
+    w.minimal_bytes += bytes_of(w.graph.type(r));
+  }
+  for (ValueRef r : w.graph.outputs) w.minimal_bytes += bytes_of(w.graph.type(r));
+  return w;
+}
+
+}  // namespace
+
+Result<std::vector<Workload>> load_suite_graphs(const Suite& suite,
+                                                const std::shared_ptr<const OpRegistry>& registry) {
+  std::vector<Workload> all;
+  for (const SuiteGraph& entry : suite.graphs) {
+    if (!entry.file.empty()) {
+      auto w = load_file(entry, registry);
+      if (!w) return std::move(w).error().with_context("suite " + suite.path);
+      all.push_back(std::move(*w));
+      continue;
+    }
+    const SizeClass size = entry.size == "gpu"     ? SizeClass::Gpu
+                           : entry.size == "small" ? SizeClass::Small
+                                                   : SizeClass::Cpu;
+    auto anchors = anchor_workloads(size, registry);
+    if (!anchors) return std::move(anchors).error();
+    for (const std::string& name : entry.only) {
+      if (std::none_of(anchors->begin(), anchors->end(),
+                       [&](const Workload& w) { return w.name == name; }))
+        return Error::user(suite.path + ": 'only' names '" + name +
+                           "', which is not an anchor workload");
+    }
+    for (Workload& w : *anchors) {
+      if (!entry.only.empty() &&
+          std::find(entry.only.begin(), entry.only.end(), w.name) == entry.only.end())
+        continue;
+      all.push_back(std::move(w));
+    }
+  }
+  return all;
+}
+
+}  // namespace kiln::bench

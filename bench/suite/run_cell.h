@@ -1,0 +1,35 @@
+// One cell of a suite's matrix: a graph compiled for a target cold (an empty kernel cache) and
+// warm (that cache filled), its outputs checked against the reference once (poisoned first),
+// then timed by the suite's protocol.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "bench/suite/results.h"
+#include "bench/suite/suite.h"
+#include "bench/workloads.h"
+#include "core/config/options.h"
+#include "core/support/logging.h"
+
+namespace kiln {
+class OpRegistry;
+}
+
+namespace kiln::bench {
+
+struct CellTarget {
+  const SuiteTarget* target = nullptr;
+  Options options;  // the target's config, read once
+};
+
+// Never fails: a cell that cannot compile or run has `error` set and nothing measured.
+// `scratch` is a directory the cell may fill and empty (its kernel cache).
+ResultRow run_cell(int64_t cell, const Workload& w, const CellTarget& t, const Suite& suite,
+                   const std::shared_ptr<const OpRegistry>& registry, const Logging& logging,
+                   const std::filesystem::path& scratch);
+
+// Median, extremes and a 95% interval of the median of `samples` (ms) into `row`.
+void summarize_samples(std::vector<double> samples, ResultRow& row);
+
+}  // namespace kiln::bench
