@@ -96,6 +96,7 @@ def table(rows):
 
 STYLE = """body{font-family:sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;font-size:0.85em}td,th{border:1px solid #ccc;padding:2px 6px;
+white-space:nowrap;
 text-align:right}th{background:#eee}tr.bad td{background:#fdd}
 td:nth-child(-n+4),th:nth-child(-n+4){text-align:left}
 .plots{display:flex;flex-wrap:wrap;gap:2em;margin:1em 0}"""
