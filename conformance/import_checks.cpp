@@ -143,7 +143,8 @@ Finding import_refusals(const Context& c) {
   kiln_mem_import_desc unknown = fd_desc(file.fd, 0, 64);
   unknown.handle_type = 99;
   failures.push_back(refused(&unknown, KILN_STATUS_UNSUPPORTED, "an unknown handle type"));
-  if (flags & KILN_CAPABILITY_IMPORT_POSIX_FD && no_file.empty()) {
+  if ((flags & KILN_CAPABILITY_IMPORT_POSIX_FD) && !no_file.empty()) return skip(no_file);
+  if (flags & KILN_CAPABILITY_IMPORT_POSIX_FD) {
     const kiln_mem_import_desc closed = fd_desc(-1, 0, 64);
     failures.push_back(refused(&closed, KILN_STATUS_INVALID_ARGUMENT, "descriptor -1"));
     const kiln_mem_import_desc past = fd_desc(file.fd, kFileBytes - 8, 64);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,13 @@ json row_json(const ResultRow& r) {
               {"error", r.error}};
 }
 
+// JSON has no infinity: a non-finite number (an unwritten output's error) is written as null
+// and read back as infinity.
+double number(const json& j, const char* key) {
+  const json& v = j.at(key);
+  return v.is_null() ? std::numeric_limits<double>::infinity() : v.get<double>();
+}
+
 ResultRow row_from(const json& j) {
   ResultRow r;
   r.cell = j.at("cell").get<int64_t>();
@@ -52,19 +60,19 @@ ResultRow row_from(const json& j) {
   r.device = j.at("device").get<std::string>();
   r.kernels = j.at("kernels").get<int64_t>();
   r.runs = j.at("runs").get<int64_t>();
-  r.median_ms = j.at("median_ms").get<double>();
-  r.min_ms = j.at("min_ms").get<double>();
-  r.max_ms = j.at("max_ms").get<double>();
-  r.ci_low_ms = j.at("ci_low_ms").get<double>();
-  r.ci_high_ms = j.at("ci_high_ms").get<double>();
+  r.median_ms = number(j, "median_ms");
+  r.min_ms = number(j, "min_ms");
+  r.max_ms = number(j, "max_ms");
+  r.ci_low_ms = number(j, "ci_low_ms");
+  r.ci_high_ms = number(j, "ci_high_ms");
   r.bytes = j.at("bytes").get<int64_t>();
-  r.gbps = j.at("gbps").get<double>();
-  r.device_gbps = j.at("device_gbps").get<double>();
-  r.bandwidth_fraction = j.at("bandwidth_fraction").get<double>();
-  r.compile_cold_ms = j.at("compile_cold_ms").get<double>();
-  r.compile_warm_ms = j.at("compile_warm_ms").get<double>();
+  r.gbps = number(j, "gbps");
+  r.device_gbps = number(j, "device_gbps");
+  r.bandwidth_fraction = number(j, "bandwidth_fraction");
+  r.compile_cold_ms = number(j, "compile_cold_ms");
+  r.compile_warm_ms = number(j, "compile_warm_ms");
   r.check = j.at("check").get<std::string>();
-  r.max_abs_error = j.at("max_abs_error").get<double>();
+  r.max_abs_error = number(j, "max_abs_error");
   r.error = j.at("error").get<std::string>();
   return r;
 }

@@ -86,12 +86,10 @@ std::string duration_text(double us) {
 
 // Estimated cost of running a launch step on each target: the kernel at the target's
 // roofline, the copies its buffers need there, and bringing the graph outputs it writes back
-// to the serving device. Empty when a target's roofline is unknown (then order decides).
+// to the serving device. Every target's roofline is known (place_kernels checks).
 std::vector<double> step_costs(const LoopKernel& kernel, const Touches& t, const LoopProgram& prog,
                                const BufferResidence& residence,
                                const std::vector<Roofline>& rooflines) {
-  if (!std::all_of(rooflines.begin(), rooflines.end(), [](const Roofline& r) { return r.known(); }))
-    return {};
   std::vector<double> cost(rooflines.size());
   for (size_t d = 0; d < rooflines.size(); ++d) {
     const int at = static_cast<int>(d);
@@ -126,6 +124,14 @@ Result<std::vector<int>> place_kernels(CompiledGraph::Parts& p,
   std::vector<Roofline> rooflines;
   for (const PlacementTarget& t : targets) rooflines.push_back(roofline_of(*t.plugin, t.device));
   auto log = logging.get("runtime");
+  for (size_t i = 0; i < targets.size() && policy == PlacementPolicy::Cost; ++i) {
+    if (rooflines[i].known()) continue;
+    log->warn(
+        "placing the kernels of '{}' by order, not cost: {} reports no bandwidth_gbps or "
+        "peak_gflops_f32",
+        p.graph.name, target_name(targets[i]));
+    policy = PlacementPolicy::Order;
+  }
   const LoopProgram& prog = p.program;
   BufferResidence residence(prog);
   size_t k = 0;

@@ -23,7 +23,7 @@ namespace kiln {
 // Per kernel of `batch`, the device that runs it: 0 for p.plugin's, k for helpers[k - 1].
 // With no helpers every kernel stays on p.plugin's device and nothing is asked. Names in
 // p.stats.placed each kernel placed elsewhere and why; an error names a kernel no device
-// takes, with every plugin's reason. Cost falls back to Order for a kernel when a device's
+// takes, with every plugin's reason. Cost falls back to Order (with a warning) when a device's
 // roofline (`bandwidth_gbps`, `peak_gflops_f32`) is unknown.
 Result<std::vector<int>> place_kernels(CompiledGraph::Parts& p,
                                        const std::vector<kir::Kernel>& batch,

@@ -34,22 +34,31 @@ kiln_error* mem_import(kiln_plugin* p, uint32_t device, const kiln_mem_import_de
     if (const CUresult r = p->cuda.cuIpcOpenMemHandle(&base, handle, kLazyPeerAccess); r != 0)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "mem_import: cuIpcOpenMemHandle: " + cuda_error(p->cuda, r));
-    CUdeviceptr start = 0;
-    size_t size = 0;
-    p->check(p->cuda.cuMemGetAddressRange(&start, &size, base), "cuMemGetAddressRange");
-    const uint64_t end = desc->offset + desc->bytes;
-    if (end > base - start + size) {
+    // Closed again unless the import is recorded: no error leaves the handle open.
+    try {
+      CUdeviceptr start = 0;
+      size_t size = 0;
+      p->check(p->cuda.cuMemGetAddressRange(&start, &size, base), "cuMemGetAddressRange");
+      const uint64_t end = desc->offset + desc->bytes;
+      if (end > start + size - base)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "mem_import: the shared allocation holds " +
+                                                        std::to_string(start + size - base) +
+                                                        " bytes; the import asks for bytes " +
+                                                        std::to_string(desc->offset) + " to " +
+                                                        std::to_string(end));
+      const uint64_t at = base + desc->offset;
+      std::lock_guard lock(p->import_mutex);
+      if (p->imports.contains(at))
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                      "mem_import: this memory is already imported at the same address; release "
+                      "that import first");
+      p->memory.register_range(device, at, desc->bytes);
+      p->imports[at] = IpcImport{device, base, desc->bytes};
+      *address = at;
+    } catch (...) {
       p->cuda.cuIpcCloseMemHandle(base);
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "mem_import: the shared allocation holds " + std::to_string(size) +
-                        " bytes; the import asks for bytes " + std::to_string(desc->offset) +
-                        " to " + std::to_string(end));
+      throw;
     }
-    const uint64_t at = base + desc->offset;
-    p->memory.register_range(device, at, desc->bytes);
-    std::lock_guard lock(p->import_mutex);
-    p->imports[at] = IpcImport{device, base, desc->bytes};
-    *address = at;
   });
 }
 
@@ -67,9 +76,11 @@ kiln_error* mem_release_import(kiln_plugin* p, uint32_t device, uint64_t address
       p->imports.erase(it);
     }
     p->memory.unregister_range(device, address, import.bytes);
-    // Work still queued may read or write it.
-    p->check(p->cuda.cuCtxSynchronize(), "waiting for the device");
-    p->check(p->cuda.cuIpcCloseMemHandle(import.base), "cuIpcCloseMemHandle");
+    // Work still queued may read or write it; the handle is closed even when that work failed.
+    const CUresult waited = p->cuda.cuCtxSynchronize();
+    const CUresult closed = p->cuda.cuIpcCloseMemHandle(import.base);
+    p->check(waited, "waiting for the device");
+    p->check(closed, "cuIpcCloseMemHandle");
   });
 }
 

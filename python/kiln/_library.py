@@ -125,7 +125,11 @@ def _declare(lib):
         "kiln_graph_import_memory": (e, [p, ctypes.POINTER(SharedMemory), ctypes.POINTER(p)]),
         "kiln_graph_release_memory": (e, [p, p]),
     }
+    # Since runtime API 1.3; an older libkiln.so lacks them and the rest still works.
+    optional = {"kiln_graph_import_memory", "kiln_graph_release_memory"}
     for name, (restype, argtypes) in signatures.items():
+        if name in optional and not hasattr(lib, name):
+            continue
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes

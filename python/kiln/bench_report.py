@@ -37,16 +37,20 @@ def ratio_bars(rows):
     rows = [r for r in _measured(rows) if r["device_gbps"] > 0]
     if not rows:
         return "<p>No cell reports its device's bandwidth: no ratio bars.</p>"
-    graphs = list(dict.fromkeys(r["graph"] for r in rows))
+    # A graph at two sizes is two bars: keyed by name and shape.
+    graphs = list(dict.fromkeys((r["graph"], r["shape"]) for r in rows))
+    names = [name if sum(1 for g, _ in graphs if g == name) == 1 else f"{name} {shape}"
+             for name, shape in graphs]
     targets = list(dict.fromkeys(r["target"] for r in rows))
     width = 0.8 / len(targets)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(graphs) * len(targets) + 2), 3.6))
     for t, target in enumerate(targets):
-        by_graph = {r["graph"]: r["bandwidth_fraction"] for r in rows if r["target"] == target}
+        by_graph = {(r["graph"], r["shape"]): r["bandwidth_fraction"] for r in rows
+                    if r["target"] == target}
         xs = [g + (t - (len(targets) - 1) / 2) * width for g in range(len(graphs))]
-        ax.bar(xs, [by_graph.get(name, 0.0) for name in graphs], width, label=target)
+        ax.bar(xs, [by_graph.get(key, 0.0) for key in graphs], width, label=target)
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(range(len(graphs)), graphs, rotation=30, ha="right")
+    ax.set_xticks(range(len(graphs)), names, rotation=30, ha="right")
     ax.set_ylabel("fraction of the device's bandwidth")
     ax.set_title("Achieved bandwidth per graph, by target (1.0 = the device's roofline)")
     ax.legend()

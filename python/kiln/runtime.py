@@ -136,6 +136,8 @@ class CompiledGraph:
             shared.handle = ctypes.cast(keep, ctypes.c_void_p)
             shared.handle_size = len(cuda_ipc_handle)
         data = ctypes.c_void_p()
+        if not hasattr(L.library(), "kiln_graph_import_memory"):
+            raise KilnError("this libkiln.so predates runtime API 1.3: it imports no memory")
         L.check(L.library().kiln_graph_import_memory(self._handle, ctypes.byref(shared),
                                                      ctypes.byref(data)))
         return data.value

@@ -2,7 +2,8 @@
 plugins, report.html is written, and headless Chromium (no network: every host name resolves
 to nothing) renders it to a PNG. The page must be self-contained (no address it would fetch),
 carry both plots as inline SVG and the table, and the screenshot must show them: not blank,
-with the plots' colours in it. Without Chromium it exits 77 (ctest: skipped), saying why.
+with the plots' colours in it. Without Chromium the browser test is skipped, saying why
+(scripts/install-deps.sh installs it).
 
 Needs KILN_CLI (the kiln program of the build under test) and the kiln package on PYTHONPATH."""
 import os

@@ -3,6 +3,8 @@
 // doubled cells named), and --shard's parsing.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "bench/suite/results.h"
 #include "bench/suite/run_cell.h"
 #include "bench/suite/shard.h"
@@ -68,6 +70,11 @@ TEST(BenchResults, JsonRoundTrips) {
   auto out = from_json(to_json(in), "test");
   ASSERT_TRUE(out) << out.error().to_string();
   EXPECT_EQ(to_json(*out), to_json(in));
+  // An output never written compares with an infinite error: kept through JSON.
+  r.max_abs_error = std::numeric_limits<double>::infinity();
+  auto infinite = from_json(to_json(results(4, {r})), "test");
+  ASSERT_TRUE(infinite) << infinite.error().to_string();
+  EXPECT_EQ(infinite->rows.at(0).max_abs_error, std::numeric_limits<double>::infinity());
   auto bad = from_json("{\"format\": \"other\"}", "x.json");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("x.json: not a kiln bench result"), std::string::npos);
