@@ -115,6 +115,13 @@ std::vector<Spec> specs() {
 
 }  // namespace
 
+void describe_workload(Workload& w) {
+  w.minimal_bytes = 0;
+  for (ValueRef r : w.graph.inputs) w.minimal_bytes += bytes_of(w.graph.type(r));
+  for (ValueRef r : w.graph.outputs) w.minimal_bytes += bytes_of(w.graph.type(r));
+  w.shape = w.graph.inputs.empty() ? "" : w.graph.type(w.graph.inputs.front()).to_string();
+}
+
 Result<std::vector<Workload>> anchor_workloads(SizeClass size,
                                                const std::shared_ptr<const OpRegistry>& registry) {
   std::vector<Workload> out;
@@ -128,9 +135,7 @@ Result<std::vector<Workload>> anchor_workloads(SizeClass size,
     auto graph = b.finish();
     if (!graph) return std::move(graph).error().with_context("building workload " + spec.name);
     w.graph = std::move(*graph);
-    for (ValueRef r : w.graph.inputs) w.minimal_bytes += bytes_of(w.graph.type(r));
-    for (ValueRef r : w.graph.outputs) w.minimal_bytes += bytes_of(w.graph.type(r));
-    w.shape = w.graph.type(w.graph.inputs.at(0)).to_string();
+    describe_workload(w);
     out.push_back(std::move(w));
   }
   return out;

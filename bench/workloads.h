@@ -31,6 +31,9 @@ struct Workload {
   int64_t minimal_bytes = 0;
 };
 
+// Sets w.minimal_bytes and w.shape (its first input's type) from w.graph.
+void describe_workload(Workload& w);
+
 Result<std::vector<Workload>> anchor_workloads(SizeClass size,
                                                const std::shared_ptr<const OpRegistry>& registry);
 

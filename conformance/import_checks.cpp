@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "conformance/context.h"
@@ -61,13 +62,19 @@ std::string make_shared_file(SharedFile& f) {
   return "";
 }
 
+// Why an import check cannot run on `d` (no usable device, no 1.3 import functions), if so.
+std::optional<Finding> cannot_import(const OnDevice& d) {
+  if (d.unusable) return d.unusable;
+  if (!d.api().mem_import || !d.api().mem_release_import)
+    return skip("no mem_import (ABI 1.3): imports nothing");
+  return std::nullopt;
+}
+
 Finding shared_in_place(const Context& c) {
   OnDevice d = on_device(c);
-  if (d.unusable) return *d.unusable;
+  if (auto why = cannot_import(d)) return *why;
   RawPlugin& p = *d.plugin;
   const kiln_plugin_api& a = d.api();
-  if (!a.mem_import || !a.mem_release_import)
-    return skip("no mem_import (ABI 1.3): imports nothing");
   const uint64_t flags = claimed_flags(d, c);
   if (!(flags & KILN_CAPABILITY_IMPORT_POSIX_FD))
     return skip(flags & KILN_CAPABILITY_IMPORT_CUDA_IPC
@@ -76,7 +83,8 @@ Finding shared_in_place(const Context& c) {
                     : "claims no handle type it imports");
   SharedFile file;
   if (std::string e = make_shared_file(file); !e.empty()) return skip(e);
-  kiln_memory_stats before{sizeof before};
+  kiln_memory_stats before{};
+  before.struct_size = sizeof before;
   p.take(a.memory_stats(p.instance(), c.device, &before));
   const kiln_mem_import_desc desc = fd_desc(file.fd, kOffset, kBytes);
   uint64_t address = 0;
@@ -99,7 +107,8 @@ Finding shared_in_place(const Context& c) {
     return fail("copy into imported memory: " + e);
   if (std::memcmp(file.bytes + kOffset + 17, update.data(), update.size()) != 0)
     return fail("a write to imported memory is not seen through the exporter's mapping");
-  kiln_memory_stats during{sizeof during};
+  kiln_memory_stats during{};
+  during.struct_size = sizeof during;
   p.take(a.memory_stats(p.instance(), c.device, &during));
   if (during.num_allocations != before.num_allocations)
     return fail("an import counts as an allocation in memory_stats");
@@ -117,11 +126,9 @@ Finding shared_in_place(const Context& c) {
 
 Finding import_refusals(const Context& c) {
   OnDevice d = on_device(c);
-  if (d.unusable) return *d.unusable;
+  if (auto why = cannot_import(d)) return *why;
   RawPlugin& p = *d.plugin;
   const kiln_plugin_api& a = d.api();
-  if (!a.mem_import || !a.mem_release_import)
-    return skip("no mem_import (ABI 1.3): imports nothing");
   const uint64_t flags = claimed_flags(d, c);
   std::string checked;
   const auto refused = [&](const kiln_mem_import_desc* desc, kiln_status want,

@@ -9,18 +9,6 @@
 namespace kiln::bench {
 namespace {
 
-int64_t bytes_of(const TensorType& t) {
-  return t.numel() * dtype_size(t.dtype);
-}
-
-std::string shape_label(const Graph& g) {
-  if (g.inputs.empty()) return "";
-  const TensorType& t = g.type(g.inputs.front());
-  std::string s = std::string(dtype_name(t.dtype)) + "[";
-  for (size_t i = 0; i < t.sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(t.sizes[i]);
-  return s + "]";
-}
-
 Result<Workload> load_file(const SuiteGraph& entry,
                            const std::shared_ptr<const OpRegistry>& registry) {
   auto graph = load_graph(entry.file, registry);
@@ -38,12 +26,8 @@ Result<Workload> load_file(const SuiteGraph& entry,
   Workload w;
   w.graph = std::move(*lowered);
   w.name = entry.name.empty() ? w.graph.name : entry.name;
-  w.shape = shape_label(w.graph);
-  for (ValueRef r : w.graph.inputs) {
-    w.ranges.push_back(w.graph.value(r).random_range);
-    w.minimal_bytes += bytes_of(w.graph.type(r));
-  }
-  for (ValueRef r : w.graph.outputs) w.minimal_bytes += bytes_of(w.graph.type(r));
+  for (ValueRef r : w.graph.inputs) w.ranges.push_back(w.graph.value(r).random_range);
+  describe_workload(w);
   return w;
 }
 

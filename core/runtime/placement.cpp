@@ -97,14 +97,15 @@ std::vector<double> step_costs(const LoopKernel& kernel, const Touches& t, const
     for (const auto* list : {&t.reads, &t.writes}) {
       for (int b : *list) {
         if (auto from = residence.copy_source(b, at))
-          cost[d] += copy_us(buffers_bytes({b}, prog), rooflines[static_cast<size_t>(*from)],
-                             rooflines[d]);
+          cost[d] += copy_us(buffer_bytes(prog.buffers.at(static_cast<size_t>(b))),
+                             rooflines[static_cast<size_t>(*from)], rooflines[d]);
       }
     }
     if (at == 0) continue;
     for (int b : t.writes) {
       if (std::find(prog.outputs.begin(), prog.outputs.end(), b) != prog.outputs.end())
-        cost[d] += copy_us(buffers_bytes({b}, prog), rooflines[d], rooflines[0]);
+        cost[d] += copy_us(buffer_bytes(prog.buffers.at(static_cast<size_t>(b))), rooflines[d],
+                           rooflines[0]);
     }
   }
   return cost;
