@@ -5,15 +5,18 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "bench/suite/bench_graphs.h"
 #include "bench/suite/html_report.h"
 #include "bench/suite/progress.h"
+#include "bench/suite/reference_cell.h"
 #include "bench/suite/results.h"
 #include "bench/suite/run_cell.h"
 #include "bench/suite/shard.h"
@@ -98,9 +101,12 @@ Status write_results(const Results& r, const std::filesystem::path& dir, const s
 
 std::string summary(const bench::ResultRow& r) {
   if (!r.error.empty()) return fmt::format("{} on {}: error: {}", r.graph, r.target, r.error);
-  return fmt::format("{} on {} ({}): {:.4g} ms, {:.3g} GB/s ({:.0f}% of the device's), check {}",
-                     r.graph, r.target, r.device, r.median_ms, r.gbps, 100 * r.bandwidth_fraction,
-                     r.check);
+  if (!r.skipped.empty()) return fmt::format("{} on {}: skipped: {}", r.graph, r.target, r.skipped);
+  const std::string fraction =
+      r.device_gbps > 0 ? fmt::format(" ({:.0f}% of the device's)", 100 * r.bandwidth_fraction)
+                        : "";
+  return fmt::format("{} on {} ({}): {:.4g} ms, {:.3g} GB/s{}, check {}", r.graph, r.target,
+                     r.device, r.median_ms, r.gbps, fraction, r.check);
 }
 
 int run_suite(const BenchFlags& flags) {
@@ -114,11 +120,25 @@ int run_suite(const BenchFlags& flags) {
   }
   auto registry = OpRegistry::create();
   if (!registry) return report(registry.error());
-  auto graphs = bench::load_suite_graphs(*suite, *registry);
-  if (!graphs) return report(graphs.error());
+  const std::filesystem::path out = flags.out.empty() ? "kiln-bench-" + suite->name : flags.out;
+  const std::string stem = flags.shard.empty()
+                               ? "results"
+                               : fmt::format("results.shard-{}-of-{}", shard.index, shard.count);
+  // Shards may share `out` (a fleet's shared directory): each its own scratch.
+  const std::filesystem::path scratch = out / (".scratch-" + stem);
+  auto graphs = bench::load_suite_graphs(*suite, *registry, scratch / "models");
+  if (!graphs) {
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch, ignored);
+    return report(graphs.error());
+  }
   const Environment env = Environment::from_process();
   std::vector<bench::CellTarget> targets;
   for (const bench::SuiteTarget& t : suite->targets) {
+    if (!t.torch.empty()) {  // a PyTorch reference: no kiln config
+      targets.push_back({&t, Options{}});
+      continue;
+    }
     auto options = target_options(t, env);
     if (!options)
       return report(std::move(options).error().with_context("suite target '" + t.name + "'"));
@@ -128,32 +148,41 @@ int run_suite(const BenchFlags& flags) {
   // as for every command.
   LogLevels warnings;
   warnings.default_level = LogLevel::Warn;
-  const Logging logging(env.log ? targets.front().options.log : warnings);
+  const auto kiln_target = std::find_if(targets.begin(), targets.end(),
+                                        [](const auto& t) { return t.target->torch.empty(); });
+  Logging logging(env.log && kiln_target != targets.end() ? kiln_target->options.log : warnings);
   Results results;
   results.suite = suite->name;
   results.cells = static_cast<int64_t>(graphs->size() * targets.size());
   results.shard = flags.shard.empty() ? "" : shard.text();
   results.machine = machine_name();
   results.date = utc_now();
-  const std::filesystem::path out = flags.out.empty() ? "kiln-bench-" + suite->name : flags.out;
-  const std::string stem = flags.shard.empty()
-                               ? "results"
-                               : fmt::format("results.shard-{}-of-{}", shard.index, shard.count);
-  // Shards may share `out` (a fleet's shared directory): each its own scratch.
-  const std::filesystem::path scratch = out / (".scratch-" + stem);
   int64_t mine = 0;
   for (int64_t c = 0; c < results.cells; ++c) mine += shard.contains(c);
   bench::Progress progress(static_cast<size_t>(mine), stderr);
   size_t done = 0;
+  std::string cell_name;
+  // A cell's long compile shows on the bar: "graph on target: compiling 3/10".
+  std::mutex drawing;
+  logging.set_progress([&](std::string_view stage, size_t units, size_t total) {
+    std::lock_guard lock(drawing);
+    progress.starting(done, fmt::format("{}: {} {}/{}", cell_name, stage, units, total));
+  });
   bool all_ok = true;
   for (size_t g = 0; g < graphs->size(); ++g) {
+    bench::GraphReference reference((*graphs)[g]);
     for (size_t t = 0; t < targets.size(); ++t) {
       const auto cell = static_cast<int64_t>(g * targets.size() + t);
       if (!shard.contains(cell)) continue;
-      progress.starting(done, (*graphs)[g].name + " on " + targets[t].target->name);
-      bench::ResultRow row =
-          bench::run_cell(cell, (*graphs)[g], targets[t], *suite, *registry, logging, scratch);
-      all_ok = all_ok && row.error.empty() && (row.check == "ok" || row.check == "skipped");
+      cell_name = (*graphs)[g].name + " on " + targets[t].target->name;
+      progress.starting(done, cell_name);
+      bench::ResultRow row = targets[t].target->torch.empty()
+                                 ? bench::run_cell(cell, (*graphs)[g], reference, targets[t],
+                                                   *suite, *registry, logging, scratch)
+                                 : bench::run_reference_cell(cell, (*graphs)[g], reference,
+                                                             *targets[t].target, *suite, scratch);
+      all_ok =
+          all_ok && row.error.empty() && (row.check == "ok" || row.check.starts_with("skipped"));
       progress.finished(++done, summary(row));
       results.rows.push_back(std::move(row));
     }

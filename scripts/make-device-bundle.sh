@@ -23,7 +23,7 @@ done
 mkdir -p "$out/include" && cp "$(dpkg -L libsleef-dev | grep '/sleef\.h$')" "$out/include/"
 cp -r "$root/examples" "$root/configs" "$out/"
 mkdir -p "$out/share/kiln/conformance" && cp -r "$root/conformance/graphs" "$out/share/kiln/conformance/"
-mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/" && cp -r "$root/bench/graphs" "$out/bench/"
+mkdir -p "$out/bench" && cp "$root"/bench/*.py "$root"/bench/*.sh "$out/bench/" && cp -r "$root/bench/graphs" "$root/bench/suites" "$root/bench/models" "$out/bench/"
 mkdir -p "$out/scripts" && cp "$root/scripts/ptx-suite.sh" "$out/scripts/"
 # The Python bridge (pure Python over lib/libkiln.so) and the models it is measured on.
 mkdir -p "$out/python" "$out/tests/python"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bench/suite/python_module.h"
 #include "core/graph/graph_json.h"
 #include "core/graph/safetensors.h"
 #include "core/passes/complex_lowering.h"
@@ -31,14 +32,41 @@ Result<Workload> load_file(const SuiteGraph& entry,
   return w;
 }
 
+// A model file exported through PyTorch, then loaded as a graph file with its weights.
+Result<Workload> export_model(const SuiteGraph& entry,
+                              const std::shared_ptr<const OpRegistry>& registry,
+                              const std::filesystem::path& exports) {
+  std::error_code ec;
+  std::filesystem::create_directories(exports, ec);
+  if (ec) return Error::user("cannot make " + exports.string() + ": " + ec.message());
+  const std::string stem = std::filesystem::path(entry.model).stem().string() + "-" + entry.size;
+  const std::filesystem::path out = exports / stem;
+  const std::filesystem::path log = exports / (stem + ".log");
+  auto status = run_python_module("kiln.export_model",
+                                  {entry.model, "--size", entry.size, "--out", out.string()}, log);
+  if (!status) return std::move(status).error().with_context("model " + entry.model);
+  if (*status != 0)
+    return Error::user("model " + entry.model + ": python3 -m kiln.export_model failed" +
+                       (*status == 3 ? " (model entries need PyTorch: "
+                                       "scripts/install-python-deps.sh)"
+                                     : "") +
+                       ": " + log_tail(log, 3));
+  SuiteGraph file = entry;
+  file.file = out.string() + ".json";
+  file.weights = out.string() + ".safetensors";
+  return load_file(file, registry);
+}
+
 }  // namespace
 
 Result<std::vector<Workload>> load_suite_graphs(const Suite& suite,
-                                                const std::shared_ptr<const OpRegistry>& registry) {
+                                                const std::shared_ptr<const OpRegistry>& registry,
+                                                const std::filesystem::path& exports) {
   std::vector<Workload> all;
   for (const SuiteGraph& entry : suite.graphs) {
-    if (!entry.file.empty()) {
-      auto w = load_file(entry, registry);
+    if (!entry.file.empty() || !entry.model.empty()) {
+      auto w =
+          entry.file.empty() ? export_model(entry, registry, exports) : load_file(entry, registry);
       if (!w) return std::move(w).error().with_context("suite " + suite.path);
       all.push_back(std::move(*w));
       continue;

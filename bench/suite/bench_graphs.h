@@ -2,6 +2,7 @@
 // workloads, each with the ranges its inputs are drawn from and its minimal bytes.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 
 #include "bench/suite/suite.h"
@@ -13,8 +14,10 @@ class OpRegistry;
 
 namespace kiln::bench {
 
-// In suite order; a `builtin` entry expands to its workloads in their own order.
+// In suite order; a `builtin` entry expands to its workloads in their own order. A `model`
+// entry is exported (python3 -m kiln.export_model) into `exports`, a directory it may fill.
 Result<std::vector<Workload>> load_suite_graphs(const Suite& suite,
-                                                const std::shared_ptr<const OpRegistry>& registry);
+                                                const std::shared_ptr<const OpRegistry>& registry,
+                                                const std::filesystem::path& exports);
 
 }  // namespace kiln::bench

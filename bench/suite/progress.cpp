@@ -4,17 +4,15 @@
 
 #include <algorithm>
 
+#include "core/support/progress_line.h"
+
 namespace kiln::bench {
 
 Progress::Progress(size_t total, std::FILE* out)
     : total_(std::max<size_t>(total, 1)), out_(out), tty_(isatty(fileno(out)) == 1) {}
 
 void Progress::draw(size_t done, const std::string& what) {
-  constexpr size_t kWidth = 24;
-  const size_t filled = kWidth * std::min(done, total_) / total_;
-  std::string line = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
-                     std::to_string(done) + "/" + std::to_string(total_) + " " + what;
-  if (line.size() > 100) line = line.substr(0, 97) + "...";
+  std::string line = progress_bar(done, total_, what);
   const size_t width = line.size();
   if (width < drawn_) line += std::string(drawn_ - width, ' ');
   std::fprintf(out_, "\r%s", line.c_str());

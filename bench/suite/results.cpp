@@ -41,7 +41,9 @@ json row_json(const ResultRow& r) {
               {"compile_warm_ms", r.compile_warm_ms},
               {"check", r.check},
               {"max_abs_error", r.max_abs_error},
-              {"error", r.error}};
+              {"error", r.error},
+              {"reference", r.reference},
+              {"skipped", r.skipped}};
 }
 
 // JSON has no infinity: a non-finite number (an unwritten output's error) is written as null
@@ -74,6 +76,9 @@ ResultRow row_from(const json& j) {
   r.check = j.at("check").get<std::string>();
   r.max_abs_error = number(j, "max_abs_error");
   r.error = j.at("error").get<std::string>();
+  // Results written before reference rows existed have neither field.
+  r.reference = j.value("reference", "");
+  r.skipped = j.value("skipped", "");
   return r;
 }
 
@@ -83,15 +88,16 @@ std::string to_csv(const Results& r) {
   std::string s =
       "cell,graph,shape,target,device,kernels,runs,median_ms,min_ms,max_ms,ci_low_ms,ci_high_ms,"
       "bytes,gbps,device_gbps,bandwidth_fraction,compile_cold_ms,compile_warm_ms,check,"
-      "max_abs_error,error\n";
+      "max_abs_error,error,reference,skipped\n";
   for (const ResultRow& w : r.rows) {
     s += fmt::format(
         "{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},"
-        "{:.4f},{:.1f},{:.1f},{},{:.3g},{}\n",
+        "{:.4f},{:.1f},{:.1f},{},{:.3g},{},{},{}\n",
         w.cell, csv_field(w.graph), csv_field(w.shape), csv_field(w.target), csv_field(w.device),
         w.kernels, w.runs, w.median_ms, w.min_ms, w.max_ms, w.ci_low_ms, w.ci_high_ms, w.bytes,
         w.gbps, w.device_gbps, w.bandwidth_fraction, w.compile_cold_ms, w.compile_warm_ms,
-        csv_field(w.check), w.max_abs_error, csv_field(w.error));
+        csv_field(w.check), w.max_abs_error, csv_field(w.error), csv_field(w.reference),
+        csv_field(w.skipped));
   }
   return s;
 }

@@ -24,7 +24,9 @@ struct ResultRow {
   double compile_cold_ms = 0, compile_warm_ms = 0;
   std::string check;  // "ok", "mismatch: ...", "skipped" (the suite turned checks off)
   double max_abs_error = 0;
-  std::string error;  // a cell that could not run: why (and nothing measured)
+  std::string error;      // a cell that could not run: why (and nothing measured)
+  std::string reference;  // a PyTorch reference row: "eager", "compile", "max-autotune"
+  std::string skipped;    // a reference cell not run (no PyTorch, no such device): why
 };
 
 struct Results {

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 
-#include "core/interp/oracle.h"
 #include "core/interp/random_tensor.h"
 #include "core/runtime/compile.h"
 #include "core/support/median.h"
@@ -19,17 +18,32 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// Outputs of a poisoned run against the reference: "ok", or the first output that differs.
-std::string check_outputs(const CompiledGraph& compiled, const Graph& graph,
-                          const std::vector<HostTensor>& inputs, double& max_abs) {
-  auto oracle = run_oracle(graph, inputs);
-  if (!oracle) return "reference failed: " + oracle.error().message();
+// Outputs of a poisoned run against the reference.
+std::string check_outputs(const CompiledGraph& compiled, GraphReference& reference,
+                          double& max_abs) {
   RunOptions options;
   options.poison = true;
-  auto got = compiled.run(inputs, options);
+  auto got = compiled.run(reference.inputs(), options);
   if (!got) return "run failed: " + got.error().message();
-  for (size_t o = 0; o < got->size(); ++o) {
-    const Comparison c = oracle->compare(o, (*got)[o]);
+  return reference.check(*got, max_abs);
+}
+
+}  // namespace
+
+GraphReference::GraphReference(const Workload& w) : w_(w) {
+  for (size_t i = 0; i < w.graph.inputs.size(); ++i)
+    inputs_.push_back(random_tensor(w.graph.type(w.graph.inputs[i]), 1000 + i, w.ranges.at(i)));
+}
+
+std::string GraphReference::check(const std::vector<HostTensor>& outputs, double& max_abs) {
+  if (!oracle_) oracle_.emplace(run_oracle(w_.graph, inputs_));
+  if (!*oracle_) return "reference failed: " + oracle_->error().message();
+  const OracleResults& oracle = **oracle_;
+  if (outputs.size() != oracle.expected.size())
+    return fmt::format("mismatch: {} outputs where the graph has {}", outputs.size(),
+                       oracle.expected.size());
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const Comparison c = oracle.compare(o, outputs[o]);
     max_abs = std::max(max_abs, c.max_abs);
     if (!c.ok())
       return fmt::format("mismatch: output {}: {} elements outside the tolerance (max abs {:.3g})",
@@ -37,8 +51,6 @@ std::string check_outputs(const CompiledGraph& compiled, const Graph& graph,
   }
   return "ok";
 }
-
-}  // namespace
 
 void summarize_samples(std::vector<double> samples, ResultRow& row) {
   row.runs = static_cast<int64_t>(samples.size());
@@ -57,9 +69,9 @@ void summarize_samples(std::vector<double> samples, ResultRow& row) {
   row.ci_high_ms = rank(std::ceil(n / 2 + half));
 }
 
-ResultRow run_cell(int64_t cell, const Workload& w, const CellTarget& t, const Suite& suite,
-                   const std::shared_ptr<const OpRegistry>& registry, const Logging& logging,
-                   const std::filesystem::path& scratch) {
+ResultRow run_cell(int64_t cell, const Workload& w, GraphReference& reference, const CellTarget& t,
+                   const Suite& suite, const std::shared_ptr<const OpRegistry>& registry,
+                   const Logging& logging, const std::filesystem::path& scratch) {
   ResultRow row;
   row.cell = cell;
   row.graph = w.name;
@@ -91,11 +103,9 @@ ResultRow run_cell(int64_t cell, const Workload& w, const CellTarget& t, const S
   }
   row.device = compiled->stats().target;
   row.kernels = static_cast<int64_t>(compiled->stats().kernels + compiled->stats().externs);
-  std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < w.graph.inputs.size(); ++i)
-    inputs.push_back(random_tensor(w.graph.type(w.graph.inputs[i]), 1000 + i, w.ranges.at(i)));
-  if (suite.check) row.check = check_outputs(*compiled, w.graph, inputs, row.max_abs_error);
-  auto samples = compiled->time_runs(inputs, suite.protocol.runs, suite.protocol.runs_per_sample);
+  if (suite.check) row.check = check_outputs(*compiled, reference, row.max_abs_error);
+  auto samples =
+      compiled->time_runs(reference.inputs(), suite.protocol.runs, suite.protocol.runs_per_sample);
   if (!samples) {
     row.error = samples.error().message();
     return row;

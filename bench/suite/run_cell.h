@@ -5,11 +5,13 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "bench/suite/results.h"
 #include "bench/suite/suite.h"
 #include "bench/workloads.h"
 #include "core/config/options.h"
+#include "core/interp/oracle.h"
 #include "core/support/logging.h"
 
 namespace kiln {
@@ -23,11 +25,28 @@ struct CellTarget {
   Options options;  // the target's config, read once
 };
 
+// A graph's cell inputs (random values from each input's range) and the reference
+// interpreter's outputs for them, computed on first use and shared by the graph's cells: the
+// interpreter is slow on big graphs.
+class GraphReference {
+ public:
+  explicit GraphReference(const Workload& w);
+  const std::vector<HostTensor>& inputs() const { return inputs_; }
+  // Outputs of a run against the reference: "ok", or the first output that differs; the
+  // largest error into `max_abs`.
+  std::string check(const std::vector<HostTensor>& outputs, double& max_abs);
+
+ private:
+  const Workload& w_;
+  std::vector<HostTensor> inputs_;
+  std::optional<Result<OracleResults>> oracle_;
+};
+
 // Never fails: a cell that cannot compile or run has `error` set and nothing measured.
 // `scratch` is a directory the cell may fill and empty (its kernel cache).
-ResultRow run_cell(int64_t cell, const Workload& w, const CellTarget& t, const Suite& suite,
-                   const std::shared_ptr<const OpRegistry>& registry, const Logging& logging,
-                   const std::filesystem::path& scratch);
+ResultRow run_cell(int64_t cell, const Workload& w, GraphReference& reference, const CellTarget& t,
+                   const Suite& suite, const std::shared_ptr<const OpRegistry>& registry,
+                   const Logging& logging, const std::filesystem::path& scratch);
 
 // Median, extremes and a 95% interval of the median of `samples` (ms) into `row`.
 void summarize_samples(std::vector<double> samples, ResultRow& row);

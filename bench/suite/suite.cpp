@@ -56,19 +56,22 @@ class Reader {
 };
 
 Result<SuiteGraph> read_graph(const Reader& r, const YAML::Node& node, const std::string& where) {
-  if (auto s = r.keys(node, where, {"file", "weights", "name", "builtin", "size", "only"}); !s)
+  if (auto s = r.keys(node, where, {"file", "weights", "name", "builtin", "model", "size", "only"});
+      !s)
     return std::move(s).error();
   SuiteGraph g;
-  for (auto [key, field] :
-       {std::pair{"file", &g.file}, std::pair{"weights", &g.weights}, std::pair{"name", &g.name},
-        std::pair{"builtin", &g.builtin}, std::pair{"size", &g.size}}) {
+  for (auto [key, field] : {std::pair{"file", &g.file}, std::pair{"weights", &g.weights},
+                            std::pair{"name", &g.name}, std::pair{"builtin", &g.builtin},
+                            std::pair{"model", &g.model}, std::pair{"size", &g.size}}) {
     if (!node[key]) continue;
     auto text = r.string(node[key], where + "." + key);
     if (!text) return std::move(text).error();
     *field = *text;
   }
-  if (g.file.empty() == g.builtin.empty())
-    return r.error(node, "'" + where + "' needs exactly one of 'file' and 'builtin'");
+  if (!g.file.empty() + !g.builtin.empty() + !g.model.empty() != 1)
+    return r.error(node, "'" + where + "' needs exactly one of 'file', 'builtin' and 'model'");
+  if (!g.weights.empty() && g.file.empty())
+    return r.error(node["weights"], "'" + where + ".weights' goes with 'file'");
   if (!g.builtin.empty() && g.builtin != "anchors")
     return r.error(node["builtin"], "'" + where +
                                         ".builtin' must be anchors (the anchor "
@@ -84,26 +87,57 @@ Result<SuiteGraph> read_graph(const Reader& r, const YAML::Node& node, const std
       g.only.push_back(*text);
     }
   }
+  if (!g.only.empty() && g.builtin.empty())
+    return r.error(node["only"], "'" + where + ".only' goes with 'builtin'");
   g.file = r.resolve(g.file);
+  g.model = r.resolve(g.model);
   g.weights = r.resolve(g.weights);
   return g;
 }
 
 Result<SuiteTarget> read_target(const Reader& r, const YAML::Node& node, const std::string& where) {
-  if (auto s = r.keys(node, where, {"name", "config", "config_text"}); !s)
+  if (auto s = r.keys(node, where, {"name", "config", "config_text", "torch", "device", "threads"});
+      !s)
     return std::move(s).error();
   SuiteTarget t;
   for (auto [key, field] : {std::pair{"name", &t.name}, std::pair{"config", &t.config_file},
-                            std::pair{"config_text", &t.config_text}}) {
+                            std::pair{"config_text", &t.config_text}, std::pair{"torch", &t.torch},
+                            std::pair{"device", &t.device}}) {
     if (!node[key]) continue;
     auto text = r.string(node[key], where + "." + key);
     if (!text) return std::move(text).error();
     *field = *text;
   }
+  if (node["threads"]) {
+    auto v = r.integer(node["threads"], where + ".threads", 1, 4096);
+    if (!v) return std::move(v).error();
+    t.threads = *v;
+  }
   if (!t.config_file.empty() && !t.config_text.empty())
     return r.error(node, "'" + where + "' takes 'config' or 'config_text', not both");
+  if (!t.torch.empty()) {
+    if (t.torch != "eager" && t.torch != "compile" && t.torch != "max-autotune")
+      return r.error(
+          node["torch"],
+          "'" + where + ".torch' must be eager, compile or max-autotune; got '" + t.torch + "'");
+    if (!t.config_file.empty() || !t.config_text.empty())
+      return r.error(node, "'" + where +
+                               "' is a PyTorch reference ('torch') or a kiln config, "
+                               "not both");
+    const bool cuda = t.device == "cuda" || t.device.rfind("cuda:", 0) == 0;
+    if (t.device != "cpu" && !cuda)
+      return r.error(node["device"],
+                     "'" + where + ".device' must be cpu, cuda or cuda:N; got '" + t.device + "'");
+  } else if (node["device"] || node["threads"]) {
+    return r.error(node["device"] ? node["device"] : node["threads"],
+                   "'" + where +
+                       "': 'device' and 'threads' are for a PyTorch reference "
+                       "('torch'); a kiln target's devices come from its config");
+  }
   if (t.name.empty()) {
-    if (t.config_file.empty() && t.config_text.empty())
+    if (!t.torch.empty())
+      t.name = "torch-" + t.torch;
+    else if (t.config_file.empty() && t.config_text.empty())
       t.name = "default";
     else if (!t.config_file.empty())
       t.name = std::filesystem::path(t.config_file).stem().string();

@@ -12,9 +12,11 @@
 namespace kiln::bench {
 
 struct SuiteGraph {
-  // Exactly one of: a kiln.graph/1 file (with optional weights), or the built-in anchor
-  // workloads at a size class (optionally only some of them).
+  // Exactly one of: a kiln.graph/1 file (with optional weights), the built-in anchor
+  // workloads at a size class (optionally only some of them), or a model file (Python
+  // defining `model(size)`, exported through PyTorch when the suite loads).
   std::string file;
+  std::string model;
   std::string weights;
   std::string name;  // the row's label; default: the graph's own name
   std::string builtin;
@@ -26,6 +28,12 @@ struct SuiteTarget {
   std::string name;         // the row's label
   std::string config_file;  // a kiln config file, or
   std::string config_text;  // an inline one ("" and no file: the built-in default)
+  // Or a reference row: PyTorch runs the graph, "eager", "compile" (torch.compile's default,
+  // Inductor) or "max-autotune", on `device` ("cpu", "cuda", "cuda:N") with `threads` CPU
+  // threads (0: PyTorch's default).
+  std::string torch;
+  std::string device = "cpu";
+  int threads = 0;
 };
 
 struct Protocol {

@@ -83,7 +83,7 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
   if (kernels.empty()) return Ok{};
   std::vector<CompileUnit> units =
       make_compile_units(kernels, kernel_configs, compiles_per_kernel(plugin));
-  if (auto s = compile_units(plugin, device, units, cache); !s) return s;
+  if (auto s = compile_units(plugin, device, units, cache, &logging); !s) return s;
   std::map<std::string, int> unit_of;
   size_t cached = 0;
   double compile_ms = 0;

@@ -2,11 +2,13 @@
 
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
 
 #include "core/kir/kir_hash.h"
+#include "core/support/logging.h"
 
 namespace kiln {
 namespace {
@@ -27,6 +29,20 @@ Status compile_unit(const Plugin& plugin, uint32_t device, CompileUnit& unit) {
   unit.artifact = plugin.take_blob(artifact);
   unit.metadata = plugin.take_blob(metadata);
   return Ok{};
+}
+
+// One unit's artifact from the cache, or compiled and cached.
+void compile_one(const Plugin& plugin, uint32_t device, const std::string& label, CompileUnit& unit,
+                 const DiskCache& cache, Status& result) {
+  const CacheKey key =
+      kernel_key(kir_hash(unit.text), unit.config, label, plugin.attributes().compiler_fingerprint);
+  if (auto hit = cache.get(key)) {
+    unit.artifact = std::move(*hit);
+    unit.cache_hit = true;
+    return;
+  }
+  result = compile_unit(plugin, device, unit);
+  if (result) cache.put(key, unit.artifact);
 }
 
 }  // namespace
@@ -79,20 +95,13 @@ std::string device_label(const Plugin& plugin, uint32_t device) {
 }
 
 Status compile_units(const Plugin& plugin, uint32_t device, std::vector<CompileUnit>& units,
-                     const DiskCache& cache) {
+                     const DiskCache& cache, const Logging* progress) {
   const std::string label = device_label(plugin, device);
   std::vector<Status> results(units.size(), Ok{});
+  std::atomic<size_t> done{0};
   auto one = [&](size_t i) {
-    CompileUnit& unit = units[i];
-    const CacheKey key = kernel_key(kir_hash(unit.text), unit.config, label,
-                                    plugin.attributes().compiler_fingerprint);
-    if (auto hit = cache.get(key)) {
-      unit.artifact = std::move(*hit);
-      unit.cache_hit = true;
-      return;
-    }
-    results[i] = compile_unit(plugin, device, unit);
-    if (results[i]) cache.put(key, unit.artifact);
+    compile_one(plugin, device, label, units[i], cache, results[i]);
+    if (progress) progress->progress("compiling", ++done, units.size());
   };
   if (compiles_concurrently(plugin) && units.size() > 1) {
     tbb::parallel_for(size_t{0}, units.size(), one);

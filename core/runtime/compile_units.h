@@ -15,6 +15,8 @@
 
 namespace kiln {
 
+class Logging;
+
 struct CompileUnit {
   std::vector<size_t> kernels;     // indices into the graph's kernel batch
   std::vector<std::string> names;  // their names
@@ -40,8 +42,9 @@ bool compiles_per_kernel(const Plugin& plugin);
 std::string device_label(const Plugin& plugin, uint32_t device);
 
 // Fills every unit's artifact from the cache or the plugin (in parallel when the plugin
-// allows). The first failure is returned, naming its unit's kernels.
+// allows), telling `progress` (when given) each unit done. The first failure is returned,
+// naming its unit's kernels.
 Status compile_units(const Plugin& plugin, uint32_t device, std::vector<CompileUnit>& units,
-                     const DiskCache& cache);
+                     const DiskCache& cache, const Logging* progress = nullptr);
 
 }  // namespace kiln

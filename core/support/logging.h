@@ -3,6 +3,7 @@
 // passed where it is needed; nothing is registered globally.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,7 +36,16 @@ class Logging {
 
   const LogLevels& levels() const { return levels_; }
 
+  // How far a long stage is ("compiling kernels": `done` of `total`), for a progress display
+  // the command that owns the terminal sets before it compiles. Called from any thread.
+  using ProgressFn = std::function<void(std::string_view stage, size_t done, size_t total)>;
+  void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
+  void progress(std::string_view stage, size_t done, size_t total) const {
+    if (progress_) progress_(stage, done, total);
+  }
+
  private:
+  ProgressFn progress_;
   LogLevels levels_;
   std::shared_ptr<spdlog::sinks::sink> sink_;
   mutable std::mutex mutex_;

@@ -9,6 +9,7 @@ import argparse
 import html
 import io
 import json
+import math
 import sys
 
 import matplotlib
@@ -26,6 +27,10 @@ def _svg(fig):
     plt.close(fig)
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prologue: the SVG sits inside HTML
+
+
+def _failed_check(row):
+    return row["check"] != "ok" and not row["check"].startswith("skipped")
 
 
 def _measured(rows):
@@ -57,6 +62,42 @@ def ratio_bars(rows):
     return _svg(fig)
 
 
+def _geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+def speedups(rows):
+    """Per kiln target, each graph's speed against each PyTorch reference row of the same
+    graph (its median over kiln's: above 1, kiln is faster), with the geometric mean."""
+    measured = _measured(rows)
+    references = list(dict.fromkeys(r["target"] for r in measured if r.get("reference")))
+    targets = list(dict.fromkeys(r["target"] for r in measured if not r.get("reference")))
+    if not references or not targets:
+        return ""
+    by = {(r["target"], r["graph"], r["shape"]): r["median_ms"] for r in measured}
+    graphs = list(dict.fromkeys((r["graph"], r["shape"]) for r in measured
+                                if not r.get("reference")))
+    pairs = [(t, ref) for t in targets for ref in references]
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(graphs) * len(pairs) + 2), 3.6))
+    width = 0.8 / len(pairs)
+    lines = []
+    for p, (target, ref) in enumerate(pairs):
+        ratios = [by[(ref, *g)] / by[(target, *g)] if (ref, *g) in by and (target, *g) in by
+                  else 0.0 for g in graphs]
+        mean = _geomean([x for x in ratios if x > 0])
+        xs = [g + (p - (len(pairs) - 1) / 2) * width for g in range(len(graphs))]
+        ax.bar(xs, ratios, width, label=f"{target} vs {ref} (geomean {mean:.2f}x)")
+        lines.append(f"<li>{html.escape(target)} against {html.escape(ref)}: geometric mean "
+                     f"{mean:.2f}x over {sum(1 for x in ratios if x > 0)} graphs</li>")
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(graphs)), [g for g, _ in graphs], rotation=30, ha="right")
+    ax.set_ylabel("reference time / kiln time")
+    ax.set_title("Speed against PyTorch (above 1: kiln is faster)")
+    ax.legend(fontsize=7)
+    return (f"<h2>Against PyTorch</h2><ul>{''.join(lines)}</ul>"
+            f"<div class=\"plots\">{_svg(fig)}</div>")
+
+
 def roofline_scatter(rows):
     """Achieved GB/s against bytes moved, each target's device bandwidth as a line."""
     rows = _measured(rows)
@@ -85,15 +126,18 @@ COLUMNS = [("graph", "graph", "{}"), ("shape", "shape", "{}"), ("target", "targe
            ("bandwidth_fraction", "of device", "{:.0%}"),
            ("compile_cold_ms", "compile cold ms", "{:.0f}"),
            ("compile_warm_ms", "compile warm ms", "{:.0f}"), ("check", "check", "{}"),
-           ("error", "error", "{}")]
+           ("error", "error", "{}"), ("skipped", "skipped", "{}")]
 
 
 def table(rows):
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title, _ in COLUMNS)
     body = []
     for r in rows:
-        bad = r["error"] or r["check"] not in ("ok", "skipped")
-        cells = "".join(f"<td>{html.escape(fmt.format(r[key]))}</td>" for key, _, fmt in COLUMNS)
+        bad = r["error"] or _failed_check(r)
+        # A PyTorch row has no roofline or kernel count of kiln's: blank, not 0.
+        blank = {"kernels", "bandwidth_fraction"} if r.get("reference") else set()
+        text = ["" if key in blank else fmt.format(r.get(key, "")) for key, _, fmt in COLUMNS]
+        cells = "".join(f"<td>{html.escape(t)}</td>" for t in text)
         body.append(f"<tr class=\"{'bad' if bad else ''}\">{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -108,7 +152,7 @@ td:nth-child(-n+4),th:nth-child(-n+4){text-align:left}
 
 def render(results):
     rows = results["rows"]
-    bad = sum(1 for r in rows if r["error"] or r["check"] not in ("ok", "skipped"))
+    bad = sum(1 for r in rows if r["error"] or _failed_check(r))
     shard = f", shard {results['shard']}" if results["shard"] else ""
     title = f"kiln bench: {results['suite']}"
     return f"""<!DOCTYPE html>
@@ -119,8 +163,11 @@ def render(results):
 Machine: {html.escape(results['machine'])}. Run: {html.escape(results['date'])}.
 Times are medians of the suite's samples, with a 95% interval of the median; bytes are each
 graph's inputs read and outputs written once; compile times are whole compile calls with an
-empty kernel cache (cold) and with it filled (warm).</p>
+empty kernel cache (cold) and with it filled (warm); a PyTorch reference row's are its first
+call under torch.compile with empty Inductor caches (cold) and again after Dynamo forgets the
+graph (warm).</p>
 <div class="plots">{ratio_bars(rows)}{roofline_scatter(rows)}</div>
+{speedups(rows)}
 {table(rows)}
 </body></html>
 """

@@ -113,12 +113,12 @@ def convert(gm, placeholder_tensors, params=None, name=None):
         if not isinstance(t, torch.Tensor):
             raise Unsupported(f"input '{n.name}' is a {type(t).__name__}: a dynamic shape "
                               "(kiln compiles static shapes)")
-        name = _pairs_name(n.name) if t.is_complex() else n.name
-        spec = _tensor_spec(name, _as_pairs(t), f"input '{n.name}'")
+        value_name = _pairs_name(n.name) if t.is_complex() else n.name
+        spec = _tensor_spec(value_name, _as_pairs(t), f"input '{n.name}'")
         if n.name in params:
             spec.pop("strides", None)
             param_specs.append(spec)
-            weights[name] = _as_pairs(params[n.name])
+            weights[value_name] = _as_pairs(params[n.name])
         else:
             inputs.append(spec)
         c.refs[n] = "%" + n.name
@@ -132,9 +132,9 @@ def convert(gm, placeholder_tensors, params=None, name=None):
             value = getattr(gm, n.target)
             if not isinstance(value, torch.Tensor):
                 raise Unsupported(f"node '{n.name}': attribute {n.target} is not a tensor")
-            name = _pairs_name(n.name) if value.is_complex() else n.name
-            param_specs.append(_tensor_spec(name, _as_pairs(value), f"constant '{n.name}'"))
-            weights[name] = _as_pairs(value.detach())
+            value_name = _pairs_name(n.name) if value.is_complex() else n.name
+            param_specs.append(_tensor_spec(value_name, _as_pairs(value), f"constant '{n.name}'"))
+            weights[value_name] = _as_pairs(value.detach())
             c.refs[n] = "%" + n.name
             if value.is_complex():
                 nodes.append(_complex_from_pairs(n.name))

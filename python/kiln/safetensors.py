@@ -1,4 +1,5 @@
-"""The safetensors format, written from torch tensors (kiln reads it for weights)."""
+"""The safetensors format, written from torch tensors (kiln reads it for weights) and read back
+(`kiln bench` hands PyTorch its inputs this way)."""
 import ctypes
 import json
 import struct
@@ -30,3 +31,35 @@ def serialize(tensors):
 def write(path, tensors):
     with open(path, "wb") as f:
         f.write(serialize(tensors))
+
+
+_DTYPES = {v: k for k, v in _NAMES.items()}
+
+
+def read(path):
+    """{name: tensor} from a safetensors file, in the file's order."""
+    import torch  # only readers need it
+
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise ValueError(f"{path}: too short for a safetensors header")
+    (size,) = struct.unpack("<Q", data[:8])
+    if 8 + size > len(data):
+        raise ValueError(f"{path}: header of {size} bytes runs past the file")
+    header = json.loads(data[8:8 + size])
+    body = memoryview(data)[8 + size:]
+    out = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        if spec["dtype"] not in _DTYPES:
+            raise ValueError(f"{path}: tensor '{name}': dtype {spec['dtype']} is not one kiln reads")
+        begin, end = spec["data_offsets"]
+        if not 0 <= begin <= end <= len(body):
+            raise ValueError(f"{path}: tensor '{name}': bytes {begin}..{end} outside the file")
+        kind = getattr(torch, _DTYPES[spec["dtype"]])
+        flat = (torch.frombuffer(bytearray(body[begin:end]), dtype=kind) if end > begin
+                else torch.empty(0, dtype=kind))
+        out[name] = flat.reshape(spec["shape"])
+    return out

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "bench/suite/results.h"
 #include "bench/suite/run_cell.h"
@@ -57,7 +58,7 @@ TEST(BenchResults, CsvQuotesFieldsWithCommasAndQuotes) {
   r.error = "said \"no\"";
   const std::string csv = to_csv(results(1, {r}));
   EXPECT_NE(csv.find("0,\"a,b\",,cpu,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",\"said \"\"no\"\"\"\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",\"said \"\"no\"\"\",,\n"), std::string::npos) << csv;
 }
 
 TEST(BenchResults, JsonRoundTrips) {
@@ -81,6 +82,27 @@ TEST(BenchResults, JsonRoundTrips) {
   auto broken = from_json("{", "y.json");
   ASSERT_FALSE(broken);
   EXPECT_NE(broken.error().message().find("y.json: "), std::string::npos);
+}
+
+TEST(BenchResults, ReferenceRowsKeepTheirKindAndWhySkipped) {
+  ResultRow eager = row(1, "softmax");
+  eager.reference = "eager";
+  ResultRow cuda = row(2, "softmax");
+  cuda.reference = "compile";
+  cuda.skipped = "PyTorch sees no CUDA device";
+  auto out = from_json(to_json(results(3, {eager, cuda})), "test");
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(out->rows.at(0).reference, "eager");
+  EXPECT_EQ(out->rows.at(1).skipped, "PyTorch sees no CUDA device");
+  EXPECT_NE(to_csv(*out).find(",compile,PyTorch sees no CUDA device\n"), std::string::npos);
+  // Results written before reference rows existed read as kiln rows.
+  nlohmann::json old = nlohmann::json::parse(to_json(results(1, {row(0, "rowsum")})));
+  old["rows"][0].erase("reference");
+  old["rows"][0].erase("skipped");
+  auto earlier = from_json(old.dump(), "old.json");
+  ASSERT_TRUE(earlier) << earlier.error().to_string();
+  EXPECT_EQ(earlier->rows.at(0).reference, "");
+  EXPECT_EQ(earlier->rows.at(0).skipped, "");
 }
 
 TEST(BenchResults, MergeTakesEachCellOnceAndNamesWhatIsMissing) {
