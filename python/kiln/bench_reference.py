@@ -84,6 +84,16 @@ def _measure(args, torch):
             torch.cuda.synchronize(device)
 
     fn, cold_ms, warm_ms = graph, 0.0, 0.0
+    # max-autotune replays CUDA graphs, whose outputs the next replay overwrites: each call
+    # starts a new step, and outputs kept for the check are copies.
+    mark_step = (getattr(torch.compiler, "cudagraph_mark_step_begin", None)
+                 if args.mode == "max-autotune" else None)
+
+    def call():
+        if mark_step:
+            mark_step()
+        return fn(*inputs)
+
     if args.mode != "eager":
         mode = "max-autotune" if args.mode == "max-autotune" else None
 
@@ -91,6 +101,8 @@ def _measure(args, torch):
             compiled = torch.compile(graph, mode=mode, fullgraph=False)
             begin = time.perf_counter()
             with torch.no_grad():
+                if mark_step:
+                    mark_step()
                 compiled(*inputs)
             sync()
             return compiled, (time.perf_counter() - begin) * 1e3
@@ -100,13 +112,13 @@ def _measure(args, torch):
         torch._dynamo.reset()
         fn, warm_ms = first_call()
     with torch.no_grad():
-        outputs = fn(*inputs)  # the warm-up run
+        outputs = [t.clone() for t in call()]  # the warm-up run
         sync()
         samples = []
         for _ in range(args.runs):
             def burst():
                 for _ in range(args.runs_per_sample):
-                    fn(*inputs)
+                    call()
             samples.append(clock.span(burst) / args.runs_per_sample)
     if args.outputs:
         safetensors.write(args.outputs, {f"out{i}": t for i, t in enumerate(outputs)})
