@@ -2,7 +2,8 @@
 (torch.ops.aten.<name>.<overload>), so PyTorch eager and torch.compile run the very graph
 kiln runs (`kiln bench` reference rows).
 
-    fn = torch_graph.build(doc, params, device)   # fn(*inputs) -> tuple of outputs
+    g = torch_graph.build(doc, params, device)   # g(*inputs) -> tuple of outputs
+    torch.compile(g.fn)(*g.params, *inputs)      # the same, compiled
 """
 import math
 
@@ -48,71 +49,90 @@ def _overload(op):
         raise GraphError(f"PyTorch {torch.__version__} has no op '{op}'") from e
 
 
-def _lookup(env, ref):
-    name = ref[1:]
-    if name in env:
-        return env[name]
-    base, _, index = name.rpartition(".")
-    if base in env and index.isdigit():
-        value = env[base]
-        return value[int(index)] if isinstance(value, (tuple, list)) else value
-    raise GraphError(f"'{ref}' names no value defined before it")
+class _Source:
+    """Straight-line Python for a graph: one local per value, one call per node, literals
+    written out. torch.compile then guards the function's tensor arguments only, as it does a
+    module's forward; a closure walking the document would make Dynamo guard every literal of
+    it and add ~100 us to each call."""
 
+    def __init__(self, device):
+        self.names = {}
+        self.namespace = {"inf": math.inf, "nan": math.nan, "torch": torch,
+                          "_device": torch.device(device)}
 
-def _arg(env, a):
-    if isinstance(a, str):
-        if a.startswith("%"):
-            return _lookup(env, a)
-        if a in _NUMBERS:
-            return _NUMBERS[a]
-        if a in DTYPES:
-            return DTYPES[a]
-        return a
-    if isinstance(a, list):
-        return [_arg(env, x) for x in a]
-    return a
+    def define(self, name):
+        self.names[name] = f"v{len(self.names)}"
+        return self.names[name]
 
+    def ref(self, text):
+        name = text[1:]
+        if name in self.names:
+            return self.names[name]
+        base, _, index = name.rpartition(".")
+        if base in self.names and index.isdigit():
+            return f"{self.names[base]}[{index}]"
+        raise GraphError(f"'{text}' names no value defined before it")
 
-def _node_call(node, device):
-    fn = _overload(node["op"])
-    names = [a.name for a in fn._schema.arguments]
-    args, kwargs = list(node.get("args", [])), dict(node.get("kwargs", {}))
-    # Creation ops make their tensors where the graph runs (the format leaves placement out).
-    at = names.index("device") if "device" in names else -1
+    def literal(self, a):
+        if isinstance(a, str):
+            if a.startswith("%"):
+                return self.ref(a)
+            if a in _NUMBERS:
+                return a  # inf, -inf and nan are names in the namespace
+            return repr(DTYPES[a]) if a in DTYPES else repr(a)
+        if isinstance(a, list):
+            return "[" + ", ".join(self.literal(x) for x in a) + "]"
+        if isinstance(a, float) and not math.isfinite(a):
+            return repr(a)  # 'inf', '-inf', 'nan': names again
+        return repr(a)
 
-    def call(env):
-        a = [_arg(env, x) for x in args]
-        k = {key: _arg(env, v) for key, v in kwargs.items()}
-        if 0 <= at < len(a):
-            a[at] = device
+    def call(self, k, node):
+        fn = _overload(node["op"])
+        self.namespace[f"op{k}"] = fn
+        names = [a.name for a in fn._schema.arguments]
+        args = [self.literal(a) for a in node.get("args", [])]
+        kwargs = {key: self.literal(v) for key, v in node.get("kwargs", {}).items()}
+        # Creation ops make their tensors where the graph runs (the format leaves placement
+        # out).
+        at = names.index("device") if "device" in names else -1
+        if 0 <= at < len(args):
+            args[at] = "_device"
         elif at >= 0:
-            k["device"] = device
-        return fn(*a, **k)
+            kwargs["device"] = "_device"
+        return f"op{k}({', '.join(args + [f'{key}={v}' for key, v in kwargs.items()])})"
 
-    return call
+
+class TorchGraph:
+    """`fn(*params, *inputs)` returns the graph's outputs as a tuple; `params` are the
+    weights on the device in that order; `source` is fn's text. Calling the object runs
+    fn with its params."""
+
+    def __init__(self, fn, params, source):
+        self.fn, self.params, self.source = fn, params, source
+
+    def __call__(self, *inputs):
+        return self.fn(*self.params, *inputs)
 
 
 def build(doc, params, device):
     """doc: the parsed kiln.graph/1 JSON; params: {name: tensor} for its params (moved to
-    `device`). Returns fn(*inputs) -> tuple of the graph's outputs."""
+    `device`)."""
     if doc.get("format") != "kiln.graph/1":
         raise GraphError("not a kiln.graph/1 document")
-    input_names = [i["name"] for i in doc.get("inputs", [])]
-    missing = [p["name"] for p in doc.get("params", []) if p["name"] not in params]
+    param_names = [p["name"] for p in doc.get("params", [])]
+    missing = [n for n in param_names if n not in params]
     if missing:
         raise GraphError(f"no weights for params {', '.join(missing)}")
-    constants = {p["name"]: params[p["name"]].to(device) for p in doc.get("params", [])}
-    steps = [(node["name"], _node_call(node, device)) for node in doc["nodes"]]
-    outputs = doc["outputs"]
-
-    def run(*inputs):
-        env = dict(constants)
-        env.update(zip(input_names, inputs))
-        for name, call in steps:
-            env[name] = call(env)
-        return tuple(_lookup(env, ref) for ref in outputs)
-
-    return run
+    src = _Source(device)
+    arguments = [src.define(n) for n in param_names + [i["name"] for i in doc.get("inputs", [])]]
+    lines = [f"def graph({', '.join(arguments)}):"]
+    for k, node in enumerate(doc["nodes"]):
+        call = src.call(k, node)  # before defining the node: it may not read itself
+        lines.append(f"    {src.define(node['name'])} = {call}")
+    lines.append(f"    return ({''.join(src.ref(o) + ', ' for o in doc['outputs'])})")
+    text = "\n".join(lines) + "\n"
+    exec(compile(text, f"<kiln graph {doc.get('name', '')}>", "exec"), src.namespace)
+    return TorchGraph(src.namespace["graph"], [params[n].to(device) for n in param_names], text)
 
 
 def make_inputs(doc, values, device):
