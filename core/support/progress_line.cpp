@@ -16,6 +16,18 @@ std::string progress_bar(size_t done, size_t total, std::string_view what) {
   return line;
 }
 
+void redraw_line(std::FILE* out, std::string line, size_t& drawn) {
+  const size_t width = line.size();
+  if (width < drawn) line += std::string(drawn - width, ' ');
+  std::fprintf(out, "\r%s", line.c_str());
+  drawn = width;
+}
+
+void clear_line(std::FILE* out, size_t& drawn) {
+  if (drawn > 0) std::fprintf(out, "\r%s\r", std::string(drawn, ' ').c_str());
+  drawn = 0;
+}
+
 CompileProgress::CompileProgress(std::FILE* out, bool tty, double bar_after_s, double line_every_s)
     : out_(out), tty_(tty), bar_after_s_(bar_after_s), line_every_s_(line_every_s) {}
 
@@ -28,16 +40,10 @@ void CompileProgress::report(std::string_view stage, size_t done, size_t total) 
   const double now = seconds();
   const bool last = done >= total;
   if (tty_) {
-    if (last) {
-      if (drawn_ > 0) std::fprintf(out_, "\r%s\r", std::string(drawn_, ' ').c_str());
-      drawn_ = 0;
-    } else if (now >= bar_after_s_) {
-      std::string line = progress_bar(done, total, stage);
-      const size_t width = line.size();
-      if (width < drawn_) line += std::string(drawn_ - width, ' ');
-      std::fprintf(out_, "\r%s", line.c_str());
-      drawn_ = width;
-    }
+    if (last)
+      clear_line(out_, drawn_);
+    else if (now >= bar_after_s_)
+      redraw_line(out_, progress_bar(done, total, stage), drawn_);
   } else if ((last && printed_) || (!last && now >= line_every_s_ &&
                                     (!printed_ || now - last_line_s_ >= line_every_s_))) {
     std::fprintf(out_, "kiln: %s: %zu of %zu done (%.0f s)\n", std::string(stage).c_str(), done,

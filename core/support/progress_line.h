@@ -14,6 +14,11 @@ namespace kiln {
 // "[#####...................] 5/24 what", at most 100 characters.
 std::string progress_bar(size_t done, size_t total, std::string_view what);
 
+// On a terminal: `line` over the `drawn` characters there now (the cursor back at the line's
+// start first), and `drawn` becomes its width; clear_line blanks them.
+void redraw_line(std::FILE* out, std::string line, size_t& drawn);
+void clear_line(std::FILE* out, size_t& drawn);
+
 // A compile's units done of all (Logging::set_progress): on a terminal a bar once the compile
 // has taken `bar_after_s`, cleared when it ends; in a log a plain line every `line_every_s`
 // of a compile longer than that, and one when it ends. Thread-safe.
