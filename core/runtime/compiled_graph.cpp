@@ -75,6 +75,7 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
     const auto calls = parts_->exclusive();
     PlanRunner r(*parts_);
     r.set_random(random);
+    r.expect_outputs();
     if (auto s = r.prepare(inputs, true); !s) return std::move(s).error();
     for (const PlanStep& step : parts_->plan) {
       if (auto s = r.step(step, false, true); !s) return std::move(s).error();
@@ -85,6 +86,7 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
   WarmTurn turn(*parts_);
   PlanRunner& r = turn.runner();
   r.set_random(random);
+  r.expect_outputs();
   if (auto s = r.prepare(inputs, false); !s) return std::move(s).error();
   for (const PlanStep& step : parts_->plan) {
     if (auto s = r.step(step, true, false); !s) return std::move(s).error();

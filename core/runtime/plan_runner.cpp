@@ -15,18 +15,6 @@ PlanRunner& warm_runner(const CompiledGraph::Parts& p) {
   return *p.warm;
 }
 
-// Whether the device can take staged copies: asynchronous copies, page-locked memory and the
-// functions they need (ABI 1.2).
-bool can_stage(const CompiledGraph::Parts& p) {
-  const kiln_plugin_api& api = p.plugin->api();
-  uint64_t capabilities = 0;
-  for (const DeviceInfo& d : p.plugin->devices())
-    if (d.index == p.device) capabilities = d.capabilities;
-  const uint64_t needed = KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
-  return (capabilities & needed) == needed && api.host_alloc && api.host_free &&
-         api.stream_create && api.stream_synchronize && api.stream_destroy;
-}
-
 }  // namespace
 
 WarmTurn::WarmTurn(const CompiledGraph::Parts& p)
@@ -39,8 +27,16 @@ PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
       buffers_(p.program.buffers.size()),
       bound_(p.program.buffers.size(), 0),
       mirrors_(p.helpers.size()),
-      can_stage_(can_stage(p)) {
+      can_stage_(StagedCopies::possible(*p.plugin, p.device)) {
   for (auto& copies : mirrors_) copies.resize(p.program.buffers.size());
+  // Each output's last step: the one after which it may be copied back.
+  std::map<int, const PlanStep*> last;
+  for (const PlanStep& s : p.plan) {
+    for (int b : s.buffers) last[b] = &s;
+    if (s.kind == PlanStep::Kind::Transfer) last[s.buffer] = &s;
+  }
+  for (int b : p.program.outputs)
+    if (auto it = last.find(b); it != last.end()) outputs_after_[it->second].push_back(b);
 }
 
 InputBytes input_bytes(const HostTensor& t, const TensorType& declared, int64_t extent) {
@@ -56,128 +52,59 @@ InputBytes input_bytes(const HostTensor& t, const TensorType& declared, int64_t 
   return in;
 }
 
-PlanRunner::~PlanRunner() {
-  // A failure here has no one to report to: the memory goes with the plugin.
-  const kiln_plugin_api& api = p_.plugin->api();
-  for (const auto& [b, host] : pinned_)
-    if (api.host_free) {
-      kiln_error* e = api.host_free(p_.plugin->instance(), p_.device, host.first);
-      if (e) api.error_destroy(e);
-    }
-  if (stream_ && api.stream_destroy) api.stream_destroy(stream_);
-}
+PlanRunner::~PlanRunner() = default;
 
 bool PlanRunner::staged() const {
   return p_.staging && can_stage_;
 }
 
-// Buffer `b`'s page-locked host buffer of at least `bytes` (kept between runs), and the
-// runner's stream, made on first use.
-Result<std::byte*> PlanRunner::pinned(int b, size_t bytes) const {
-  const kiln_plugin_api& api = p_.plugin->api();
-  if (!stream_) {
-    if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream_),
-                                  "stream_create");
-        !s)
-      return std::move(s).error();
-  }
-  auto it = pinned_.find(b);
-  if (it != pinned_.end() && it->second.second >= bytes)
-    return static_cast<std::byte*>(it->second.first);
-  if (it != pinned_.end()) {
-    if (auto s = p_.plugin->check(api.host_free(p_.plugin->instance(), p_.device, it->second.first),
-                                  "host_free");
-        !s)
-      return std::move(s).error();
-    pinned_.erase(it);
-  }
-  void* host = nullptr;
-  if (auto s = p_.plugin->check(api.host_alloc(p_.plugin->instance(), p_.device, bytes, &host),
-                                "host_alloc");
-      !s)
-    return std::move(s).error();
-  pinned_[b] = {host, bytes};
-  return static_cast<std::byte*>(host);
+StagedCopies* PlanRunner::copies() {
+  if (!copies_ && staged()) copies_ = std::make_unique<StagedCopies>(*p_.plugin, p_.device);
+  return copies_.get();
 }
 
-// Each input packed into its page-locked buffer and its copy queued at once, so packing the
-// next overlaps the device reading the last; one wait at the end.
-Status PlanRunner::staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs) {
+// A kernel (or library call) on the graph's own device. Staged, it runs on the compute stream
+// after the uploads of what it reads, and the outputs it touches last are copied back behind
+// it while later kernels run.
+Status PlanRunner::launch_on_device(const PlanStep& s, kiln_launch_args& args) {
   const kiln_plugin_api& api = p_.plugin->api();
-  if (auto s = follow_default_stream(); !s) return s;
-  for (const auto& [b, in] : inputs) {
-    const std::span<const std::byte> bytes = in.view;
-    auto host = pinned(b, bytes.size());
-    if (!host) return std::move(host).error();
-    std::memcpy(*host, bytes.data(), bytes.size());
-    if (auto s = p_.plugin->check(api.copy_host_to_device(p_.plugin->instance(), p_.device, stream_,
-                                                          address(b), *host, bytes.size()),
-                                  "copy_host_to_device");
-        !s) {
-      // Copies queued before this one still read page-locked buffers: let them finish.
-      if (kiln_error* e = api.stream_synchronize(stream_)) api.error_destroy(e);
-      return s;
-    }
+  StagedCopies* c = copies();
+  if (c) {
+    if (auto st = c->before_kernel(s.buffers); !st) return st;
+    args.stream = c->compute_stream();
   }
-  if (!stream_) return Ok{};
-  return p_.plugin->check(api.stream_synchronize(stream_), "waiting for the inputs' copies");
+  auto launched = s.kind == PlanStep::Kind::Launch
+                      ? p_.plugin->check(
+                            api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args),
+                            "launch of " + s.name)
+                      : p_.plugin->check(api.extern_call(p_.plugin->instance(), p_.device, &args),
+                                         "extern " + s.name);
+  if (!launched || !c || !outputs_early_) return launched;
+  if (auto it = outputs_after_.find(&s); it != outputs_after_.end())
+    for (int b : it->second)
+      if (!bound(b) && !c->downloading(b)) {
+        const auto bytes =
+            static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
+        if (auto st = c->download(b, address(b), bytes); !st) return st;
+      }
+  return Ok{};
 }
 
-// The runner's stream waits for the work on the device's default stream (the kernels), where
-// the plugin can say so (ABI 1.2); streams of a plugin without stream_wait_event run in one
-// order anyway.
-Status PlanRunner::follow_default_stream() const {
-  const kiln_plugin_api& api = p_.plugin->api();
-  if (!stream_) {
-    if (auto s = p_.plugin->check(api.stream_create(p_.plugin->instance(), p_.device, &stream_),
-                                  "stream_create");
-        !s)
-      return s;
-  }
-  if (!api.stream_wait_event || !api.event_create || !api.event_record || !api.event_destroy)
-    return Ok{};
-  kiln_event* event = nullptr;
-  if (auto s = p_.plugin->check(api.event_create(p_.plugin->instance(), p_.device, &event),
-                                "event_create");
-      !s)
-    return s;
-  auto s = p_.plugin->check(api.event_record(event, nullptr), "event_record");
-  if (s) s = p_.plugin->check(api.stream_wait_event(stream_, event), "stream_wait_event");
-  api.event_destroy(event);
-  return s;
-}
-
-// Every output's copy queued into its page-locked buffer, one wait, then read out.
-Result<std::vector<HostTensor>> PlanRunner::staged_outputs() const {
-  const kiln_plugin_api& api = p_.plugin->api();
-  if (auto s = follow_default_stream(); !s) return std::move(s).error();
-  std::vector<std::byte*> hosts;
+// Every output not yet on its way copied back, one wait, then read out.
+Result<std::vector<HostTensor>> PlanRunner::staged_outputs() {
+  StagedCopies* c = copies();
   for (int b : p_.program.outputs) {
+    if (c->downloading(b)) continue;
     const auto bytes =
         static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
-    auto host = pinned(b, std::max<size_t>(bytes, 1));
-    if (!host) return std::move(host).error();
-    hosts.push_back(*host);
-    if (bytes == 0) continue;
-    if (auto s = p_.plugin->check(api.copy_device_to_host(p_.plugin->instance(), p_.device, stream_,
-                                                          *host, address(b), bytes),
-                                  "copy_device_to_host");
-        !s)
-      return std::move(s).error();
+    if (auto s = c->download(b, address(b), bytes); !s) return std::move(s).error();
   }
-  if (stream_)
-    if (auto s =
-            p_.plugin->check(api.stream_synchronize(stream_), "waiting for the outputs' copies");
-        !s)
-      return std::move(s).error();
+  if (auto s = c->wait_downloads(); !s) return std::move(s).error();
   std::vector<HostTensor> outs;
   for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
-    const int b = p_.program.outputs[i];
     const TensorType& t = p_.graph.type(p_.graph.outputs[i]);
-    const auto bytes =
-        static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
-    std::vector<std::byte> copy(hosts[i], hosts[i] + bytes);
-    auto out = HostTensor::from_bytes(t.dtype, t.sizes, std::move(copy));
+    const std::span<const std::byte> host = c->downloaded(p_.program.outputs[i]);
+    auto out = HostTensor::from_bytes(t.dtype, t.sizes, {host.begin(), host.end()});
     if (!out) return std::move(out).error();
     outs.push_back(std::move(*out));
   }
@@ -224,8 +151,9 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
     return Error::user("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
                        " inputs, got " + std::to_string(inputs.size()));
   }
-  const bool staging = staged();
-  std::vector<std::pair<int, InputBytes>> staged;
+  StagedCopies* staging = copies();
+  if (staging)
+    if (auto s = staging->begin_uploads(outputs_early_); !s) return s;
   for (size_t b = 0; b < p_.program.buffers.size(); ++b) {
     const LoopBuffer& lb = p_.program.buffers[b];
     if (lb.kind == BufferKind::RandomState) {
@@ -234,7 +162,12 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
       }
       const int64_t words[2] = {static_cast<int64_t>(random_.seed),
                                 static_cast<int64_t>(random_.call)};
-      if (auto s = buffers_[b]->upload(std::as_bytes(std::span(words))); !s) return s;
+      const auto bytes = std::as_bytes(std::span(words));
+      if (auto s = staging
+                       ? staging->upload(static_cast<int>(b), address(static_cast<int>(b)), bytes)
+                       : buffers_[b]->upload(bytes);
+          !s)
+        return s;
       continue;
     }
     if (lb.kind != BufferKind::Input || bound_[b] != 0) continue;
@@ -253,13 +186,13 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
     InputBytes bytes = input_bytes(t, v.type, lb.elements);
     // An empty tensor still gets a one-byte allocation, and nothing to copy.
     if (bytes.view.empty()) continue;
-    if (staging) {
-      staged.emplace_back(static_cast<int>(b), std::move(bytes));
-      continue;
-    }
-    if (auto s = buffers_[b]->upload(bytes.view); !s) return s;
+    if (auto s =
+            staging ? staging->upload(static_cast<int>(b), address(static_cast<int>(b)), bytes.view)
+                    : buffers_[b]->upload(bytes.view);
+        !s)
+      return s;
   }
-  return staged.empty() ? Ok{} : staged_upload(staged);
+  return staging ? staging->end_uploads() : Ok{};
 }
 
 int64_t PlanRunner::arena_offset(int b) const {
@@ -297,7 +230,14 @@ uint64_t PlanRunner::address(int b) const {
 }
 
 Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
-  const kiln_plugin_api& api = p_.plugin->api();
+  // Work the host orders by returning (copies without a stream, freeing) comes after the
+  // staged streams' work.
+  const bool kernel =
+      s.kind == PlanStep::Kind::Extern || (s.kind == PlanStep::Kind::Launch && s.place == 0);
+  const bool host_ordered = !kernel && !(s.kind == PlanStep::Kind::Allocate && !poison) &&
+                            !(s.kind == PlanStep::Kind::Free && keep_buffers);
+  if (copies_ && host_ordered)
+    if (auto st = copies_->settle(); !st) return st;
   switch (s.kind) {
     case PlanStep::Kind::Allocate:
       if (keep_buffers && (buffers_[static_cast<size_t>(s.buffer)] || arena_offset(s.buffer) >= 0))
@@ -318,12 +258,7 @@ Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
       for (int64_t v : s.params) scalars.push_back({sizeof(kiln_scalar), KILN_SCALAR_INT, v, 0});
       kiln_launch_args args{sizeof(args),   s.name.c_str(), addresses.data(), addresses.size(),
                             scalars.data(), scalars.size(), nullptr};
-      if (s.kind == PlanStep::Kind::Launch)
-        return p_.plugin->check(
-            api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args),
-            "launch of " + s.name);
-      return p_.plugin->check(api.extern_call(p_.plugin->instance(), p_.device, &args),
-                              "extern " + s.name);
+      return launch_on_device(s, args);
     }
     case PlanStep::Kind::Host:
       return host_step(s);
@@ -485,7 +420,9 @@ Status wait_for(const Plugin& plugin, uint32_t device) {
 
 }  // namespace
 
-Status PlanRunner::finish() const {
+Status PlanRunner::finish() {
+  if (copies_)
+    if (auto s = copies_->settle(); !s) return s;
   for (const CompiledGraph::Parts::Helper& h : p_.helpers) {
     auto calls = h.plugin->exclusive();
     if (auto s = wait_for(*h.plugin, h.device); !s) return s;
@@ -493,7 +430,8 @@ Status PlanRunner::finish() const {
   return wait_for(*p_.plugin, p_.device);
 }
 
-Result<std::vector<HostTensor>> PlanRunner::outputs() const {
+Result<std::vector<HostTensor>> PlanRunner::outputs() {
+  outputs_early_ = false;
   const bool any_bound = std::any_of(p_.program.outputs.begin(), p_.program.outputs.end(),
                                      [&](int b) { return bound(b); });
   if (staged() && !any_bound) return staged_outputs();

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "core/runtime/compiled_graph_parts.h"
+#include "core/runtime/staged_copies.h"
 
 namespace kiln {
 
@@ -48,8 +50,11 @@ class PlanRunner {
   Status step(const PlanStep& s, bool keep_buffers, bool poison);
   // Waits for the device's work: a plugin whose launches return early reports a kernel's
   // error here even when no output is read back.
-  Status finish() const;
-  Result<std::vector<HostTensor>> outputs() const;
+  Status finish();
+  // This run's outputs will be read (outputs()): with staging, each is copied back as soon as
+  // its last kernel is queued.
+  void expect_outputs() { outputs_early_ = staged(); }
+  Result<std::vector<HostTensor>> outputs();
   Result<HostTensor> download(int b, const TensorType& type) const;
   // Program buffer `b`'s bytes on the graph's own device.
   Result<std::vector<std::byte>> own_bytes(int b) const;
@@ -82,16 +87,17 @@ class PlanRunner {
   // Per helper device, its copy of each program buffer a step there touches.
   std::vector<std::vector<std::optional<DeviceBuffer>>> mirrors_;
 
-  // Staging (RunConfig::staging, ABI 1.2): inputs and outputs through page-locked host
-  // buffers on a stream of the runner's, copies queued back to back and waited for once.
+  // Staging (RunConfig::staging, ABI 1.2): copies through page-locked host buffers on
+  // streams of their own, overlapped with the kernels (staged_copies.h).
   bool staged() const;
   const bool can_stage_;  // the device's part of staged(), read once
-  Result<std::byte*> pinned(int b, size_t bytes) const;
-  Status staged_upload(const std::vector<std::pair<int, InputBytes>>& inputs);
-  Result<std::vector<HostTensor>> staged_outputs() const;
-  Status follow_default_stream() const;
-  mutable kiln_stream* stream_ = nullptr;
-  mutable std::map<int, std::pair<void*, size_t>> pinned_;  // program buffer -> host buffer
+  StagedCopies* copies();
+  std::unique_ptr<StagedCopies> copies_;
+  Status launch_on_device(const PlanStep& s, kiln_launch_args& args);
+  Result<std::vector<HostTensor>> staged_outputs();
+  // Per step, the graph outputs no later step touches: copied back once it is queued.
+  std::map<const PlanStep*, std::vector<int>> outputs_after_;
+  bool outputs_early_ = false;
   // Parameters already copied to a helper device (place, buffer): not copied again.
   std::map<std::pair<int, int>, bool> params_ready_;
 };

@@ -167,14 +167,22 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
                           std::to_string(bytes) + " bytes inside one allocation of this plugin");
       buffers.push_back(reinterpret_cast<std::byte*>(args.buffers[b]));
     }
-    KernelFault fault;
-    try {
-      fault = run_kernel(program, buffers);
-    } catch (const std::out_of_range& e) {
-      throw Failure(KILN_STATUS_INTERNAL, e.what());
-    }
-    if (fault.code != KernelFault::None)
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, fault_message(fault, name));
+    kiln_plugin& p = *exe->plugin;
+    auto run = [&program, buffers, name] {
+      KernelFault fault;
+      try {
+        fault = run_kernel(program, buffers);
+      } catch (const std::out_of_range& e) {
+        throw Failure(KILN_STATUS_INTERNAL, e.what());
+      }
+      if (fault.code != KernelFault::None)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, fault_message(fault, name));
+    };
+    // Deferred streams: the kernel runs when the host waits for its stream (its error then).
+    if (p.deferred && args.stream)
+      p.streams.queue(args.stream, run);
+    else
+      run();
   });
 }
 

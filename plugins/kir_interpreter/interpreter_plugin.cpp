@@ -64,12 +64,17 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    options.reject_unknown({"memory_mb", "decline"});
+    options.reject_unknown({"memory_mb", "decline", "streams"});
+    const std::string streams = options.get("streams", "immediate");
+    if (streams != "immediate" && streams != "deferred" && streams != "deferred_kernels")
+      throw Failure(
+          KILN_STATUS_INVALID_ARGUMENT,
+          "option streams must be immediate, deferred or deferred_kernels, not '" + streams + "'");
     const uint64_t limit = options.has("memory_mb") ? parse_megabytes(options.get("memory_mb", ""))
                                                     : default_memory_limit();
-    auto plugin =
-        std::make_unique<kiln_plugin>(limit, parse_declined(options.get_list("decline", {})),
-                                      kiln::sdk::HostLog(create.log, create.log_user_data));
+    auto plugin = std::make_unique<kiln_plugin>(
+        limit, parse_declined(options.get_list("decline", {})),
+        kiln::sdk::HostLog(create.log, create.log_user_data), streams);
     fill_properties(*plugin);
     plugin->fingerprint = "kir_interpreter-1@" + kiln::sdk::plugin_binary_digest() + "; decline=";
     for (const std::string& kind : plugin->declined) plugin->fingerprint += kind + ",";
@@ -144,32 +149,43 @@ kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
   });
 }
 
-kiln_error* copy_in(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, const void* src,
+// A copy now, or queued on `s` when streams are deferred (the host keeps its memory until it
+// waits: plugin.h's copy rule).
+void copy(kiln_plugin& p, kiln_stream* s, void* dst, const void* src, uint64_t bytes) {
+  if (bytes == 0) return;
+  if (!p.deferred || !s) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  p.streams.queue(
+      s, [=] { std::memmove(dst, src, bytes); }, true);
+}
+
+kiln_error* copy_in(kiln_plugin* p, uint32_t device, kiln_stream* s, uint64_t dst, const void* src,
                     uint64_t bytes) {
   return guard([&] {
     check_device(device);
     check_range(*p, dst, bytes, "copy_host_to_device");
-    if (bytes > 0) std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+    copy(*p, s, reinterpret_cast<void*>(dst), src, bytes);
   });
 }
 
-kiln_error* copy_out(kiln_plugin* p, uint32_t device, kiln_stream*, void* dst, uint64_t src,
+kiln_error* copy_out(kiln_plugin* p, uint32_t device, kiln_stream* s, void* dst, uint64_t src,
                      uint64_t bytes) {
   return guard([&] {
     check_device(device);
     check_range(*p, src, bytes, "copy_device_to_host");
-    if (bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+    copy(*p, s, dst, reinterpret_cast<const void*>(src), bytes);
   });
 }
 
-kiln_error* copy_within(kiln_plugin* p, uint32_t device, kiln_stream*, uint64_t dst, uint64_t src,
+kiln_error* copy_within(kiln_plugin* p, uint32_t device, kiln_stream* s, uint64_t dst, uint64_t src,
                         uint64_t bytes) {
   return guard([&] {
     check_device(device);
     check_range(*p, src, bytes, "copy_device_to_device source");
     check_range(*p, dst, bytes, "copy_device_to_device destination");
-    if (bytes > 0)
-      std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    copy(*p, s, reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   });
 }
 
@@ -204,24 +220,39 @@ void add_streams_and_events(kiln_plugin_api& api) {
     return guard([&] {
       check_device(device);
       *out = new kiln_stream{p};
+      if (p->deferred) p->streams.add(*out);
     });
   };
-  api.stream_destroy = [](kiln_stream* s) { delete s; };
-  api.stream_synchronize = [](kiln_stream*) -> kiln_error* { return nullptr; };
-  api.event_create = [](kiln_plugin*, uint32_t device, kiln_event** out) {
+  api.stream_destroy = [](kiln_stream* s) {
+    if (s && s->plugin->deferred) s->plugin->streams.remove(s);
+    delete s;
+  };
+  api.stream_synchronize = [](kiln_stream* s) {
+    return guard([&] {
+      if (s && s->plugin->deferred) s->plugin->streams.run_all(s);
+    });
+  };
+  api.event_create = [](kiln_plugin* p, uint32_t device, kiln_event** out) {
     return guard([&] {
       check_device(device);
       *out = new kiln_event{};
+      (*out)->plugin = p;
     });
   };
   api.event_destroy = [](kiln_event* e) { delete e; };
-  api.event_record = [](kiln_event* e, kiln_stream*) {
+  api.event_record = [](kiln_event* e, kiln_stream* s) {
     return guard([&] {
       e->time = std::chrono::steady_clock::now();
       e->recorded = true;
+      e->stream = s;
+      e->position = e->plugin->deferred ? e->plugin->streams.end(s) : 0;
     });
   };
-  api.event_synchronize = [](kiln_event*) -> kiln_error* { return nullptr; };
+  api.event_synchronize = [](kiln_event* e) {
+    return guard([&] {
+      if (e->plugin->deferred) e->plugin->streams.run_until(e->stream, e->position);
+    });
+  };
   api.event_elapsed_ms = [](const kiln_event* start, const kiln_event* end, double* ms) {
     return guard([&] {
       if (!start->recorded || !end->recorded)
@@ -230,29 +261,38 @@ void add_streams_and_events(kiln_plugin_api& api) {
     });
   };
 #if KILN_ABI_MINOR >= 2
-  // ABI 1.2 (left out when built against an older SDK). Work is done when a launch returns:
-  // one order for every stream, no capability flags, and a recorded event has always passed.
-  api.device_capabilities = [](kiln_plugin*, uint32_t device, uint64_t* flags) {
+  // ABI 1.2 (left out when built against an older SDK). Immediate streams: work is done
+  // when a launch returns, one order for every stream, and a recorded event has always
+  // passed. Deferred streams claim concurrent streams and asynchronous copies.
+  api.device_capabilities = [](kiln_plugin* p, uint32_t device, uint64_t* flags) {
     return guard([&] {
       check_device(device);
+      *flags = p->deferred ? KILN_CAPABILITY_STREAMS | KILN_CAPABILITY_ASYNC_COPY |
+                                 KILN_CAPABILITY_PINNED_HOST
+                           : 0;
 #if KILN_ABI_MINOR >= 3
-      *flags = KILN_CAPABILITY_IMPORT_POSIX_FD;
-#else
-      *flags = 0;
+      *flags |= KILN_CAPABILITY_IMPORT_POSIX_FD;
 #endif
     });
   };
-  api.stream_wait_event = [](kiln_stream*, kiln_event* e) {
+  api.stream_wait_event = [](kiln_stream* s, kiln_event* e) {
     return guard([&] {
       if (!e->recorded)
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_wait_event of an event never recorded");
+      kiln::interp::DeferredStreams& streams = e->plugin->streams;
+      kiln_stream* from = e->stream;
+      const uint64_t position = e->position;
+      // A wait already satisfied queues nothing (it would hold back eager copies).
+      if (!e->plugin->deferred || streams.reached(from, position)) return;
+      streams.queue(s, [&streams, from, position] { streams.run_until(from, position); });
     });
   };
+  // A query moves the event's stream on by one item: a device makes progress on its own.
   api.event_query = [](kiln_event* e, int* done) {
     return guard([&] {
       if (!e->recorded)
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, "event_query of an event never recorded");
-      *done = 1;
+      *done = e->plugin->deferred ? e->plugin->streams.step_towards(e->stream, e->position) : 1;
     });
   };
   // Host memory is this device's memory: any host buffer is copied without staging.

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "deferred_streams.h"
 #include "host_allocations.h"
 
 #if KILN_ABI_MINOR >= 3
@@ -16,8 +17,12 @@
 
 struct kiln_plugin {
   kiln_plugin(uint64_t memory_limit, std::set<std::string> declined_kinds,
-              kiln::sdk::HostLog host_log)
-      : memory(memory_limit), declined(std::move(declined_kinds)), log(std::move(host_log)) {}
+              kiln::sdk::HostLog host_log, const std::string& stream_mode)
+      : memory(memory_limit),
+        declined(std::move(declined_kinds)),
+        log(std::move(host_log)),
+        deferred(stream_mode != "immediate"),
+        streams(stream_mode == "deferred_kernels") {}
   kiln::interp::HostAllocations memory;
   kiln::interp::HostBuffers pinned;  // host_alloc's (ABI 1.2)
 #if KILN_ABI_MINOR >= 3
@@ -31,16 +36,24 @@ struct kiln_plugin {
   std::string fingerprint;
   kiln::sdk::HostLog log;
   kiln::sdk::PropertyList properties;
+  // `streams: deferred | deferred_kernels`: work given a stream waits for the host to wait
+  // for it (deferred_streams.h).
+  const bool deferred;
+  kiln::interp::DeferredStreams streams;
 };
 
-// Work runs when it is launched, so a stream is a name and an event a time.
+// Work runs when it is launched, so a stream is a name and an event a time; with deferred
+// streams, an event is also a place in a stream's queue.
 struct kiln_stream {
   kiln_plugin* plugin;
 };
 
 struct kiln_event {
+  kiln_plugin* plugin = nullptr;
   std::chrono::steady_clock::time_point time;
   bool recorded = false;
+  kiln_stream* stream = nullptr;
+  uint64_t position = 0;
 };
 
 namespace kiln::interp {

@@ -227,11 +227,31 @@ CompileStats Differential::check(const Graph& graph, std::optional<uint64_t> see
   return fused;
 }
 
+void Differential::expect_matches(const Graph& graph, const OracleResults& oracle,
+                                  const std::vector<HostTensor>& actual) {
+  const std::vector<HostTensor>& expected = oracle.expected;
+  EXPECT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+    const HostTensor& a = actual[i];
+    const HostTensor& e = expected[i];
+    const std::string name = graph.value(graph.outputs[i]).name;
+    if (a.dtype() != e.dtype() || a.sizes() != e.sizes()) {
+      ADD_FAILURE() << name << ": got " << a.type().to_string() << ", expected "
+                    << e.type().to_string();
+      continue;
+    }
+    const Comparison c = oracle.compare(i, a);
+    EXPECT_TRUE(c.ok()) << name << " (" << e.type().to_string() << "): " << c.mismatches
+                        << " mismatches, first at element " << c.first_mismatch << ": got "
+                        << a.get(c.first_mismatch) << ", expected " << e.get(c.first_mismatch)
+                        << " (max abs error " << c.max_abs << ")";
+  }
+}
+
 CompileStats Differential::run_and_compare(const Graph& graph,
                                            const std::vector<HostTensor>& inputs,
                                            const OracleResults& oracle,
                                            const ScheduleOptions& schedule) {
-  const std::vector<HostTensor>& expected = oracle.expected;
   Suite& s = *suite();
   auto compiled = compile_for_device(graph, s.registry, s.plugin, 0, *s.cache, s.logging,
                                      kir_dump_dir(schedule.fusion, checks_), schedule, {},
@@ -246,29 +266,23 @@ CompileStats Differential::run_and_compare(const Graph& graph,
       encode_compiled_graph(compiled->graph(), compiled->program(), {}), s.registry);
   EXPECT_TRUE(decoded) << "the compiled-graph cache refuses this program: "
                        << (decoded ? "" : decoded.error().to_string());
-  RunOptions options;
-  options.poison = true;
-  options.random = random_;
-  auto actual = compiled->run(inputs, options);
-  if (!actual) {
-    ADD_FAILURE() << actual.error().to_string();
-    return {};
-  }
-  EXPECT_EQ(actual->size(), expected.size());
-  for (size_t i = 0; i < std::min(actual->size(), expected.size()); ++i) {
-    const HostTensor& a = (*actual)[i];
-    const HostTensor& e = expected[i];
-    const std::string name = graph.value(graph.outputs[i]).name;
-    if (a.dtype() != e.dtype() || a.sizes() != e.sizes()) {
-      ADD_FAILURE() << name << ": got " << a.type().to_string() << ", expected "
-                    << e.type().to_string();
-      continue;
+  // KILN_TEST_STAGING=1: inputs and outputs through the plugin's page-locked memory and
+  // streams (run.staging), and a second, warm run (buffers and page-locked memory reused).
+  const char* staging = std::getenv("KILN_TEST_STAGING");
+  const bool staged = staging && std::string(staging) == "1";
+  compiled->set_staging(staged);
+  for (const bool poison : {true, false}) {
+    if (!poison && !staged) break;
+    SCOPED_TRACE(poison ? "poisoned run" : "warm run");
+    RunOptions options;
+    options.poison = poison;
+    options.random = random_;
+    auto actual = compiled->run(inputs, options);
+    if (!actual) {
+      ADD_FAILURE() << actual.error().to_string();
+      return {};
     }
-    const Comparison c = oracle.compare(i, a);
-    EXPECT_TRUE(c.ok()) << name << " (" << e.type().to_string() << "): " << c.mismatches
-                        << " mismatches, first at element " << c.first_mismatch << ": got "
-                        << a.get(c.first_mismatch) << ", expected " << e.get(c.first_mismatch)
-                        << " (max abs error " << c.max_abs << ")";
+    expect_matches(graph, oracle, *actual);
   }
   return compiled->stats();
 }

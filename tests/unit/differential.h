@@ -75,6 +75,8 @@ class Differential : public ::testing::Test {
  private:
   CompileStats run_and_compare(const Graph& graph, const std::vector<HostTensor>& inputs,
                                const OracleResults& oracle, const ScheduleOptions& schedule);
+  void expect_matches(const Graph& graph, const OracleResults& oracle,
+                      const std::vector<HostTensor>& actual);
   std::vector<HostTensor> random_inputs(const Graph& graph) const;
 
   std::map<std::string, Range> ranges_;
