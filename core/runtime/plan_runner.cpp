@@ -20,6 +20,7 @@ PlanRunner& warm_runner(const CompiledGraph::Parts& p) {
 WarmTurn::WarmTurn(const CompiledGraph::Parts& p)
     : turn_(p.warm_mutex), calls_(p.exclusive()), runner_(warm_runner(p)) {
   runner_.unbind_all();
+  runner_.expect_outputs(false);
 }
 
 PlanRunner::PlanRunner(const CompiledGraph::Parts& p)

@@ -53,7 +53,7 @@ class PlanRunner {
   Status finish();
   // This run's outputs will be read (outputs()): with staging, each is copied back as soon as
   // its last kernel is queued.
-  void expect_outputs() { outputs_early_ = staged(); }
+  void expect_outputs(bool wanted = true) { outputs_early_ = wanted && staged(); }
   Result<std::vector<HostTensor>> outputs();
   Result<HostTensor> download(int b, const TensorType& type) const;
   // Program buffer `b`'s bytes on the graph's own device.
@@ -104,7 +104,7 @@ class PlanRunner {
 
 // A turn on the runner a compiled graph's calls reuse (made on first use): its runs take
 // turns on it, and on the plugin when the plugin's calls must not overlap. Bindings of
-// caller memory from an earlier turn are dropped.
+// caller memory from an earlier turn are dropped, and so is its expect_outputs.
 class WarmTurn {
  public:
   explicit WarmTurn(const CompiledGraph::Parts& p);

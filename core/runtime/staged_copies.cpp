@@ -165,6 +165,12 @@ Status StagedCopies::download(int b, uint64_t address, size_t bytes) {
   // Without events a plugin runs its streams in one order (plugin.h): nothing to follow.
   if (events_work_)
     if (auto s = follow(download_, compute_stream(), kDownloadMarker); !s) return s;
+  // An input no kernel has waited for yet (one the graph returns as it came).
+  if (upload_pending_.count(b) != 0)
+    if (auto s =
+            plugin_.check(api.stream_wait_event(download_, events_.at(b)), "stream_wait_event");
+        !s)
+      return s;
   return plugin_.check(
       api.copy_device_to_host(plugin_.instance(), device_, download_, *host, address, bytes),
       "copy_device_to_host");

@@ -57,6 +57,10 @@ config.substitutions.append(
 for name in ["KILN_CONFIG", "KILN_CACHE_DIR", "KILN_LOG", "KILN_DEBUG_DIR", "KILN_PLUGIN_PATH"]:
     config.environment.pop(name, None)
 config.environment["HOME"] = config.test_exec_root
+# The Python package (kiln.bench_reference, kiln.export_model...) from this source tree, not
+# whichever checkout an editable install last pointed at.
+config.environment["PYTHONPATH"] = os.path.join(config.kiln_source_dir, "python")
+config.substitutions.append(("%py_package", config.environment["PYTHONPATH"]))
 for name in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
     if name in os.environ:
         config.environment[name] = os.environ[name]
