@@ -48,6 +48,8 @@ DLDataType to_dl_dtype(DType d) {
     case DType::F32:
     case DType::F64:
       return {kDLFloat, bits, 1};
+    case DType::C64:  // graphs take complex tensors as real pairs (f32[..., 2]): not reached
+      return {kDLComplex, bits, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -68,15 +70,15 @@ Result<TensorRef> tensor_ref(const DLTensor& t, DLDevice device, const std::stri
   r.type.strides = t.strides ? Shape(t.strides, t.strides + t.ndim)
                              : TensorType::contiguous(*dtype, r.type.sizes).strides;
   r.data = static_cast<std::byte*>(t.data) + t.byte_offset;
-  const bool same = t.device.device_type == device.device_type &&
-                    t.device.device_id == device.device_id;
+  const bool same =
+      t.device.device_type == device.device_type && t.device.device_id == device.device_id;
   const bool host = t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost;
   if (!same && !host)
-    return Error::user(what + ": on DLPack device (type " +
-                       std::to_string(t.device.device_type) + ", id " +
-                       std::to_string(t.device.device_id) + "), but the graph runs on (type " +
-                       std::to_string(device.device_type) + ", id " +
-                       std::to_string(device.device_id) + ") and reads only that device and host memory");
+    return Error::user(what + ": on DLPack device (type " + std::to_string(t.device.device_type) +
+                       ", id " + std::to_string(t.device.device_id) +
+                       "), but the graph runs on (type " + std::to_string(device.device_type) +
+                       ", id " + std::to_string(device.device_id) +
+                       ") and reads only that device and host memory");
   r.on_device = same;
   return r;
 }

@@ -163,6 +163,43 @@ TEST_F(RuntimeApi, RunsOnTheCallersTensorsWithoutCopies) {
   }
 }
 
+// A graph of complex tensors takes and gives them as real pairs (f32[..., 2], torch's
+// view_as_real), and says so in its tensor info.
+TEST_F(RuntimeApi, ComplexTensorsAreRealPairs) {
+  const char* text = R"({"format": "kiln.graph/1", "name": "square",
+    "inputs": [{"name": "z", "dtype": "c64", "shape": [3]}],
+    "nodes": [{"name": "w", "op": "aten.mul.Tensor", "args": ["%z", "%z"]}],
+    "outputs": ["%w"]})";
+  compile_text(text);
+  for (const int is_output : {0, 1}) {
+    kiln_tensor_info info{};
+    info.struct_size = sizeof(info);
+    ASSERT_OK(kiln_graph_tensor_info(graph_, is_output, 0, &info));
+    EXPECT_EQ(info.dtype.code, kDLFloat);
+    EXPECT_EQ(info.dtype.bits, 32);
+    ASSERT_EQ(info.ndim, 2);
+    EXPECT_EQ(info.shape[0], 3);
+    EXPECT_EQ(info.shape[1], 2);
+  }
+  // (1+2i)^2 = -3+4i, (0.5-1i)^2 = -0.75-1i, (3+0i)^2 = 9+0i
+  std::vector<float> z = {1, 2, 0.5f, -1, 3, 0};
+  std::vector<int64_t> shape = {3, 2};
+  DLTensor in{};
+  in.data = z.data();
+  in.device = {kDLCPU, 0};
+  in.ndim = 2;
+  in.dtype = {kDLFloat, 32, 1};
+  in.shape = shape.data();
+  const DLTensor* ins[] = {&in};
+  kiln_dl_managed_tensor* out = nullptr;
+  ASSERT_OK(kiln_graph_run_alloc(graph_, ins, 1, &out, 1));
+  ASSERT_NE(out, nullptr);
+  const auto* w = static_cast<const float*>(out->dl_tensor.data);
+  const std::vector<float> got(w, w + 6), expected = {-3, 4, -0.75f, -1, 9, 0};
+  EXPECT_EQ(got, expected);
+  out->deleter(out);
+}
+
 TEST_F(RuntimeApi, StridedTensorsAreCopiedAndStillRight) {
   compile_text(kGraph);
   auto g = parse_graph(kGraph, "affine", registry_).value();
