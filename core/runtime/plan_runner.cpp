@@ -83,23 +83,23 @@ Status PlanRunner::launch_on_device(const PlanStep& s, kiln_launch_args& args) {
   if (!launched || !c || !outputs_early_) return launched;
   if (auto it = outputs_after_.find(&s); it != outputs_after_.end())
     for (int b : it->second)
-      if (!bound(b) && !c->downloading(b)) {
-        const auto bytes =
-            static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
-        if (auto st = c->download(b, address(b), bytes); !st) return st;
-      }
+      if (!bound(b))
+        if (auto st = download_output(*c, b); !st) return st;
   return Ok{};
+}
+
+// Output buffer `b` on its way to its page-locked buffer, unless it is already.
+Status PlanRunner::download_output(StagedCopies& c, int b) {
+  if (c.downloading(b)) return Ok{};
+  const LoopBuffer& lb = p_.program.buffers.at(static_cast<size_t>(b));
+  return c.download(b, address(b), static_cast<size_t>(buffer_bytes(lb)));
 }
 
 // Every output not yet on its way copied back, one wait, then read out.
 Result<std::vector<HostTensor>> PlanRunner::staged_outputs() {
   StagedCopies* c = copies();
-  for (int b : p_.program.outputs) {
-    if (c->downloading(b)) continue;
-    const auto bytes =
-        static_cast<size_t>(buffer_bytes(p_.program.buffers.at(static_cast<size_t>(b))));
-    if (auto s = c->download(b, address(b), bytes); !s) return std::move(s).error();
-  }
+  for (int b : p_.program.outputs)
+    if (auto s = download_output(*c, b); !s) return std::move(s).error();
   if (auto s = c->wait_downloads(); !s) return std::move(s).error();
   std::vector<HostTensor> outs;
   for (size_t i = 0; i < p_.program.outputs.size(); ++i) {
@@ -163,12 +163,7 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
       }
       const int64_t words[2] = {static_cast<int64_t>(random_.seed),
                                 static_cast<int64_t>(random_.call)};
-      const auto bytes = std::as_bytes(std::span(words));
-      if (auto s = staging
-                       ? staging->upload(static_cast<int>(b), address(static_cast<int>(b)), bytes)
-                       : buffers_[b]->upload(bytes);
-          !s)
-        return s;
+      if (auto s = put(staging, static_cast<int>(b), std::as_bytes(std::span(words))); !s) return s;
       continue;
     }
     if (lb.kind != BufferKind::Input || bound_[b] != 0) continue;
@@ -187,13 +182,15 @@ Status PlanRunner::upload_inputs(const std::vector<HostTensor>& inputs) {
     InputBytes bytes = input_bytes(t, v.type, lb.elements);
     // An empty tensor still gets a one-byte allocation, and nothing to copy.
     if (bytes.view.empty()) continue;
-    if (auto s =
-            staging ? staging->upload(static_cast<int>(b), address(static_cast<int>(b)), bytes.view)
-                    : buffers_[b]->upload(bytes.view);
-        !s)
-      return s;
+    if (auto s = put(staging, static_cast<int>(b), bytes.view); !s) return s;
   }
   return staging ? staging->end_uploads() : Ok{};
+}
+
+// Host bytes into input buffer `b`: staged when `staging`, else copied at once.
+Status PlanRunner::put(StagedCopies* staging, int b, std::span<const std::byte> bytes) {
+  if (staging) return staging->upload(b, address(b), bytes);
+  return buffers_[static_cast<size_t>(b)]->upload(bytes);
 }
 
 int64_t PlanRunner::arena_offset(int b) const {

@@ -95,6 +95,8 @@ class PlanRunner {
   std::unique_ptr<StagedCopies> copies_;
   Status launch_on_device(const PlanStep& s, kiln_launch_args& args);
   Result<std::vector<HostTensor>> staged_outputs();
+  Status download_output(StagedCopies& c, int b);
+  Status put(StagedCopies* staging, int b, std::span<const std::byte> bytes);
   // Per step, the graph outputs no later step touches: copied back once it is queued.
   std::map<const PlanStep*, std::vector<int>> outputs_after_;
   bool outputs_early_ = false;

@@ -18,13 +18,15 @@ struct kiln_stream;
 
 namespace kiln::interp {
 
+// Only streams add()ed are deferred: work on any other (or NULL) runs at once, and every
+// wait on it has passed, which is what immediate streams are.
 class DeferredStreams {
  public:
+  explicit DeferredStreams(bool eager_copies) : eager_copies_(eager_copies) {}
   void add(kiln_stream* s);
   // Runs the stream's queue first: nothing queued is lost.
   void remove(kiln_stream* s);
-  explicit DeferredStreams(bool eager_copies = false) : eager_copies_(eager_copies) {}
-  // `work` on `s` (NULL: runs now); a copy with nothing ahead runs now under eager copies.
+  // `work` on `s` (not added: runs now); a copy with nothing ahead runs now under eager copies.
   void queue(kiln_stream* s, std::function<void()> work, bool copy = false);
   // Whether `s`'s work up to `position` has run.
   bool reached(kiln_stream* s, uint64_t position);

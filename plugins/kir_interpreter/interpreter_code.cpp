@@ -167,7 +167,6 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
                           std::to_string(bytes) + " bytes inside one allocation of this plugin");
       buffers.push_back(reinterpret_cast<std::byte*>(args.buffers[b]));
     }
-    kiln_plugin& p = *exe->plugin;
     auto run = [&program, buffers, name] {
       KernelFault fault;
       try {
@@ -179,10 +178,7 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, fault_message(fault, name));
     };
     // Deferred streams: the kernel runs when the host waits for its stream (its error then).
-    if (p.deferred && args.stream)
-      p.streams.queue(args.stream, run);
-    else
-      run();
+    exe->plugin->streams.queue(args.stream, run);
   });
 }
 

@@ -152,13 +152,9 @@ kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
 // A copy now, or queued on `s` when streams are deferred (the host keeps its memory until it
 // waits: plugin.h's copy rule).
 void copy(kiln_plugin& p, kiln_stream* s, void* dst, const void* src, uint64_t bytes) {
-  if (bytes == 0) return;
-  if (!p.deferred || !s) {
-    std::memmove(dst, src, bytes);
-    return;
-  }
-  p.streams.queue(
-      s, [=] { std::memmove(dst, src, bytes); }, true);
+  if (bytes > 0)
+    p.streams.queue(
+        s, [=] { std::memmove(dst, src, bytes); }, true);
 }
 
 kiln_error* copy_in(kiln_plugin* p, uint32_t device, kiln_stream* s, uint64_t dst, const void* src,
@@ -224,12 +220,12 @@ void add_streams_and_events(kiln_plugin_api& api) {
     });
   };
   api.stream_destroy = [](kiln_stream* s) {
-    if (s && s->plugin->deferred) s->plugin->streams.remove(s);
+    if (s) s->plugin->streams.remove(s);
     delete s;
   };
   api.stream_synchronize = [](kiln_stream* s) {
     return guard([&] {
-      if (s && s->plugin->deferred) s->plugin->streams.run_all(s);
+      if (s) s->plugin->streams.run_all(s);
     });
   };
   api.event_create = [](kiln_plugin* p, uint32_t device, kiln_event** out) {
@@ -245,13 +241,11 @@ void add_streams_and_events(kiln_plugin_api& api) {
       e->time = std::chrono::steady_clock::now();
       e->recorded = true;
       e->stream = s;
-      e->position = e->plugin->deferred ? e->plugin->streams.end(s) : 0;
+      e->position = e->plugin->streams.end(s);
     });
   };
   api.event_synchronize = [](kiln_event* e) {
-    return guard([&] {
-      if (e->plugin->deferred) e->plugin->streams.run_until(e->stream, e->position);
-    });
+    return guard([&] { e->plugin->streams.run_until(e->stream, e->position); });
   };
   api.event_elapsed_ms = [](const kiln_event* start, const kiln_event* end, double* ms) {
     return guard([&] {
@@ -283,7 +277,7 @@ void add_streams_and_events(kiln_plugin_api& api) {
       kiln_stream* from = e->stream;
       const uint64_t position = e->position;
       // A wait already satisfied queues nothing (it would hold back eager copies).
-      if (!e->plugin->deferred || streams.reached(from, position)) return;
+      if (streams.reached(from, position)) return;
       streams.queue(s, [&streams, from, position] { streams.run_until(from, position); });
     });
   };
@@ -292,7 +286,7 @@ void add_streams_and_events(kiln_plugin_api& api) {
     return guard([&] {
       if (!e->recorded)
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, "event_query of an event never recorded");
-      *done = e->plugin->deferred ? e->plugin->streams.step_towards(e->stream, e->position) : 1;
+      *done = e->plugin->streams.step_towards(e->stream, e->position);
     });
   };
   // Host memory is this device's memory: any host buffer is copied without staging.

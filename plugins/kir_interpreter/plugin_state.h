@@ -36,8 +36,8 @@ struct kiln_plugin {
   std::string fingerprint;
   kiln::sdk::HostLog log;
   kiln::sdk::PropertyList properties;
-  // `streams: deferred | deferred_kernels`: work given a stream waits for the host to wait
-  // for it (deferred_streams.h).
+  // `streams: deferred | deferred_kernels`: the streams made are added to `streams`, whose
+  // work then waits for the host to wait for it (deferred_streams.h).
   const bool deferred;
   kiln::interp::DeferredStreams streams;
 };
