@@ -21,9 +21,14 @@ Tolerance tolerance_for(DType dtype);
 // the sum of the terms' magnitudes, which for signed terms can dwarf the result itself.
 // `magnitude` holds, per output element, the sum of |terms| (the oracle run on |inputs|);
 // `terms` is the longest reduction in the graph. The bound adds 2 * sqrt(terms) * u * magnitude.
+// `perturbed`, per output element, is the oracle run again with each node's float outputs off
+// by a few units of roundoff (run_oracle): an op's few ulps of error, which the per-element rule
+// allows, grow through ill-conditioned ops after it (log near 1, a difference of near-equal
+// values, a floor at an integer), so the bound adds 2 * |perturbed - expected|.
 struct ReductionBound {
   const HostTensor* magnitude = nullptr;
   int64_t terms = 1;
+  const HostTensor* perturbed = nullptr;
 };
 // The unit roundoff of the precision sums of `dtype` accumulate in.
 double accumulation_roundoff(DType dtype);

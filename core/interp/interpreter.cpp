@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 
+#include "core/interp/compare.h"
 #include "core/ops/op_def.h"
 #include "core/ops/op_error.h"
 
@@ -36,6 +37,22 @@ Status check_value(const HostTensor& t, const TensorType& type, const std::strin
                        shape_text(type.sizes));
   }
   return Ok{};
+}
+
+// A fixed pseudo-random sign per (node, element): the perturbed run is reproducible, and
+// neighbouring errors neither all add up nor all cancel.
+double sign_of(uint64_t node, int64_t element) {
+  uint64_t z = node * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(element) + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return ((z ^ (z >> 31)) & 1) ? 1.0 : -1.0;
+}
+
+void perturb(HostTensor& t, double units, uint64_t node) {
+  if (!is_floating(t.dtype())) return;
+  t = t.to(t.dtype());  // a copy: a view's output shares its operand's storage
+  const double step = units * accumulation_roundoff(t.dtype());
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, t.get(i) * (1 + sign_of(node, i) * step));
 }
 
 }  // namespace
@@ -89,7 +106,8 @@ Result<std::vector<HostTensor>> run_node(const Graph& graph, const Node& node,
 }
 
 Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<HostTensor>& inputs,
-                                          const RandomState& random, bool magnitudes) {
+                                          const RandomState& random, bool magnitudes,
+                                          double perturbation) {
   if (inputs.size() != graph.inputs.size()) {
     return Error::user("graph '" + graph.name + "' takes " + std::to_string(graph.inputs.size()) +
                        " inputs, got " + std::to_string(inputs.size()));
@@ -121,6 +139,8 @@ Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<
         },
         random, magnitudes);
     if (!outs) return std::move(outs).error();
+    if (perturbation > 0)
+      for (HostTensor& out : *outs) perturb(out, perturbation, n);
     for (size_t k = 0; k < outs->size(); ++k)
       values[static_cast<size_t>(node.outputs[k].id)] = std::move((*outs)[k]);
     for (size_t v = 0; v < values.size(); ++v) {

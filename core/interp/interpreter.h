@@ -15,9 +15,12 @@ namespace kiln {
 // `inputs` in graph.inputs order; each must match its input's dtype and sizes (any
 // strides). Parameters come from graph.param_data; random ops draw from `random`. Returns
 // graph.outputs in order.
-// `magnitudes`: the oracle's bound run (RefContext::magnitudes).
+// `magnitudes`: the oracle's bound run (RefContext::magnitudes). `perturbation` > 0: the
+// oracle's sensitivity run; each float node output element is scaled by 1 + or - that many
+// units of its dtype's accumulation roundoff, the sign drawn from the node and element.
 Result<std::vector<HostTensor>> interpret(const Graph& graph, const std::vector<HostTensor>& inputs,
-                                          const RandomState& random = {}, bool magnitudes = false);
+                                          const RandomState& random = {}, bool magnitudes = false,
+                                          double perturbation = 0);
 
 // Runs one node with its reference implementation; `value_of` returns each tensor operand
 // (nullptr: not available, an internal error). Outputs are checked against inference.

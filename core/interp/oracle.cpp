@@ -48,6 +48,9 @@ Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTenso
   if (auto m = interpret(magnitudes, abs_inputs, random, /*magnitudes=*/true);
       m && m->size() == r.expected.size())
     r.magnitude = std::move(*m);
+  if (auto p = interpret(graph, inputs, random, /*magnitudes=*/false, kOpErrorUlps);
+      p && p->size() == r.expected.size())
+    r.perturbed = std::move(*p);
   return r;
 }
 
