@@ -1,12 +1,13 @@
 // The oracle's perturbed run: a device whose math functions are a few ulps off (as CUDA's are)
 // passes where a chain of ops amplifies that error (log near 1, then a reciprocal: a fuzz graph
 // the ptx plugin failed), and the bound stays tight where nothing amplifies it.
+#include "core/interp/oracle.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/graph/graph_json.h"
-#include "core/interp/oracle.h"
 #include "core/ops/op_registry.h"
 
 namespace kiln {
@@ -76,8 +77,8 @@ TEST(Oracle, PerturbedRunIsReproducibleAndLeavesInputsAlone) {
   // The perturbation is a few units of roundoff, not nothing.
   double largest = 0;
   for (int64_t i = 0; i < 6; ++i)
-    largest = std::max(largest, std::fabs(first->perturbed[0].get(i) /
-                                              first->expected[0].get(i) - 1));
+    largest =
+        std::max(largest, std::fabs(first->perturbed[0].get(i) / first->expected[0].get(i) - 1));
   EXPECT_GT(largest, std::ldexp(1.0, -24));
   EXPECT_LT(largest, 4 * kOpErrorUlps * std::ldexp(1.0, -24));
 }
