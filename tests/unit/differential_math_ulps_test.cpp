@@ -48,10 +48,9 @@ class CompiledMathUlps : public Differential {
     if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
     if (rounded == 0 || std::isinf(rounded))  // signed zeros and infinities exactly
       return got == rounded && std::signbit(got) == std::signbit(rounded) ? 0 : INFINITY;
-    const double spacing =
-        std::fabs(rounded) < std::numeric_limits<float>::min()
-            ? std::numeric_limits<float>::denorm_min()
-            : std::nextafter(std::fabs(rounded), INFINITY) - std::fabs(rounded);
+    const double spacing = std::fabs(rounded) < std::numeric_limits<float>::min()
+                               ? std::numeric_limits<float>::denorm_min()
+                               : std::nextafter(std::fabs(rounded), INFINITY) - std::fabs(rounded);
     return std::fabs(static_cast<double>(got) - want) / spacing;
   }
 };
@@ -83,9 +82,9 @@ TEST_F(CompiledMathUlps, ExpIsWithinTwoUlps) {
   std::vector<float> xs;
   for (int i = -300000; i <= 300000; ++i) xs.push_back(static_cast<float>(i) * 3.5e-4f);  // +-105
   for (float x = 1e-38f; x < 1; x *= 1.01f) xs.insert(xs.end(), {x, -x});
-  add_around(xs, 88.72283f);   // overflow
-  add_around(xs, 87.33655f);   // the smallest normal result
-  add_around(xs, 103.27893f);  // the smallest subnormal result
+  add_around(xs, 88.72283f);    // overflow
+  add_around(xs, 87.33655f);    // the smallest normal result
+  add_around(xs, 103.27893f);   // the smallest subnormal result
   add_around(xs, 0.34657359f);  // half of ln 2: the range reduction's step
   add_specials(xs);
   EXPECT_LE(worst_ulps("aten.exp.default", xs, [](double x) { return std::exp(x); }), 2.0)
