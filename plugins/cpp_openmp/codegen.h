@@ -28,8 +28,11 @@ struct CodegenOptions {
   int64_t tile_cols = 64;
   // Whether loops run bodies over groups of kGroup vectors (loop_text.h) where they may.
   bool groups = true;
-  // Vectors of outputs per block of a reduction in column form.
-  int64_t column_block_vectors = 8;
+  // Vectors of outputs per block of a reduction in column form: 32 f32 vectors of 8 lanes
+  // read 1 KiB of each row, contiguous runs the hardware prefetcher follows; blocks of 8
+  // (256 bytes a row) took 1.4-1.9x as long over [4096, 4096] and [8192, 512] columns
+  // (bench/results/2026-11-27-cpu-column-block/).
+  int64_t column_block_vectors = 32;
 };
 
 // Throws std::runtime_error naming the kernel and the reason when a kernel cannot be generated.

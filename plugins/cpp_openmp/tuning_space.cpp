@@ -127,7 +127,7 @@ std::string tuning_space_text(const kir::Kernel& k, const CodegenOptions& base,
          [](CodegenOptions& c, bool g) { c.groups = g; });
   }
   if (column_form(k, base)) {
-    knob(true, std::vector<int64_t>{2, 4, 16},
+    knob(true, std::vector<int64_t>{8, 16, 64},
          [](CodegenOptions& c, int64_t b) { c.column_block_vectors = b; });
   }
   // Every combination, fewest knobs away from the base first (then in knob order).
