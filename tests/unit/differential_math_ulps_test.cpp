@@ -1,6 +1,6 @@
 // Transcendentals to the ulp, through the plugin under test: the suite's tolerance (1.3e-6
 // relative, 1e-5 absolute) would let a function a hundred ulps off pass, and the cpp_openmp
-// plugin computes f32 exp and erf with its own polynomials (kiln_cpu_runtime.h), not a
+// plugin computes f32 exp, erf and tanh with its own polynomials (kiln_cpu_runtime.h), not a
 // library. Each function's every input class: tiny and subnormal values, both sides of each
 // switch of method, the edges of overflow and underflow, infinities, signed zeros and NaN.
 #include <cmath>
@@ -88,6 +88,18 @@ TEST_F(CompiledMathUlps, ExpIsWithinTwoUlps) {
   add_around(xs, 0.34657359f);  // half of ln 2: the range reduction's step
   add_specials(xs);
   EXPECT_LE(worst_ulps("aten.exp.default", xs, [](double x) { return std::exp(x); }), 2.0)
+      << "at " << std::hexfloat << worst_x_;
+}
+
+TEST_F(CompiledMathUlps, TanhIsWithinTwoUlps) {
+  std::vector<float> xs;
+  for (int i = -200000; i <= 200000; ++i) xs.push_back(static_cast<float>(i) * 6e-5f);  // +-12
+  for (float x = 1e-38f; x < 1; x *= 1.01f) xs.insert(xs.end(), {x, -x});
+  add_around(xs, 0.875f);  // where the polynomial hands over to 1 - 2 / (exp(2x) + 1)
+  add_around(xs, 9.01f);   // where tanh reaches 1
+  add_around(xs, 44.4f);   // where exp(2x) overflows
+  add_specials(xs);
+  EXPECT_LE(worst_ulps("aten.tanh.default", xs, [](double x) { return std::tanh(x); }), 2.0)
       << "at " << std::hexfloat << worst_x_;
 }
 
