@@ -88,23 +88,17 @@ std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
   return s + "    }\n";
 }
 
-// Pass `p` over the block: the reduction outermost, the outputs in vectors (one accumulator
-// per vector of outputs, one per output in the tail), then each output's accumulator.
-std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh) {
+// `auto column_pass<p> = [&](lanes, ro, r, x, accumulators...)`: pass `p`'s body at one
+// reduction position and one vector (or lane) of outputs.
+std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh) {
   const std::string xi = "x" + std::to_string(sh.n - 1);
   const std::string ri = "r" + std::to_string(sh.m - 1);
-  const std::string body = "column_pass" + std::to_string(p);
-  std::string s, params, vector_args, tail_args;
-  for (const kir::Op* r : pass.reduces) {
-    const std::string acc = accumulator_type(k, *r, true);
-    s += "    " + acc + " a" + id(r) + "_v[" + num(sh.block) + " / krt::kLanes];\n";
-    s += "    " + acc + " a" + id(r) + "_t[krt::kLanes];\n";
-    params += ", " + acc + "& a" + id(r);
-    vector_args += ", a" + id(r) + "_v[c]";
-    tail_args += ", a" + id(r) + "_t[t]";
-  }
-  s += "    auto " + body + " = [&](auto lanes, int64_t ro, int64_t " + ri + ", int64_t " + xi +
-       params + ") __attribute__((always_inline)) {\n";
+  std::string params;
+  for (const kir::Op* r : pass.reduces)
+    params += ", " + accumulator_type(k, *r, true) + "& a" + id(r);
+  std::string s = "    auto column_pass" + std::to_string(p) +
+                  " = [&](auto lanes, int64_t ro, int64_t " + ri + ", int64_t " + xi + params +
+                  ") __attribute__((always_inline)) {\n";
   s += "      using L = decltype(lanes);\n      (void)ro;\n";
   s += unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
   s += "      const int64_t rlin = ro * " + num(sh.rinner) + " + " + ri + ";\n      (void)rlin;\n";
@@ -114,7 +108,23 @@ std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, cons
          std::to_string(v) + "_b, " + xi + " - xb, 1);\n";
   }
   for (const kir::Op* op : pass.ops) s += "      " + op_c(k, *op, {xi, false, "v"}) + "\n";
-  s += "    };\n";
+  return s + "    };\n";
+}
+
+// Pass `p` over the block: the reduction outermost, the outputs in vectors (one accumulator
+// per vector of outputs, one per output in the tail), then each output's accumulator.
+std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh) {
+  const std::string ri = "r" + std::to_string(sh.m - 1);
+  const std::string body = "column_pass" + std::to_string(p);
+  std::string s, vector_args, tail_args;
+  for (const kir::Op* r : pass.reduces) {
+    const std::string acc = accumulator_type(k, *r, true);
+    s += "    " + acc + " a" + id(r) + "_v[" + num(sh.block) + " / krt::kLanes];\n";
+    s += "    " + acc + " a" + id(r) + "_t[krt::kLanes];\n";
+    vector_args += ", a" + id(r) + "_v[c]";
+    tail_args += ", a" + id(r) + "_t[t]";
+  }
+  s += pass_body(k, pass, p, sh);
   s += "    for (int64_t ro = 0; ro < " + num(sh.router) + "; ++ro) {\n";
   s += "      for (int64_t " + ri + " = 0; " + ri + " < " + num(sh.rinner) + "; ++" + ri + ") {\n";
   s += "        int64_t xv = xb;\n";
@@ -133,6 +143,54 @@ std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, cons
     s += "    }\n";
   }
   return s;
+}
+
+// Values per output the row-major last pass may keep for every output of the kernel (on the
+// calling thread's stack, shared by the team).
+constexpr int64_t kMaxRowMajorValues = 16384;
+
+// Whether the last pass only writes elements (softmax over dim 0 normalizing): it then runs
+// row-major over whole rows after the others, as a pointwise kernel would. A column block's
+// writes hop a row's length between elements, so a fresh output's pages were first touched out
+// of order (each write a page fault away from the last; 24 ms of 56 for softmax over dim 0 of
+// [8192, 1024] at 2 threads, most of a 62 ms call at 16), and the prefetcher stops at each page.
+bool last_pass_row_major(const RowPlan& plan, const BlockShape& sh, const CodegenOptions& o) {
+  if (plan.passes.size() < 2 || !plan.stages.back().empty()) return false;
+  const RowPass& last = plan.passes.back();
+  if (!last.reduces.empty()) return false;
+  const bool writes = std::any_of(last.ops.begin(), last.ops.end(),
+                                  [](const kir::Op* op) { return op->kind == OpKind::Store; });
+  const int64_t kept = sh.outer * sh.width * static_cast<int64_t>(last.row_values.size());
+  return writes && kept <= kMaxRowMajorValues && o.threads > 1 &&
+         sh.outer * sh.width * sh.router * sh.rinner >= o.parallel_threshold;
+}
+
+// The last pass over every row, rows in parallel: its per-output values from the arrays the
+// blocks filled (g<v>, outer x width).
+std::string row_major_pass(const kir::Kernel& k, const RowPlan& plan, const BlockShape& sh,
+                           const CodegenOptions& o) {
+  const RowPass& last = plan.passes.back();
+  const size_t p = plan.passes.size() - 1;
+  const int64_t rsize = sh.router * sh.rinner;
+  const std::string ri = "r" + std::to_string(sh.m - 1);
+  std::string s = parallel_for(o.threads, sh.outer * sh.width * rsize, o.parallel_threshold);
+  s += "  for (int64_t row = 0; row < " + num(sh.outer * rsize) + "; ++row) {\n";
+  s += "    const int64_t o = row / " + num(rsize) + ", rr = row % " + num(rsize) + ";\n";
+  s += unflatten(k.ranges, sh.n - 1, "x", "o");
+  s += "    const int64_t xb = 0;\n    using L = krt::L1;\n";
+  for (int v : last.row_values) {
+    s += "    const " + std::string(c_type(k.op(v)->dtype)) + "* s" + std::to_string(v) + "_b = g" +
+         std::to_string(v) + " + o * " + num(sh.width) + ";\n";
+  }
+  s += pass_body(k, last, p, sh);
+  s += "    const int64_t ro = rr / " + num(sh.rinner) + ", " + ri + " = rr % " + num(sh.rinner) +
+       ";\n";
+  s += "    int64_t xv = 0;\n";
+  s += "    for (; xv + krt::kLanes <= " + num(sh.width) + "; xv += krt::kLanes) column_pass" +
+       std::to_string(p) + "(krt::LV{}, ro, " + ri + ", xv);\n";
+  s += "    for (; xv < " + num(sh.width) + "; ++xv) column_pass" + std::to_string(p) +
+       "(krt::L1{}, ro, " + ri + ", xv);\n";
+  return s + "  }\n";
 }
 
 }  // namespace
@@ -165,9 +223,16 @@ std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
                                     const CodegenOptions& o) {
   const BlockShape sh = shape_of(k, o);
   const int64_t rsize = sh.router * sh.rinner;
-  std::string s = parallel_for(
-      o.threads, sh.outer * sh.width * rsize * static_cast<int64_t>(plan.passes.size()),
-      o.parallel_threshold);
+  const bool row_major = last_pass_row_major(plan, sh, o);
+  const size_t block_passes = plan.passes.size() - (row_major ? 1 : 0);
+  std::string s;
+  if (row_major) {
+    for (int v : plan.passes.back().row_values)
+      s += "  " + std::string(c_type(k.op(v)->dtype)) + " g" + std::to_string(v) + "[" +
+           num(sh.outer * sh.width) + "];\n";
+  }
+  s += parallel_for(o.threads, sh.outer * sh.width * rsize * static_cast<int64_t>(block_passes),
+                    o.parallel_threshold);
   s += "  for (int64_t task = 0; task < " + num(sh.outer * sh.blocks) + "; ++task) {\n";
   s += "    const int64_t o = task / " + num(sh.blocks) + ";\n";
   s += unflatten(k.ranges, sh.n - 1, "x", "o");
@@ -190,9 +255,18 @@ std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
     }
   }
   s += stage_loop(k, plan, 0, sh);
-  for (size_t p = 0; p < plan.passes.size(); ++p) {
+  for (size_t p = 0; p < block_passes; ++p) {
     s += pass_block(k, plan.passes[p], p, sh);
     s += stage_loop(k, plan, p + 1, sh);
+  }
+  if (row_major) {
+    s += "    for (int64_t j = 0; j < xe - xb; ++j) {\n";
+    for (int v : plan.passes.back().row_values) {
+      const std::string name = std::to_string(v);
+      s += "      g" + name + "[o * " + num(sh.width) + " + xb + j] = s" + name + "_b[j];\n";
+    }
+    s += "    }\n  }\n";
+    return s + row_major_pass(k, plan, sh, o);
   }
   return s + "  }\n";
 }

@@ -106,6 +106,20 @@ TEST_F(CompiledReductionShapes, SplitReductionsOverFewLongRows) {
   check(b);
 }
 
+// Softmax and log-softmax over an outer dim, large enough that the column form's last pass
+// runs row-major over whole rows (codegen/column_row_major.test): odd sizes, an outer dim
+// before the reduced one, bf16.
+TEST_F(CompiledReductionShapes, OuterDimSoftmaxWithARowMajorLastPass) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {301, 133}));
+  const ValueRef y = input(b, "y", TensorType::contiguous(DType::F32, {3, 257, 67}));
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {259, 131}));
+  output_of(b, "softmax_dim0", "aten._softmax.default", {x, 0, false});
+  output_of(b, "softmax_middle", "aten._softmax.default", {y, 1, false});
+  output_of(b, "log_softmax_bf16", "aten._log_softmax.default", {h, 0, false});
+  check(b);
+}
+
 // Signed terms that cancel: the sums land near zero while the sum of |terms| is large, so
 // only the reduction-aware bound (sqrt(n) * u * sum|terms|) can judge them fairly, and a
 // kernel that drops or repeats a term still fails it. Odd lengths leave vector tails.

@@ -785,6 +785,9 @@ KRT_INLINE inline V<float> expv(V<float> x) {
   bits = x != x ? reinterpret_cast<const V<int32_t>&>(x) : bits;  // NaN stays NaN
   return reinterpret_cast<V<float>&>(bits);
 }
+KRT_SLEEF_FN(expm1)
+KRT_SLEEF_FN(log)
+KRT_SLEEF_FN(log1p)
 KRT_SLEEF_FN_D(tanh)
 // tanh of f32 lanes (GELU's tanh form, as GPT-2 uses): x + x^3 P(x^2) below 0.875, P fitted
 // in f64 (relative error 7e-10), and 1 - 2 / (exp(2|x|) + 1) above, with the inline exp.
