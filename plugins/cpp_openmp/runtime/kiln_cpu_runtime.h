@@ -789,26 +789,34 @@ KRT_SLEEF_FN(expm1)
 KRT_SLEEF_FN(log)
 KRT_SLEEF_FN(log1p)
 KRT_SLEEF_FN_D(tanh)
+// An odd function of f32 lanes from its values on |x| (`on_abs`): the sign put back, NaN
+// passed through.
+template <class F>
+KRT_INLINE inline V<float> odd_from_abs(V<float> x, F on_abs) {
+  const V<uint32_t> bits = reinterpret_cast<V<uint32_t>&>(x);
+  const V<uint32_t> abs_bits = bits & 0x7fffffffu;
+  const V<float> r = on_abs(reinterpret_cast<const V<float>&>(abs_bits));
+  V<uint32_t> r_bits = reinterpret_cast<const V<uint32_t>&>(r) | (bits & 0x80000000u);
+  r_bits = abs_bits > 0x7f800000u ? bits : r_bits;
+  return reinterpret_cast<V<float>&>(r_bits);
+}
 // tanh of f32 lanes (GELU's tanh form, as GPT-2 uses): x + x^3 P(x^2) below 0.875, P fitted
 // in f64 (relative error 7e-10), and 1 - 2 / (exp(2|x|) + 1) above, with the inline exp.
 // Within 1.05 ulps over every float (CompiledMathUlps tests).
 KRT_INLINE inline V<float> tanhv(V<float> x) {
-  const V<uint32_t> bits = reinterpret_cast<V<uint32_t>&>(x);
-  const V<uint32_t> abs_bits = bits & 0x7fffffffu;
-  const V<float> a = reinterpret_cast<const V<float>&>(abs_bits);
-  const V<float> t = a * a;
-  V<float> p = t * -4.824170028e-04f + 2.651007380e-03f;
-  p = p * t - 8.331938647e-03f;
-  p = p * t + 2.169604041e-02f;
-  p = p * t - 5.393716693e-02f;
-  p = p * t + 1.333306581e-01f;
-  p = p * t - 3.333332539e-01f;
-  const V<float> near = (a * t) * p + a;
-  const V<float> far = 1.0f - 2.0f / (expv(a + a) + 1.0f);
-  const V<float> r = a < 0.875f ? near : far;
-  V<uint32_t> r_bits = reinterpret_cast<const V<uint32_t>&>(r) | (bits & 0x80000000u);
-  r_bits = abs_bits > 0x7f800000u ? bits : r_bits;  // NaN stays NaN
-  return reinterpret_cast<V<float>&>(r_bits);
+  return odd_from_abs(
+      x, [](V<float> a) __attribute__((always_inline)) {
+        const V<float> t = a * a;
+        V<float> p = t * -4.824170028e-04f + 2.651007380e-03f;
+        p = p * t - 8.331938647e-03f;
+        p = p * t + 2.169604041e-02f;
+        p = p * t - 5.393716693e-02f;
+        p = p * t + 1.333306581e-01f;
+        p = p * t - 3.333332539e-01f;
+        const V<float> near = (a * t) * p + a;
+        const V<float> far = 1.0f - 2.0f / (expv(a + a) + 1.0f);
+        return a < 0.875f ? near : far;
+      });
 }
 KRT_SLEEF_FN_D(erf)
 // erf of f32 lanes. Sleef's erff works in double-float arithmetic (7 ns a lane on AVX2, a GELU
@@ -817,32 +825,29 @@ KRT_SLEEF_FN_D(erf)
 // and log(erfc) in f64 (near-minimax); in f32 with FMA the result is within 1.5 ulps
 // (CompiledMathUlps tests).
 KRT_INLINE inline V<float> erfv(V<float> x) {
-  const V<uint32_t> bits = reinterpret_cast<V<uint32_t>&>(x);
-  const V<uint32_t> abs_bits = bits & 0x7fffffffu;
-  const V<float> a = reinterpret_cast<const V<float>&>(abs_bits);
-  const V<float> t = a * a;
-  V<float> p = t * -7.641698176e-06f + 1.043178927e-04f;
-  p = p * t - 8.347799303e-04f;
-  p = p * t + 5.209904164e-03f;
-  p = p * t - 2.686074004e-02f;
-  p = p * t + 1.128368825e-01f;
-  p = p * t - 3.761263192e-01f;
-  p = p * t + 1.283791661e-01f;
-  const V<float> near = a * p + a;
-  const V<float> s = (a < 3.93f ? a : 3.93f) * 0.74626863f - 1.9328358f;
-  V<float> q = s * 1.638194408e-05f - 9.372442582e-05f;
-  q = q * s + 4.024934315e-04f;
-  q = q * s - 1.644972595e-03f;
-  q = q * s + 6.399967708e-03f;
-  q = q * s - 2.433011308e-02f;
-  q = q * s - 1.699936032e+00f;
-  q = q * s - 7.400604725e+00f;
-  q = q * s - 8.296210289e+00f;
-  const V<float> far = 1.0f - expv(q);
-  const V<float> r = a < 1.25f ? near : far;
-  V<uint32_t> r_bits = reinterpret_cast<const V<uint32_t>&>(r) | (bits & 0x80000000u);
-  r_bits = abs_bits > 0x7f800000u ? bits : r_bits;  // NaN stays NaN
-  return reinterpret_cast<V<float>&>(r_bits);
+  return odd_from_abs(
+      x, [](V<float> a) __attribute__((always_inline)) {
+        const V<float> t = a * a;
+        V<float> p = t * -7.641698176e-06f + 1.043178927e-04f;
+        p = p * t - 8.347799303e-04f;
+        p = p * t + 5.209904164e-03f;
+        p = p * t - 2.686074004e-02f;
+        p = p * t + 1.128368825e-01f;
+        p = p * t - 3.761263192e-01f;
+        p = p * t + 1.283791661e-01f;
+        const V<float> near = a * p + a;
+        const V<float> s = (a < 3.93f ? a : 3.93f) * 0.74626863f - 1.9328358f;
+        V<float> q = s * 1.638194408e-05f - 9.372442582e-05f;
+        q = q * s + 4.024934315e-04f;
+        q = q * s - 1.644972595e-03f;
+        q = q * s + 6.399967708e-03f;
+        q = q * s - 2.433011308e-02f;
+        q = q * s - 1.699936032e+00f;
+        q = q * s - 7.400604725e+00f;
+        q = q * s - 8.296210289e+00f;
+        const V<float> far = 1.0f - expv(q);
+        return a < 1.25f ? near : far;
+      });
 }
 KRT_INLINE inline V<float> powv(V<float> a, V<float> b) {
   krt_vf r = KRT_SLEEF_F(pow)(reinterpret_cast<krt_vf&>(a), reinterpret_cast<krt_vf&>(b));
