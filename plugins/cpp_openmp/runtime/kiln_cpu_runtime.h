@@ -752,10 +752,11 @@ KRT_SLEEF_FN_D(exp)
 // exp of f32 lanes, inline: Sleef's is a call through its dispatcher, which softmax, sigmoid
 // and SiLU pay per element (this is 1.4x its throughput on AVX2 with the data in cache).
 // exp(x) = 2^n * e^r with n = round(x / ln 2) and |r| <= ln 2 / 2; e^r = 1 + r + r^2 q(r), q
-// fitted in f64 (relative error 3e-9). Results below 2^-126 are built from their bits, never
-// by a multiply that underflows: subnormal arithmetic costs a microcode assist per
-// instruction on x86 (a masked softmax's -inf lanes ran 10x slower). Within 1.02 ulps over
-// every float, overflow, subnormal results and zero included (CompiledMathUlps tests).
+// fitted in f64 (relative error 3e-9; scripts/fit-cpu-math.py fits this, erf's and tanh's).
+// Results below 2^-126 are built from their bits, never by a multiply that underflows:
+// subnormal arithmetic costs a microcode assist per instruction on x86 (a masked softmax's
+// -inf lanes ran 10x slower). Within 1.02 ulps over every float, overflow, subnormal results
+// and zero included (CompiledMathUlps tests).
 KRT_INLINE inline V<float> expv(V<float> x) {
   const V<float> xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
   const V<float> shifted = xc * 1.44269504f + 12582912.0f;  // + 1.5 * 2^23 rounds to an integer
