@@ -197,7 +197,7 @@ TEST_F(AutotuneTest, CpuExhaustiveTuningKeepsTheResults) {
   EXPECT_THAT(logged_.str(), HasSubstr("tuned k1_sin"));
   EXPECT_THAT(logged_.str(), HasSubstr("tuned k2_sum"));
   EXPECT_THAT(logged_.str(), HasSubstr("tile=16x64"));
-  EXPECT_THAT(logged_.str(), HasSubstr("column_block=2"));
+  EXPECT_THAT(logged_.str(), HasSubstr("column_block=8"));
   EXPECT_THAT(logged_.str(), ::testing::Not(HasSubstr("wrong ")));
   const std::vector<HostTensor> inputs = {
       random_tensor(TensorType::contiguous(DType::F32, {67, 301}), 5),
