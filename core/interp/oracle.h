@@ -30,14 +30,14 @@ struct OracleResults {
   }
 };
 
-// Runs the interpreter on `inputs` (see interpret), again on |inputs| and |parameters|
-// (floats only: integer inputs may be indices) for the magnitudes, and again with every float
-// node output perturbed by kOpErrorUlps units of roundoff. When a bound run fails, the
-// comparison goes without its term.
 // The error a device's math functions may have per op, in units of roundoff (2^-24 for f32):
 // 8 units are 4 ulps, CUDA's documented bound for most of its single-precision functions.
 inline constexpr double kOpErrorUlps = 8;
 
+// Runs the interpreter on `inputs` (see interpret), again on |inputs| and |parameters|
+// (floats only: integer inputs may be indices) for the magnitudes, and again with every float
+// node output perturbed by kOpErrorUlps units of roundoff. When a bound run fails, the
+// comparison goes without its term.
 Result<OracleResults> run_oracle(const Graph& graph, const std::vector<HostTensor>& inputs,
                                  const RandomState& random = {});
 
