@@ -7,8 +7,10 @@ state). Rows: eager PyTorch, torch.compile's default backend (Inductor) and its
 reduce-overhead mode (CUDA graphs), torch.compile(backend="kiln") with runs that wait for
 the device and with asynchronous runs (run.asynchronous), a kiln CompiledGraph called
 directly (the Python bridge without Dynamo's wrappers), and the C entry point alone with its
-arguments prepared once (the runtime's own cost). Then the cost per kernel launched: x + 1
-repeated 11 times with fusion off (11 kernels) against once, back to back.
+arguments prepared once (the runtime's own cost); the kiln rows again with run.cuda_graphs
+(each call one replay of a recording, where the device records). Then the cost per kernel
+launched: x + 1 repeated 11 times with fusion off (11 kernels) against once, back to back,
+with and without run.cuda_graphs.
 With --profile, a cProfile breakdown of the direct call's Python side.
 
     KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python python3 bench/host_overhead.py --device cuda \\
@@ -83,6 +85,11 @@ def main():
     asynchronous = variant(a.config, tmp.name, "async", "run: { asynchronous: true }\n")
     unfused = variant(a.config, tmp.name, "unfused",
                       "run: { asynchronous: true }\nschedule: { fusion: false }\n")
+    graphs = variant(a.config, tmp.name, "graphs",
+                     "run: { asynchronous: true, cuda_graphs: true }\n")
+    unfused_graphs = variant(a.config, tmp.name, "unfused_graphs",
+                             "run: { asynchronous: true, cuda_graphs: true }\n"
+                             "schedule: { fusion: false }\n")
 
     def f(x):
         return x + 1
@@ -115,16 +122,11 @@ def main():
             both("inductor reduce-overhead (CUDA graphs)", lambda: gr(x))
         k = kiln_compiled(f, waiting)
         both("kiln torch.compile, runs wait", lambda: k(x))
-        k = kiln_compiled(f, asynchronous)
-        both("kiln torch.compile, asynchronous", lambda: k(x))
         graph = {"format": "kiln.graph/1", "name": "add_one",
                  "inputs": [{"name": "x", "dtype": "f32", "shape": [16]}],
                  "nodes": [{"name": "y", "op": "aten.add.Scalar", "args": ["%x", 1]}],
                  "outputs": ["%y"]}
-        cg = kiln.Session(asynchronous).compile(graph)
-        both("kiln CompiledGraph, asynchronous", lambda: cg(x))
         out = [torch.empty(16, device=dev)]
-        both("kiln CompiledGraph, asynchronous, out given", lambda: cg(x, out=out))
         # The C entry point alone, its DLTensor arguments built once: the runtime's own cost.
         import ctypes
 
@@ -135,14 +137,22 @@ def main():
         ins = (ctypes.POINTER(L.DLTensor) * 1)(ctypes.pointer(_dl_tensor(x, keep)))
         outs = (ctypes.POINTER(L.DLTensor) * 1)(ctypes.pointer(_dl_tensor(out[0], keep)))
         run = L.library().kiln_graph_run
-        both("kiln_graph_run (C), arguments prepared, asynchronous",
-             lambda: run(cg._handle, ins, 1, outs, 1))
+        for config, suffix in ((asynchronous, ""), (graphs, ", cuda_graphs")):
+            k = kiln_compiled(f, config)
+            both("kiln torch.compile, asynchronous" + suffix, lambda: k(x))
+            cg = kiln.Session(config).compile(graph)
+            both("kiln CompiledGraph, asynchronous" + suffix, lambda: cg(x))
+            both("kiln CompiledGraph, asynchronous, out given" + suffix, lambda: cg(x, out=out))
+            both("kiln_graph_run (C), arguments prepared, asynchronous" + suffix,
+                 lambda: run(cg._handle, ins, 1, outs, 1))
         # Per kernel launched: 11 unfused kernels against 1, back to back, asynchronous.
-        k1 = kiln_compiled(f, unfused)
-        one = back_to_back_us(lambda: k1(x), a.calls, sync)
-        k11 = kiln_compiled(f11, unfused)
-        eleven = back_to_back_us(lambda: k11(x), a.calls, sync)
-        per_kernel = (eleven - one) / 10
+        per_kernel = []
+        for config in (unfused, unfused_graphs):
+            k1 = kiln_compiled(f, config)
+            one = back_to_back_us(lambda: k1(x), a.calls, sync)
+            k11 = kiln_compiled(f11, config)
+            eleven = back_to_back_us(lambda: k11(x), a.calls, sync)
+            per_kernel.append(((eleven - one) / 10, one, eleven))
         e1 = back_to_back_us(lambda: f(x), a.calls, sync)
         e11 = back_to_back_us(lambda: f11(x), a.calls, sync)
     print(f"{a.device}, torch {torch.__version__}, median µs per call of x + 1 (16 elements) "
@@ -150,9 +160,10 @@ def main():
     print("| path | µs per call, then a wait | µs per call, back to back |\n|---|---|---|")
     for name, alone, queued in rows:
         print(f"| {name} | {alone:.1f} | {queued:.1f} |")
-    print(f"\nper kernel launched (11 kernels against 1, back to back): kiln {per_kernel:.2f} µs "
-          f"({one:.1f} -> {eleven:.1f} µs per call), eager {(e11 - e1) / 10:.2f} µs per op "
-          f"({e1:.1f} -> {e11:.1f})")
+    for (cost, one, eleven), how in zip(per_kernel, ("", ", cuda_graphs")):
+        print(f"\nper kernel launched (11 kernels against 1, back to back){how}: kiln {cost:.2f} "
+              f"µs ({one:.1f} -> {eleven:.1f} µs per call)")
+    print(f"eager {(e11 - e1) / 10:.2f} µs per op ({e1:.1f} -> {e11:.1f})")
     if a.profile:
         import cProfile
         import pstats

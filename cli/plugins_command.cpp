@@ -25,14 +25,15 @@ void print_plugin(const Plugin& plugin) {
     for (const auto& property : device.properties) {
       fmt::print("    {:<18} {}\n", property.key, property.value_text());
     }
-    // ABI 1.2's and 1.3's capability flags, by name (none: work in one order, plain copies).
+    // ABI 1.2's to 1.4's capability flags, by name (none: work in one order, plain copies).
     std::string capabilities;
     for (const auto& [flag, name] :
          {std::pair{KILN_CAPABILITY_STREAMS, "streams"},
           std::pair{KILN_CAPABILITY_ASYNC_COPY, "async-copies"},
           std::pair{KILN_CAPABILITY_PINNED_HOST, "page-locked-host-memory"},
           std::pair{KILN_CAPABILITY_IMPORT_POSIX_FD, "imports-posix-fd"},
-          std::pair{KILN_CAPABILITY_IMPORT_CUDA_IPC, "imports-cuda-ipc"}})
+          std::pair{KILN_CAPABILITY_IMPORT_CUDA_IPC, "imports-cuda-ipc"},
+          std::pair{KILN_CAPABILITY_CAPTURE, "capture"}})
       if (device.capabilities & flag)
         capabilities += (capabilities.empty() ? "" : ",") + std::string(name);
     fmt::print("    {:<18} {}\n", "capabilities", capabilities.empty() ? "none" : capabilities);

@@ -25,6 +25,8 @@ void check_memory(const Context& c, Report& report);
 // ABI 1.2: capability flags, streams ordered by events, event queries, page-locked memory.
 void check_streams(const Context& c, Report& report);
 void check_imports(const Context& c, Report& report);
+// ABI 1.4: a launch and a copy captured on a stream, replayed.
+void check_capture(const Context& c, Report& report);
 // Every KIR construct through the plugin against the reference interpreter, the error paths
 // (bad KIR, a kernel's error word), and concurrent compiles and launches where claimed.
 void check_kir(const Context& c, Report& report);

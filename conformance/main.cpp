@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   kc::check_memory(c, report);
   kc::check_streams(c, report);
   kc::check_imports(c, report);
+  kc::check_capture(c, report);
   kc::check_kir(c, report);
   std::cout << "kiln-conformance: " << subject.name << " " << subject.version << ": "
             << report.count(kc::Verdict::Pass) << " passed, " << report.count(kc::Verdict::Fail)

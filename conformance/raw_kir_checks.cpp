@@ -9,35 +9,11 @@
 namespace kiln::conformance {
 namespace {
 
-// y = x + `add` over n f32 elements, as kir/1 text: kernel `name`, buffers (x, y).
-std::string add_kernel(const std::string& name, int64_t n, int add) {
-  const std::string size = std::to_string(n);
-  return "kir/1\nkernel " + name + " pointwise\n  buffer in0 f32 " + size +
-         " in\n  buffer out0 f32 " + size + " out\n  ranges " + size +
-         "\n  %0 = load f32 in0[x0]\n  %1 = const f32 " + std::to_string(add) +
-         "\n  %2 = add f32 %0, %1\n  store out0[x0] %2\nend\n";
-}
-
 uint32_t thread_safety(RawPlugin& p) {
   kiln_plugin_attributes a{};
   a.struct_size = sizeof a;
   p.take(p.table()->get_attributes(p.instance(), &a));
   return a.thread_safety;
-}
-
-// Compiles `kir`; the artifact, or the error's text in `error`.
-std::string compile(RawPlugin& p, uint32_t device, const std::string& kir, std::string& error) {
-  kiln_compile_args args{};
-  args.struct_size = sizeof args;
-  args.device = device;
-  args.kir_text = kir.data();
-  args.kir_size = kir.size();
-  args.config = "";
-  kiln_blob* artifact = nullptr;
-  kiln_blob* metadata = nullptr;
-  error = p.take(p.table()->compile(p.instance(), &args, &artifact, &metadata));
-  p.take(metadata);
-  return p.take(artifact);
 }
 
 // Runs kernel `name` of `exe` on n values (x = 0, 1, ...) `times` times with buffers of its
@@ -86,6 +62,28 @@ std::string run_add(RawPlugin& p, uint32_t device, const std::string& artifact,
 }
 
 }  // namespace
+
+std::string add_kernel(const std::string& name, int64_t n, int add) {
+  const std::string size = std::to_string(n);
+  return "kir/1\nkernel " + name + " pointwise\n  buffer in0 f32 " + size +
+         " in\n  buffer out0 f32 " + size + " out\n  ranges " + size +
+         "\n  %0 = load f32 in0[x0]\n  %1 = const f32 " + std::to_string(add) +
+         "\n  %2 = add f32 %0, %1\n  store out0[x0] %2\nend\n";
+}
+
+std::string compile(RawPlugin& p, uint32_t device, const std::string& kir, std::string& error) {
+  kiln_compile_args args{};
+  args.struct_size = sizeof args;
+  args.device = device;
+  args.kir_text = kir.data();
+  args.kir_size = kir.size();
+  args.config = "";
+  kiln_blob* artifact = nullptr;
+  kiln_blob* metadata = nullptr;
+  error = p.take(p.table()->compile(p.instance(), &args, &artifact, &metadata));
+  p.take(metadata);
+  return p.take(artifact);
+}
 
 std::vector<std::string> kit_graphs(const std::string& dir) {
   std::vector<std::string> out;

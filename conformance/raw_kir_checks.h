@@ -14,6 +14,11 @@ Finding bad_kir(const Context& c);
 Finding concurrent_compiles(const Context& c);
 Finding concurrent_launches(const Context& c);
 
+// y = x + `add` over n f32 elements, as kir/1 text: kernel `name`, buffers (x, y).
+std::string add_kernel(const std::string& name, int64_t n, int add);
+// Compiles `kir`; the artifact, or the error's text in `error`.
+std::string compile(RawPlugin& p, uint32_t device, const std::string& kir, std::string& error);
+
 // The kit's graph files in `dir` (*.json), sorted.
 std::vector<std::string> kit_graphs(const std::string& dir);
 

@@ -35,16 +35,19 @@ Finding capabilities(const Context& c) {
   };
   const bool events = a.stream_create && a.event_record && a.stream_wait_event && a.event_query;
   const bool imports = a.mem_import && a.mem_release_import;
+  const bool capture = a.stream_create && a.stream_begin_capture && a.stream_end_capture &&
+                       a.graph_launch && a.graph_destroy;
   for (const std::string& why :
        {claim(KILN_CAPABILITY_STREAMS, "streams", events),
         claim(KILN_CAPABILITY_ASYNC_COPY, "asynchronous copies", events),
         claim(KILN_CAPABILITY_PINNED_HOST, "page-locked host memory", a.host_alloc && a.host_free),
         claim(KILN_CAPABILITY_IMPORT_POSIX_FD, "imports of file descriptors", imports),
-        claim(KILN_CAPABILITY_IMPORT_CUDA_IPC, "imports of CUDA IPC handles", imports)})
+        claim(KILN_CAPABILITY_IMPORT_CUDA_IPC, "imports of CUDA IPC handles", imports),
+        claim(KILN_CAPABILITY_CAPTURE, "capture", capture)})
     if (!why.empty()) return fail(why);
   const uint64_t known = KILN_CAPABILITY_STREAMS | KILN_CAPABILITY_ASYNC_COPY |
                          KILN_CAPABILITY_PINNED_HOST | KILN_CAPABILITY_IMPORT_POSIX_FD |
-                         KILN_CAPABILITY_IMPORT_CUDA_IPC;
+                         KILN_CAPABILITY_IMPORT_CUDA_IPC | KILN_CAPABILITY_CAPTURE;
   if (flags & ~known) return fail("flags this ABI does not define: " + std::to_string(flags));
   return pass(claimed.empty() ? "none claimed (work done in one order)" : claimed);
 }

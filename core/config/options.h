@@ -111,6 +111,10 @@ struct RunConfig {
   // on 64 MiB ones, where packing into page-locked memory costs more than the faster copy
   // saves (bench/results/2026-11-26-h100-abi-1.2/copies.log).
   bool staging = false;
+  // run_into's plan recorded once per set of caller addresses and replayed as one launch
+  // (ABI 1.4 capture: CUDA graphs on ptx), where the device records and every step is a
+  // kernel or library call on the graph's own device; other runs are plain. Off by default.
+  bool cuda_graphs = false;
   bool operator==(const RunConfig&) const = default;
 };
 

@@ -95,9 +95,9 @@ Result<std::vector<HostTensor>> CompiledGraph::run(const std::vector<HostTensor>
   return r.outputs();
 }
 
-void CompiledGraph::set_random_seed(uint64_t seed) {
+void CompiledGraph::set_random_seed(uint64_t seed, uint64_t first_call) {
   std::lock_guard lock(parts_->random_mutex);
-  parts_->random = {seed, 0};
+  parts_->random = {seed, first_call};
 }
 
 void CompiledGraph::set_asynchronous(bool asynchronous) {
@@ -106,6 +106,15 @@ void CompiledGraph::set_asynchronous(bool asynchronous) {
 
 void CompiledGraph::set_staging(bool staging) {
   parts_->staging = staging;
+}
+
+void CompiledGraph::set_cuda_graphs(bool on) {
+  parts_->cuda_graphs = on;
+}
+
+ReplayStats CompiledGraph::replay_stats() const {
+  std::lock_guard<std::mutex> turn(parts_->warm_mutex);
+  return parts_->warm ? parts_->warm->replay_stats() : ReplayStats{};
 }
 
 Result<std::vector<double>> CompiledGraph::time_runs(const std::vector<HostTensor>& inputs,

@@ -11,6 +11,7 @@
 #include "core/lower/loop_ir.h"
 #include "core/ops/random_stream.h"
 #include "core/runtime/device_buffer.h"
+#include "core/runtime/replays.h"
 #include "core/runtime/tensor_ref.h"
 #include "core/sched/fusion_failure.h"
 
@@ -114,12 +115,16 @@ class CompiledGraph {
   // The serving device's memory bandwidth as its plugin reports it (0: not reported).
   double bandwidth_gbps() const;
 
-  // Random ops draw from this seed from now on, starting again at call 0.
-  void set_random_seed(uint64_t seed);
+  // Random ops draw from this seed from now on, starting again at call `first_call`.
+  void set_random_seed(uint64_t seed, uint64_t first_call = 0);
   // run_into returns without waiting for the device when it copied nothing (RunConfig).
   void set_asynchronous(bool asynchronous);
   // RunConfig::staging: inputs and outputs through page-locked memory where the device can.
   void set_staging(bool staging);
+  // RunConfig::cuda_graphs: run_into replays a recording of the plan where the device records.
+  void set_cuda_graphs(bool on);
+  // What run_into's runs recorded and replayed so far, and why recording stopped if it did.
+  ReplayStats replay_stats() const;
 
   const CompileStats& stats() const;
   void set_plugin_load_ms(double ms);

@@ -56,6 +56,7 @@ struct CompiledGraph::Parts {
   mutable int64_t last_copied_bytes = 0;  // run_into's staging, for callers to verify
   bool asynchronous = false;              // RunConfig::asynchronous
   bool staging = false;                   // RunConfig::staging
+  bool cuda_graphs = false;               // RunConfig::cuda_graphs
   // Random ops: the seed, and the runs so far (each run draws with the next call number),
   // changed together under `random_mutex`.
   mutable std::mutex random_mutex;

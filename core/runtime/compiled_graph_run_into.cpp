@@ -208,8 +208,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
       return s;
   }
   Status status = runner.prepare(staged, false);
-  for (size_t k = 0; status && k < parts_->plan.size(); ++k)
-    status = runner.step(parts_->plan[k], true, false);
+  if (status) status = runner.run_plan();
   // Asynchronous runs that copied nothing return with their kernels queued: the caller's
   // work on the same stream orders after them. Otherwise (and after a failed step) the run
   // waits: nothing launched may still touch memory the caller may free or read on the host.

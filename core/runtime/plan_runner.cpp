@@ -255,12 +255,50 @@ Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
       std::vector<kiln_scalar> scalars;
       for (int64_t v : s.params) scalars.push_back({sizeof(kiln_scalar), KILN_SCALAR_INT, v, 0});
       kiln_launch_args args{sizeof(args),   s.name.c_str(), addresses.data(), addresses.size(),
-                            scalars.data(), scalars.size(), nullptr};
+                            scalars.data(), scalars.size(), recording_};
       return launch_on_device(s, args);
     }
     case PlanStep::Kind::Host:
       return host_step(s);
   }
+  return Ok{};
+}
+
+std::string PlanRunner::not_recordable() const {
+  if (staged()) return "runs are staged (run.staging)";
+  if (!p_.helpers.empty()) return "kernels run on more than one device";
+  for (const PlanStep& s : p_.plan) {
+    if (s.kind == PlanStep::Kind::Host) return "'" + s.name + "' runs on the host";
+    if (s.kind == PlanStep::Kind::Transfer || (s.kind == PlanStep::Kind::Launch && s.place != 0))
+      return "kernels run on more than one device";
+  }
+  if (!Replays::possible(*p_.plugin, p_.device))
+    return "the device does not record work (no KILN_CAPABILITY_CAPTURE, ABI 1.4)";
+  return "";
+}
+
+ReplayStats PlanRunner::replay_stats() const {
+  ReplayStats stats = replays_ ? replays_->stats() : ReplayStats{};
+  if (p_.cuda_graphs && stats.refused.empty()) stats.refused = not_recordable();
+  return stats;
+}
+
+Status PlanRunner::run_plan() {
+  if (p_.cuda_graphs && not_recordable().empty()) {
+    if (!replays_) replays_ = std::make_unique<Replays>(*p_.plugin, p_.device);
+    // Everything but caller memory is the runner's own and stays where it is.
+    auto replayed = replays_->run(bound_, [&](kiln_stream* stream) {
+      recording_ = stream;
+      Status status = Ok{};
+      for (size_t k = 0; status && k < p_.plan.size(); ++k) status = step(p_.plan[k], true, false);
+      recording_ = nullptr;
+      return status;
+    });
+    if (!replayed) return std::move(replayed).error();
+    if (*replayed) return Ok{};
+  }
+  for (const PlanStep& s : p_.plan)
+    if (auto st = step(s, true, false); !st) return st;
   return Ok{};
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/runtime/compiled_graph_parts.h"
+#include "core/runtime/replays.h"
 #include "core/runtime/staged_copies.h"
 
 namespace kiln {
@@ -48,6 +49,10 @@ class PlanRunner {
   // The random state of the coming run: its kernels and host steps draw from it.
   void set_random(const RandomState& state) { random_ = state; }
   Status step(const PlanStep& s, bool keep_buffers, bool poison);
+  // Every step of the plan on kept buffers, unpoisoned: as one replay of a recording where
+  // the graph asks for it (RunConfig::cuda_graphs) and the device and plan allow (replays.h).
+  Status run_plan();
+  ReplayStats replay_stats() const;
   // Waits for the device's work: a plugin whose launches return early reports a kernel's
   // error here even when no output is read back.
   Status finish();
@@ -100,6 +105,12 @@ class PlanRunner {
   // Per step, the graph outputs no later step touches: copied back once it is queued.
   std::map<const PlanStep*, std::vector<int>> outputs_after_;
   bool outputs_early_ = false;
+  // Recordings of the plan (RunConfig::cuda_graphs, ABI 1.4), made on first use. Only plans of
+  // kernels and library calls on the graph's own device are recorded: host steps and copies
+  // between devices are the host's work.
+  std::string not_recordable() const;  // why not, or ""
+  std::unique_ptr<Replays> replays_;
+  kiln_stream* recording_ = nullptr;  // the stream a recording is made on, while it is
   // Parameters already copied to a helper device (place, buffer): not copied again.
   std::map<std::pair<int, int>, bool> params_ready_;
 };

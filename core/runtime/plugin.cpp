@@ -109,6 +109,12 @@ std::vector<std::string> Plugin::take_lines(kiln_blob* blob) const {
   return lines;
 }
 
+uint64_t capabilities_of(const Plugin& plugin, uint32_t device) {
+  for (const DeviceInfo& d : plugin.devices())
+    if (d.index == device) return d.capabilities;
+  return 0;
+}
+
 Status Plugin::check(kiln_error* error, std::string_view what) const {
   if (error == nullptr) return Ok{};
   const kiln_status code = api_.error_code(error);

@@ -61,6 +61,9 @@ class Plugin;
 std::vector<std::unique_lock<std::recursive_mutex>> exclusive_calls(
     std::vector<const Plugin*> plugins);
 
+// The kiln_capability_flags of `plugin`'s device `device` (0 for a device it does not have).
+uint64_t capabilities_of(const Plugin& plugin, uint32_t device);
+
 // Human-readable name of a kiln_status ("UNIMPLEMENTED", ...).
 std::string_view status_name(kiln_status status);
 

@@ -131,6 +131,12 @@ Result<std::shared_ptr<const Plugin>> open_and_create(const PluginConfig& config
     api.mem_import = nullptr;
     api.mem_release_import = nullptr;
   }
+  if (negotiated.minor < 4) {
+    api.stream_begin_capture = nullptr;
+    api.stream_end_capture = nullptr;
+    api.graph_launch = nullptr;
+    api.graph_destroy = nullptr;
+  }
 
   auto logger = logging.get("plugin." + config.name);
   const AbiOptions options(config.options);

@@ -39,6 +39,7 @@ Result<CompiledGraph> Session::compile(const Graph& graph) const {
     compiled->set_plugin_load_ms(plugin_load_ms_);
     compiled->set_asynchronous(options_.run.asynchronous);
     compiled->set_staging(options_.run.staging);
+    compiled->set_cuda_graphs(options_.run.cuda_graphs);
   }
   return compiled;
 }

@@ -10,12 +10,6 @@ constexpr int kUploadMarker = -1;
 constexpr int kDownloadMarker = -2;
 constexpr int kComputeMarker = -3;
 
-uint64_t capabilities_of(const Plugin& plugin, uint32_t device) {
-  for (const DeviceInfo& d : plugin.devices())
-    if (d.index == device) return d.capabilities;
-  return 0;
-}
-
 bool has_events(const kiln_plugin_api& api) {
   return api.event_create && api.event_record && api.event_destroy && api.stream_wait_event;
 }

@@ -178,7 +178,7 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, fault_message(fault, name));
     };
     // Deferred streams: the kernel runs when the host waits for its stream (its error then).
-    exe->plugin->streams.queue(args.stream, run);
+    kiln::interp::submit(*exe->plugin, args.stream, run);
   });
 }
 

@@ -153,8 +153,8 @@ kiln_error* mem_free(kiln_plugin* p, uint32_t device, uint64_t address) {
 // waits: plugin.h's copy rule).
 void copy(kiln_plugin& p, kiln_stream* s, void* dst, const void* src, uint64_t bytes) {
   if (bytes > 0)
-    p.streams.queue(
-        s, [=] { std::memmove(dst, src, bytes); }, true);
+    kiln::interp::submit(
+        p, s, [=] { std::memmove(dst, src, bytes); }, true);
 }
 
 kiln_error* copy_in(kiln_plugin* p, uint32_t device, kiln_stream* s, uint64_t dst, const void* src,
@@ -162,6 +162,7 @@ kiln_error* copy_in(kiln_plugin* p, uint32_t device, kiln_stream* s, uint64_t ds
   return guard([&] {
     check_device(device);
     check_range(*p, dst, bytes, "copy_host_to_device");
+    kiln::interp::refuse_in_capture(s, "copy_host_to_device");
     copy(*p, s, reinterpret_cast<void*>(dst), src, bytes);
   });
 }
@@ -171,6 +172,7 @@ kiln_error* copy_out(kiln_plugin* p, uint32_t device, kiln_stream* s, void* dst,
   return guard([&] {
     check_device(device);
     check_range(*p, src, bytes, "copy_device_to_host");
+    kiln::interp::refuse_in_capture(s, "copy_device_to_host");
     copy(*p, s, dst, reinterpret_cast<const void*>(src), bytes);
   });
 }
@@ -215,7 +217,7 @@ void add_streams_and_events(kiln_plugin_api& api) {
   api.stream_create = [](kiln_plugin* p, uint32_t device, kiln_stream** out) {
     return guard([&] {
       check_device(device);
-      *out = new kiln_stream{p};
+      *out = new kiln_stream{p, false, {}};
       if (p->deferred) p->streams.add(*out);
     });
   };
@@ -225,6 +227,8 @@ void add_streams_and_events(kiln_plugin_api& api) {
   };
   api.stream_synchronize = [](kiln_stream* s) {
     return guard([&] {
+      if (s && s->capturing)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_synchronize of a capturing stream");
       if (s) s->plugin->streams.run_all(s);
     });
   };
@@ -238,6 +242,7 @@ void add_streams_and_events(kiln_plugin_api& api) {
   api.event_destroy = [](kiln_event* e) { delete e; };
   api.event_record = [](kiln_event* e, kiln_stream* s) {
     return guard([&] {
+      kiln::interp::refuse_in_capture(s, "event_record");
       e->time = std::chrono::steady_clock::now();
       e->recorded = true;
       e->stream = s;
@@ -267,10 +272,14 @@ void add_streams_and_events(kiln_plugin_api& api) {
 #if KILN_ABI_MINOR >= 3
       *flags |= KILN_CAPABILITY_IMPORT_POSIX_FD;
 #endif
+#if KILN_ABI_MINOR >= 4
+      *flags |= KILN_CAPABILITY_CAPTURE;
+#endif
     });
   };
   api.stream_wait_event = [](kiln_stream* s, kiln_event* e) {
     return guard([&] {
+      kiln::interp::refuse_in_capture(s, "stream_wait_event");
       if (!e->recorded)
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_wait_event of an event never recorded");
       kiln::interp::DeferredStreams& streams = e->plugin->streams;
@@ -349,6 +358,9 @@ kiln_plugin_api make_api() {
   api.mem_unregister = mem_unregister;
   add_streams_and_events(api);
   kiln::interp::add_code_functions(api);
+#if KILN_ABI_MINOR >= 4
+  kiln::interp::add_capture_functions(api);
+#endif
   return api;
 }
 

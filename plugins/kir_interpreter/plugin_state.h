@@ -7,7 +7,9 @@
 #include <kiln/plugin.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "capture.h"
 #include "deferred_streams.h"
 #include "host_allocations.h"
 
@@ -43,9 +45,18 @@ struct kiln_plugin {
 };
 
 // Work runs when it is launched, so a stream is a name and an event a time; with deferred
-// streams, an event is also a place in a stream's queue.
+// streams, an event is also a place in a stream's queue. A capturing stream (ABI 1.4) records
+// its work instead (capture.h).
 struct kiln_stream {
   kiln_plugin* plugin;
+  bool capturing = false;
+  std::vector<std::function<void()>> recorded;
+};
+
+// What a stream captured: the same work, queued again at each replay.
+struct kiln_graph {
+  kiln_plugin* plugin = nullptr;
+  std::vector<std::function<void()>> work;
 };
 
 struct kiln_event {

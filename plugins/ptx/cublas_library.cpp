@@ -51,6 +51,7 @@ CublasLibrary CublasLibrary::open(const std::string& path, std::string& why) {
   lib.library_ = kir_support::DynamicLibrary::open(
       candidates(path),
       [&](const kir_support::DynamicLibrary& l) {
+        if (!l.symbol("cublasSetStream_v2", lib.set_stream_)) lib.set_stream_ = nullptr;
         return l.symbol("cublasCreate_v2", lib.create_) &&
                l.symbol("cublasDestroy_v2", lib.destroy_) &&
                l.symbol("cublasGemmStridedBatchedEx", lib.gemm_);
@@ -70,13 +71,15 @@ std::vector<std::string> CublasLibrary::extern_lines() const {
 }
 
 void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CUdeviceptr a,
-                           CUdeviceptr b, CUdeviceptr out) {
+                           CUdeviceptr b, CUdeviceptr out, CUstream stream) {
   const int type = data_type(c.dtype);
   if (c.batch == 0 || c.m == 0 || c.n == 0) return;
   const kir_support::ColumnMajorGemm g = kir_support::column_major_gemm(c, "cuBLAS");
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device] && create_(&handles_[device]) != 0)
     throw std::runtime_error("cublasCreate failed");
+  if (set_stream_ && set_stream_(handles_[device], stream) != 0)
+    throw std::runtime_error("cublasSetStream failed");
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool f64 = c.dtype == kir::DType::F64;

@@ -42,16 +42,19 @@ class CublasLibrary {
   const std::string& path() const { return library_.path(); }
   // The extern list entries it serves ("mm f32 f64 f16 bf16", "bmm ...").
   std::vector<std::string> extern_lines() const;
-  // out[batch, m, n] = a @ b on the current context's default stream, for the device's
+  // out[batch, m, n] = a @ b on `stream` (NULL: the legacy default stream), for the device's
   // slot `device` (a handle per device, made on first use). Throws std::runtime_error.
   void matmul(uint32_t device, const kir_support::MatmulCall& call, CUdeviceptr a, CUdeviceptr b,
-              CUdeviceptr out);
+              CUdeviceptr out, CUstream stream);
+  // Whether matmul honours its stream (cublasSetStream), as a capture needs.
+  bool takes_streams() const { return set_stream_ != nullptr; }
 
  private:
   using Handle = struct cublasContext*;
   kir_support::DynamicLibrary library_;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
+  int (*set_stream_)(Handle, CUstream) = nullptr;  // optional
   int (*gemm_)(Handle, int, int, int, int, int, const void*, const void*, int, int, long long,
                const void*, int, int, long long, const void*, void*, int, int, long long, int, int,
                int) = nullptr;

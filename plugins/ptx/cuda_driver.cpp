@@ -59,6 +59,14 @@ std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_
       !resolve(d.library, d.cuIpcCloseMemHandle, "cuIpcCloseMemHandle") ||
       !resolve(d.library, d.cuMemGetAddressRange, "cuMemGetAddressRange_v2"))
     d.cuIpcOpenMemHandle = nullptr;
+  // Optional: without them streams do not capture.
+  if (!resolve(d.library, d.cuStreamBeginCapture, "cuStreamBeginCapture_v2") ||
+      !resolve(d.library, d.cuStreamEndCapture, "cuStreamEndCapture") ||
+      !resolve(d.library, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") ||
+      !resolve(d.library, d.cuGraphLaunch, "cuGraphLaunch") ||
+      !resolve(d.library, d.cuGraphExecDestroy, "cuGraphExecDestroy") ||
+      !resolve(d.library, d.cuGraphDestroy, "cuGraphDestroy"))
+    d.cuStreamBeginCapture = nullptr;
   if (!ok) {
     close_cuda_driver(d);
     return "the CUDA driver lacks an entry point the plugin needs (driver too old?)";

@@ -18,6 +18,8 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 // CU_IPC_HANDLE_SIZE bytes naming another process's allocation (passed by value).
 struct CUipcMemHandle {
   char reserved[64];
@@ -81,7 +83,20 @@ struct CudaDriver {
   CUresult (*cuIpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned) = nullptr;
   CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
   CUresult (*cuMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr) = nullptr;
+  // Stream capture and graph replay (ABI 1.4); optional: NULL where the driver lacks them.
+  CUresult (*cuStreamBeginCapture)(CUstream, int mode) = nullptr;
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
 };
+
+// CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: a call on the capturing thread that could touch the
+// capture's work without being part of it (a wait, an allocation) fails instead.
+inline constexpr int kCaptureModeThreadLocal = 1;
+// CU_STREAM_NON_BLOCKING: a stream not ordered with the legacy default stream.
+inline constexpr unsigned kStreamNonBlocking = 1;
 
 // cuEventQuery's answer while the work before the event runs.
 inline constexpr CUresult kCudaErrorNotReady = 600;

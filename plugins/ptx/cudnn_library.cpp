@@ -31,6 +31,7 @@ CudnnLibrary CudnnLibrary::open(const std::string& path, std::string& why) {
       path.empty() ? std::vector<std::string>{"libcudnn.so.9", "libcudnn.so"}
                    : std::vector<std::string>{path},
       [&](const kir_support::DynamicLibrary& l) {
+        if (!l.symbol("cudnnSetStream", lib.set_stream_)) lib.set_stream_ = nullptr;
         return l.symbol("cudnnCreate", lib.create_) && l.symbol("cudnnDestroy", lib.destroy_) &&
                l.symbol("cudnnGetErrorString", lib.error_string_) &&
                l.symbol("cudnnCreateTensorDescriptor", lib.create_tensor_) &&
@@ -83,12 +84,14 @@ void CudnnLibrary::release_handles(const std::function<void(uint32_t)>& use_devi
 
 void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
                        const kir_support::ConvCall& c, CUdeviceptr a, CUdeviceptr b,
-                       CUdeviceptr out, const std::function<CUdeviceptr(size_t)>& workspace) {
+                       CUdeviceptr out, const std::function<CUdeviceptr(size_t)>& workspace,
+                       CUstream stream) {
   using kir_support::ConvDirection;
   const int type = cudnn_data_type(c.dtype);
   if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device]) check(create_(&handles_[device]), "cudnnCreate");
+  if (set_stream_) check(set_stream_(handles_[device], stream), "cudnnSetStream");
   // x (or dx) from the call's offset on.
   const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
   auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };

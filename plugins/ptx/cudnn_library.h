@@ -44,12 +44,14 @@ class CudnnLibrary {
   // Destroys the handles, each after `use_device(its device)` makes its context current.
   void release_handles(const std::function<void(uint32_t)>& use_device);
   // The call's product in `direction` (a, b -> out in the call's buffer order: x, w -> y;
-  // dy, w -> dx; x, dy -> dw) on the current context's default stream for device slot
+  // dy, w -> dx; x, dy -> dw) on `stream` (NULL: the legacy default stream) for device slot
   // `device`; `workspace(bytes)` gives device memory of at least that size. Throws
   // std::runtime_error.
   void run(kir_support::ConvDirection direction, uint32_t device, const kir_support::ConvCall& call,
            CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
-           const std::function<CUdeviceptr(size_t)>& workspace);
+           const std::function<CUdeviceptr(size_t)>& workspace, CUstream stream);
+  // Whether run honours its stream (cudnnSetStream), as a capture needs.
+  bool takes_streams() const { return set_stream_ != nullptr; }
 
  private:
   using Handle = void*;
@@ -66,6 +68,7 @@ class CudnnLibrary {
   bool tf32_ = false;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
+  int (*set_stream_)(Handle, CUstream) = nullptr;  // optional
   const char* (*error_string_)(int) = nullptr;
   int (*create_tensor_)(Desc*) = nullptr;
   int (*set_tensor_)(Desc, int, int, int, int, int, int, int, int, int) = nullptr;

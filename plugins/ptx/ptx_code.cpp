@@ -157,11 +157,7 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
   return guard([&] {
     kiln_plugin* p = exe->plugin;
     p->use(exe->device);
-    {
-      std::lock_guard lock(p->mutex);
-      if (std::string f = gpu::take_pending_error_word(p->pending, exe->device); !f.empty())
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, f + " (in an earlier run)");
-    }
+    report_earlier_error(*p, exe->device);
     const auto args = kiln::sdk::read_struct(args_in);
     const std::string name = args.kernel ? args.kernel : "";
     auto it = exe->kernels.find(name);
@@ -176,12 +172,19 @@ kiln_error* launch(kiln_executable* exe, const kiln_launch_args* args_in) {
     p->check(p->cuda.cuLaunchKernel(k.fn, k.shape.grid, 1, 1, k.shape.block, 1, 1, 0,
                                     driver_stream(*p, args.stream), params.data(), nullptr),
              "launch of " + name);
+    if (args.stream && args.stream->capturing) args.stream->captured.insert(exe);
     std::lock_guard lock(p->mutex);
     p->pending.insert(exe);
   });
 }
 
 }  // namespace
+
+void report_earlier_error(kiln_plugin& p, uint32_t device) {
+  std::lock_guard lock(p.mutex);
+  if (std::string f = gpu::take_pending_error_word(p.pending, device); !f.empty())
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, f + " (in an earlier run)");
+}
 
 void finish_launches(kiln_plugin& p, uint32_t device) {
   p.check(p.cuda.cuCtxSynchronize(), "waiting for the device");

@@ -1,6 +1,7 @@
 // The ptx plugin's externs: "mm" and "bmm" through cuBLAS, "conv2d" and its backward calls
 // through cuDNN (each when its library opened), for the dtypes the library has; the core
-// generates kernels for the rest.
+// generates kernels for the rest. Both libraries run on the stream a call is given (so a
+// capture records them); a call that must allocate (cuDNN's workspace growing) is not captured.
 #include <kiln/plugin.hpp>
 
 #include "plugins/kir_support/conv_call.h"
@@ -38,6 +39,8 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   const kir_support::MatmulCall call = p->memory.checked_matmul_call(device, args, name);
   const std::vector<int64_t> bytes = call.buffer_bytes();
   p->use(device);
+  if (call.k == 0 || !p->cublas.takes_streams())
+    refuse_in_capture(args.stream, "extern " + name + " (on the legacy default stream)");
   if (call.k == 0) {  // an empty sum: zeros
     if (bytes[2] > 0)
       p->check(p->cuda.cuMemsetD8(args.buffers[2], 0, static_cast<size_t>(bytes[2])),
@@ -46,7 +49,8 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   }
   std::lock_guard lock(p->cublas_mutex);
   try {
-    p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2]);
+    p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2],
+                     driver_stream(*p, args.stream));
   } catch (const std::runtime_error& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }
@@ -57,6 +61,8 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   std::lock_guard lock(p->cudnn_mutex);
   if (!p->conv_library().available())
     throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
+  if (!p->cudnn.takes_streams())
+    refuse_in_capture(args.stream, "extern " + name + " (on the legacy default stream)");
   kir_support::ConvCall call;
   try {
     call = kir_support::read_conv_call(args);
@@ -72,6 +78,8 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
     if (p->cudnn_workspace.size() <= device) p->cudnn_workspace.resize(device + 1, {0, 0});
     auto& [address, size] = p->cudnn_workspace[device];
     if (size < bytes) {
+      // An allocation cannot be recorded: the first plain run grows the workspace.
+      refuse_in_capture(args.stream, "extern " + name + " growing its workspace");
       if (address) p->check(p->cuda.cuMemFree(address), name + ": freeing the workspace");
       address = 0;
       size = 0;
@@ -82,7 +90,7 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   };
   try {
     p->cudnn.run(direction, device, call, args.buffers[0], args.buffers[1], args.buffers[2],
-                 workspace);
+                 workspace, driver_stream(*p, args.stream));
   } catch (const std::runtime_error& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }

@@ -263,6 +263,7 @@ kiln_error* copy_h2d(kiln_plugin* p, uint32_t device, kiln_stream* stream, uint6
   return guard([&] {
     p->use(device);
     p->memory.check_range(device, dst, bytes, "copy_host_to_device destination");
+    kiln::ptx::refuse_in_capture(stream, "copy_host_to_device");
     if (bytes == 0) return;
     if (kiln::ptx::copies_asynchronously(*p, stream))
       p->check(p->cuda.cuMemcpyHtoDAsync(dst, src, bytes, stream->stream), "cuMemcpyHtoDAsync");
@@ -276,6 +277,7 @@ kiln_error* copy_d2h(kiln_plugin* p, uint32_t device, kiln_stream* stream, void*
   return guard([&] {
     p->use(device);
     p->memory.check_range(device, src, bytes, "copy_device_to_host source");
+    kiln::ptx::refuse_in_capture(stream, "copy_device_to_host");
     if (kiln::ptx::copies_asynchronously(*p, stream)) {
       if (bytes > 0)
         p->check(p->cuda.cuMemcpyDtoHAsync(dst, src, bytes, stream->stream), "cuMemcpyDtoHAsync");
@@ -294,7 +296,8 @@ kiln_error* copy_d2d(kiln_plugin* p, uint32_t device, kiln_stream* stream, uint6
     p->memory.check_range(device, src, bytes, "copy_device_to_device source");
     if (bytes == 0) return;
     if (kiln::ptx::copies_asynchronously(*p, stream)) {
-      p->check(p->cuda.cuMemcpyDtoDAsync(dst, src, bytes, stream->stream), "cuMemcpyDtoDAsync");
+      p->check(p->cuda.cuMemcpyDtoDAsync(dst, src, bytes, kiln::ptx::driver_stream(*p, stream)),
+               "cuMemcpyDtoDAsync");
       return;
     }
     p->check(p->cuda.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
@@ -326,6 +329,7 @@ kiln_plugin_api make_api() {
   kiln::ptx::add_import_functions(api);
   kiln::ptx::add_code_functions(api);
   kiln::ptx::add_extern_functions(api);
+  kiln::ptx::add_capture_functions(api);
   return api;
 }
 

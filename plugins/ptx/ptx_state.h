@@ -88,6 +88,20 @@ struct kiln_stream {
   kiln_plugin* plugin = nullptr;
   uint32_t device = 0;
   kiln::ptx::CUstream stream = nullptr;
+  // While capturing (ABI 1.4) its work goes to `capture_stream`, made non-blocking on the
+  // first capture: a blocking stream under capture would turn other threads' work on the
+  // legacy default stream into errors. And the executables launched, whose error words a
+  // replay sets.
+  bool capturing = false;
+  kiln::ptx::CUstream capture_stream = nullptr;
+  std::set<kiln_executable*> captured;
+};
+// A captured stream's work, instantiated (ptx_capture.cpp).
+struct kiln_graph {
+  kiln_plugin* plugin = nullptr;
+  uint32_t device = 0;
+  kiln::ptx::CUgraphExec exec = nullptr;
+  std::set<kiln_executable*> executables;
 };
 struct kiln_event {
   kiln_plugin* plugin = nullptr;
@@ -100,11 +114,12 @@ namespace kiln::ptx {
 void add_import_functions(kiln_plugin_api& api);
 // Closes every import still open (plugin_destroy), each with its device's context current.
 void release_imports(kiln_plugin& p);
-// The driver stream work given `s` runs on: its own for a host of ABI 1.2, the legacy
-// default stream for none or for an older host (under 1.0 and 1.1 everything runs in one
-// order).
+// The driver stream work given `s` runs on: its own for a host of ABI 1.2 (its capture
+// stream while it captures), the legacy default stream for none or for an older host (under
+// 1.0 and 1.1 everything runs in one order).
 inline CUstream driver_stream(const kiln_plugin& p, const kiln_stream* s) {
-  return s && p.abi_minor >= 2 ? s->stream : nullptr;
+  if (!s || p.abi_minor < 2) return nullptr;
+  return s->capturing ? s->capture_stream : s->stream;
 }
 // Whether a copy given `s` may return before it is done (ABI 1.2's copy rule).
 inline bool copies_asynchronously(const kiln_plugin& p, const kiln_stream* s) {
@@ -113,7 +128,13 @@ inline bool copies_asynchronously(const kiln_plugin& p, const kiln_stream* s) {
 void add_stream_functions(kiln_plugin_api& api);
 void add_code_functions(kiln_plugin_api& api);
 void add_extern_functions(kiln_plugin_api& api);
+void add_capture_functions(kiln_plugin_api& api);
+// Throws UNSUPPORTED when `s` captures: `what` is never recorded (ABI 1.4's capture rule).
+void refuse_in_capture(const kiln_stream* s, const std::string& what);
 // Waits for `device` (current on this thread) and throws, naming the kernel, the first error
 // a kernel launched there reported since the last wait.
 void finish_launches(kiln_plugin& p, uint32_t device);
+// Throws, naming the kernel, an error a kernel launched on `device` has already set (a launch
+// reports an earlier run's error without waiting).
+void report_earlier_error(kiln_plugin& p, uint32_t device);
 }  // namespace kiln::ptx

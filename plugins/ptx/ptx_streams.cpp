@@ -32,6 +32,12 @@ void stream_destroy(kiln_stream* s) {
   if (!s) return;
   if (s->stream) {
     s->plugin->use(s->device);
+    if (s->capturing) {  // a capture never ended: its recording is dropped
+      CUgraph graph = nullptr;
+      if (s->plugin->cuda.cuStreamEndCapture(s->capture_stream, &graph) == 0 && graph)
+        s->plugin->cuda.cuGraphDestroy(graph);
+    }
+    if (s->capture_stream) s->plugin->cuda.cuStreamDestroy(s->capture_stream);
     s->plugin->cuda.cuStreamDestroy(s->stream);
   }
   delete s;
@@ -39,6 +45,8 @@ void stream_destroy(kiln_stream* s) {
 
 kiln_error* stream_synchronize(kiln_stream* s) {
   return guard([&] {
+    if (s->capturing)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_synchronize of a capturing stream");
     s->plugin->use(s->device);
     s->plugin->check(s->plugin->cuda.cuStreamSynchronize(s->stream), "cuStreamSynchronize");
     finish_launches(*s->plugin, s->device);
@@ -63,6 +71,7 @@ void event_destroy(kiln_event* e) {
 
 kiln_error* event_record(kiln_event* e, kiln_stream* s) {
   return guard([&] {
+    refuse_in_capture(s, "event_record");
     e->plugin->use(e->device);
     e->plugin->check(e->plugin->cuda.cuEventRecord(e->event, driver_stream(*e->plugin, s)),
                      "cuEventRecord");
@@ -94,12 +103,14 @@ kiln_error* device_capabilities(kiln_plugin* p, uint32_t device, uint64_t* flags
     p->use(device);
     *flags = KILN_CAPABILITY_STREAMS | KILN_CAPABILITY_ASYNC_COPY | KILN_CAPABILITY_PINNED_HOST;
     if (p->cuda.cuIpcOpenMemHandle) *flags |= KILN_CAPABILITY_IMPORT_CUDA_IPC;
+    if (p->cuda.cuStreamBeginCapture && p->abi_minor >= 4) *flags |= KILN_CAPABILITY_CAPTURE;
   });
 }
 
 kiln_error* stream_wait_event(kiln_stream* s, kiln_event* e) {
   return guard([&] {
     require_recorded(*e, "stream_wait_event");
+    refuse_in_capture(s, "stream_wait_event");
     if (e->device != s->device)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_wait_event across devices");
     s->plugin->use(s->device);

@@ -1,5 +1,5 @@
-// A host built against a frozen older ABI header (1.0, 1.1 or 1.2: built once against each,
-// as host_1_0, host_1_1 and host_1_2) loads a plugin of today's ABI: it asks for the table as
+// A host built against a frozen older ABI header (1.0 to 1.3: built once against each,
+// as host_1_0 to host_1_3) loads a plugin of today's ABI: it asks for the table as
 // its own minor, reads only its part of it, creates the instance as that minor and uses
 // devices, memory and copies (where it has a device). The plugin's newer minor must not
 // matter to it.
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-static_assert(KILN_ABI_MINOR <= 2, "built against a frozen older ABI header");
+static_assert(KILN_ABI_MINOR <= 3, "built against a frozen older ABI header");
 
-// "1.0", "1.1" or "1.2": the ABI of the header this host was built against.
+// "1.0" to "1.3": the ABI of the header this host was built against.
 #define HOST_TEXT_(x) #x
 #define HOST_TEXT(x) HOST_TEXT_(x)
 #define HOST_ABI "1." HOST_TEXT(KILN_ABI_MINOR)

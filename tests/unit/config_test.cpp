@@ -45,7 +45,7 @@ placement: order
 autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
 schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true }
-run: { asynchronous: true }
+run: { asynchronous: true, cuda_graphs: true }
 log: { level: warn, components: { sched: debug } }
 debug_dir: dumps
 plugin_path: [/opt/kiln/plugins, extra]
@@ -69,6 +69,7 @@ plugin_path: [/opt/kiln/plugins, extra]
   schedule.deterministic = true;
   EXPECT_EQ(options->schedule, schedule);
   EXPECT_TRUE(options->run.asynchronous);
+  EXPECT_TRUE(options->run.cuda_graphs);
   EXPECT_EQ(options->log.default_level, LogLevel::Warn);
   EXPECT_EQ(options->log.for_component("sched"), LogLevel::Debug);
   EXPECT_EQ(options->debug_dir, "/etc/kiln/dumps");
@@ -84,6 +85,7 @@ TEST(Config, EmptyFileMeansDefaults) {
   EXPECT_EQ(options->selection.mode, SelectionMode::Autotune);
   EXPECT_EQ(options->placement, PlacementPolicy::Cost);
   EXPECT_FALSE(options->run.asynchronous) << "runs wait unless the config says otherwise";
+  EXPECT_FALSE(options->run.cuda_graphs) << "plans are replayed only when asked for";
 }
 
 TEST(Config, UnknownTopLevelKeyNamesLineColumnAndKey) {
@@ -109,6 +111,8 @@ TEST(Config, WrongTypes) {
   EXPECT_THAT(error_of("run: { asynchronous: 1 }\n"),
               HasSubstr("test.yaml:1:22: 'run.asynchronous' must be true or false"));
   EXPECT_THAT(error_of("run: { async: true }\n"), HasSubstr("unknown key 'run.async'"));
+  EXPECT_THAT(error_of("run: { cuda_graphs: yes please }\n"),
+              HasSubstr("'run.cuda_graphs' must be true or false"));
   EXPECT_THAT(error_of("cache: { enabled: maybe }\n"),
               HasSubstr("test.yaml:1:19: 'cache.enabled' must be true or false"));
   EXPECT_THAT(error_of("devices: [gpu]\n"),

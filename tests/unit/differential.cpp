@@ -3,7 +3,9 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -288,7 +290,49 @@ CompileStats Differential::run_and_compare(const Graph& graph,
     }
     expect_matches(graph, oracle, *actual);
   }
+  // KILN_TEST_CUDA_GRAPHS=1: three more runs through run_into on the same memory with
+  // run.cuda_graphs, outputs poisoned each time: the first is plain, the second records and
+  // replays, the third replays.
+  const char* graphs = std::getenv("KILN_TEST_CUDA_GRAPHS");
+  if (graphs && std::string(graphs) == "1") expect_replays_match(*compiled, graph, inputs, oracle);
   return compiled->stats();
+}
+
+void Differential::expect_replays_match(CompiledGraph& compiled, const Graph& graph,
+                                        const std::vector<HostTensor>& inputs,
+                                        const OracleResults& oracle) {
+  compiled.set_cuda_graphs(true);
+  std::vector<HostTensor> ins;
+  std::vector<TensorRef> in_refs;
+  for (const HostTensor& t : inputs) {
+    ins.push_back(t.contiguous());
+    in_refs.push_back({const_cast<std::byte*>(ins.back().bytes().data()),
+                       TensorType::contiguous(t.dtype(), t.sizes()), false});
+  }
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run_into " + std::to_string(run) + " with cuda_graphs");
+    compiled.set_random_seed(random_.seed, random_.call);
+    std::vector<HostTensor> outs;
+    std::vector<TensorRef> out_refs;
+    for (ValueRef r : graph.outputs) {
+      const TensorType& t = graph.type(r);
+      HostTensor out = HostTensor::zeros(t.dtype, t.sizes);
+      auto* bytes = const_cast<std::byte*>(out.bytes().data());
+      std::memset(bytes, 0x7F, out.bytes().size());
+      out_refs.push_back({bytes, TensorType::contiguous(t.dtype, t.sizes), false});
+      outs.push_back(std::move(out));
+    }
+    if (auto s = compiled.run_into(in_refs, out_refs); !s) {
+      ADD_FAILURE() << s.error().to_string();
+      return;
+    }
+    expect_matches(graph, oracle, outs);
+  }
+  // Every plan of kernels on a device that records is replayed twice; the others say why not.
+  const ReplayStats stats = compiled.replay_stats();
+  if (!stats.refused.empty()) std::fprintf(stderr, "not recorded: %s\n", stats.refused.c_str());
+  EXPECT_TRUE(stats.replays == 2 || !stats.refused.empty())
+      << stats.replays << " replays, " << stats.captures << " recordings";
 }
 
 Result<CompiledGraph> Differential::compile(const Graph& graph, const ScheduleOptions& schedule) {

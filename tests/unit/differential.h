@@ -73,6 +73,9 @@ class Differential : public ::testing::Test {
   Graph finish(GraphBuilder& b);
 
  private:
+  // Three runs through run_into with run.cuda_graphs (KILN_TEST_CUDA_GRAPHS=1), each checked.
+  void expect_replays_match(CompiledGraph& compiled, const Graph& graph,
+                            const std::vector<HostTensor>& inputs, const OracleResults& oracle);
   CompileStats run_and_compare(const Graph& graph, const std::vector<HostTensor>& inputs,
                                const OracleResults& oracle, const ScheduleOptions& schedule);
   void expect_matches(const Graph& graph, const OracleResults& oracle,

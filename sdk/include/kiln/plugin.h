@@ -31,7 +31,9 @@
  * Minor versions: 1.1 appended mem_register and mem_unregister to the table; 1.2 appended
  * device_capabilities, stream_wait_event, event_query, host_alloc and host_free, and the
  * stream and copy rules below; 1.3 appended mem_import and mem_release_import (memory
- * another process shares) and the capability flags naming the handles a device imports.
+ * another process shares) and the capability flags naming the handles a device imports; 1.4
+ * appended stream_begin_capture, stream_end_capture, graph_launch and graph_destroy (work
+ * recorded once and replayed as one launch) and the capture rule below.
  *
  *  - Streams (1.2). Launches, extern calls, copies and event records given the same stream
  *    run in the order they were issued; a NULL stream is the device's default stream. A device
@@ -45,6 +47,15 @@
  *    before it is done: the host leaves the host memory untouched (source) or unread
  *    (destination) until it has synchronized that stream, or an event recorded on it after
  *    the copy has completed. Device memory named by a pending copy follows stream order.
+ *  - Capture (1.4). Between stream_begin_capture and stream_end_capture, launches, extern
+ *    calls and device-to-device copies given the capturing stream are recorded, not run; they
+ *    return as soon as they are recorded and check their arguments as they would otherwise.
+ *    A call the plugin cannot record returns UNSUPPORTED and leaves the capture open. While a
+ *    stream captures, the host gives the device no other work and does not wait for it.
+ *    graph_launch queues the recorded work on a stream as if it were issued again, in the
+ *    recorded order, on the same addresses and arguments: memory it names must stay allocated
+ *    (and registered) until the last replay has finished. A kernel's error in a replay is
+ *    reported as a launch's is.
  */
 #ifndef KILN_PLUGIN_H
 #define KILN_PLUGIN_H
@@ -57,7 +68,7 @@ extern "C" {
 #endif
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 3
+#define KILN_ABI_MINOR 4
 
 #if defined(_WIN32)
 #define KILN_PLUGIN_EXPORT __declspec(dllexport)
@@ -85,6 +96,7 @@ typedef struct kiln_plugin kiln_plugin;         /* one instance of a plugin */
 typedef struct kiln_executable kiln_executable; /* a loaded artifact */
 typedef struct kiln_stream kiln_stream;
 typedef struct kiln_event kiln_event;
+typedef struct kiln_graph kiln_graph; /* work a stream captured, for replay (1.4) */
 
 /* ---- values the host passes in ---------------------------------------------------- */
 
@@ -137,7 +149,8 @@ enum kiln_capability_flags {
   KILN_CAPABILITY_ASYNC_COPY = 1u << 1,  /* copies given a stream may return before they finish */
   KILN_CAPABILITY_PINNED_HOST = 1u << 2, /* host_alloc memory is copied without staging */
   KILN_CAPABILITY_IMPORT_POSIX_FD = 1u << 3, /* mem_import takes KILN_MEM_HANDLE_POSIX_FD (1.3) */
-  KILN_CAPABILITY_IMPORT_CUDA_IPC = 1u << 4  /* mem_import takes KILN_MEM_HANDLE_CUDA_IPC (1.3) */
+  KILN_CAPABILITY_IMPORT_CUDA_IPC = 1u << 4, /* mem_import takes KILN_MEM_HANDLE_CUDA_IPC (1.3) */
+  KILN_CAPABILITY_CAPTURE = 1u << 5          /* streams capture work for replay (1.4) */
 };
 
 /* How memory another process (or another API) shares is named (1.3, mem_import). */
@@ -351,6 +364,19 @@ typedef struct kiln_plugin_api {
                             uint64_t* address);
   /* An address mem_import returned and not yet released; anything else is INVALID_ARGUMENT. */
   kiln_error* (*mem_release_import)(kiln_plugin* plugin, uint32_t device, uint64_t address);
+
+  /* ---- ABI 1.4 ---- */
+  /* Starts recording the work given `stream` (the capture rule above). A stream already
+   * capturing, or the NULL stream, is INVALID_ARGUMENT. */
+  kiln_error* (*stream_begin_capture)(kiln_stream* stream);
+  /* Ends the capture and returns what it recorded, ready to replay. A stream not capturing is
+   * INVALID_ARGUMENT; after any error the stream no longer captures and nothing is returned. */
+  kiln_error* (*stream_end_capture)(kiln_stream* stream, kiln_graph** out);
+  /* Queues the graph's work on `stream` (NULL: the device's default stream), on the device
+   * it was captured on. May return before the work is done, as a launch does. */
+  kiln_error* (*graph_launch)(kiln_graph* graph, kiln_stream* stream);
+  /* Frees the graph; replays already queued still run. */
+  void (*graph_destroy)(kiln_graph* graph);
 } kiln_plugin_api;
 
 /* The one exported symbol. Returns the plugin's table (static storage), or NULL when the
