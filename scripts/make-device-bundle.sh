@@ -2,7 +2,8 @@
 # Builds kiln here and packs what a GPU machine without our build dependencies needs to run
 # it: the CLI, the test suite and the benchmark (stripped), the ptx plugin (LLVM linked in
 # statically) and the cpp_openmp plugin (with OpenBLAS, and Sleef's header and library for
-# the kernels it compiles there), the shared libraries they use that such a machine lacks, the
+# the kernels it compiles there), the KIR interpreter plugin (some unit tests load it), the
+# shared libraries they use that such a machine lacks, the
 # examples and configs. Programs find their libraries through RPATH ($ORIGIN); plugins sit in
 # lib/kiln. The folder is packed into OUT.tar.xz, which must stay under 64 MiB.
 #   scripts/make-device-bundle.sh [OUT]   (default: device-bundle/ and device-bundle.tar.xz)
@@ -17,7 +18,7 @@ mkdir -p "$out/bin" "$out/lib/kiln"
 for tool in kiln kiln_unit_tests kiln-bench kiln-conformance; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
 strip -o "$out/lib/libkiln.so.1" "$build/lib/libkiln.so.1"
 ln -sf libkiln.so.1 "$out/lib/libkiln.so"
-for plugin in ptx cpp_openmp; do
+for plugin in ptx cpp_openmp kir_interpreter; do
   strip -o "$out/lib/kiln/kiln_$plugin.so" "$build/lib/kiln/kiln_$plugin.so"
 done
 mkdir -p "$out/include" && cp "$(dpkg -L libsleef-dev | grep '/sleef\.h$')" "$out/include/"

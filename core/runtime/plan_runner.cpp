@@ -59,8 +59,10 @@ bool PlanRunner::staged() const {
   return p_.staging && can_stage_;
 }
 
+// The staging streams while runs are staged (kept, unused, when staging is turned off).
 StagedCopies* PlanRunner::copies() {
-  if (!copies_ && staged()) copies_ = std::make_unique<StagedCopies>(*p_.plugin, p_.device);
+  if (!staged()) return nullptr;
+  if (!copies_) copies_ = std::make_unique<StagedCopies>(*p_.plugin, p_.device);
   return copies_.get();
 }
 
@@ -279,7 +281,7 @@ std::string PlanRunner::not_recordable() const {
 
 ReplayStats PlanRunner::replay_stats() const {
   ReplayStats stats = replays_ ? replays_->stats() : ReplayStats{};
-  if (p_.cuda_graphs && stats.refused.empty()) stats.refused = not_recordable();
+  if (p_.cuda_graphs) stats.not_recordable = not_recordable();
   return stats;
 }
 
@@ -299,6 +301,7 @@ Status PlanRunner::run_plan() {
   }
   for (const PlanStep& s : p_.plan)
     if (auto st = step(s, true, false); !st) return st;
+  if (replays_) replays_->ran_plainly(bound_);
   return Ok{};
 }
 

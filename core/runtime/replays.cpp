@@ -10,6 +10,7 @@ namespace {
 // last call's block back): a handful of recordings covers them.
 constexpr size_t kMaxRecordings = 8;
 constexpr size_t kMaxSeen = 16;
+constexpr int64_t kMaxFailedRecordings = 2;
 
 }  // namespace
 
@@ -30,27 +31,31 @@ Replays::~Replays() {
 
 Result<bool> Replays::run(const std::vector<uint64_t>& key,
                           const std::function<Status(kiln_stream*)>& issue) {
-  if (!stats_.refused.empty()) return false;
+  if (stopped_) return false;
   auto found = std::find_if(recordings_.begin(), recordings_.end(),
                             [&](const Recording& r) { return r.key == key; });
   if (found != recordings_.end()) {
     std::rotate(recordings_.begin(), found, found + 1);
   } else {
     auto seen = std::find(seen_.begin(), seen_.end(), key);
-    if (seen == seen_.end()) {
-      seen_.push_front(key);
-      if (seen_.size() > kMaxSeen) seen_.pop_back();
-      return false;
-    }
+    if (seen == seen_.end()) return false;
     seen_.erase(seen);
-    // A device that cannot record this plan runs it plainly from now on.
+    // A failed recording costs this call a plain run (where a real error shows); a plan the
+    // device fails to record again runs plainly from then on.
     if (auto s = record(key, issue); !s) {
       stats_.refused = s.error().message();
+      stopped_ = ++stats_.failed_recordings >= kMaxFailedRecordings;
       return false;
     }
   }
   if (auto s = replay(recordings_.front().graph); !s) return std::move(s).error();
   return true;
+}
+
+void Replays::ran_plainly(const std::vector<uint64_t>& key) {
+  if (stopped_ || std::find(seen_.begin(), seen_.end(), key) != seen_.end()) return;
+  seen_.push_front(key);
+  if (seen_.size() > kMaxSeen) seen_.pop_back();
 }
 
 Status Replays::record(const std::vector<uint64_t>& key,

@@ -80,6 +80,14 @@ void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CU
     throw std::runtime_error("cublasCreate failed");
   if (set_stream_ && set_stream_(handles_[device], stream) != 0)
     throw std::runtime_error("cublasSetStream failed");
+  // The handle goes back to the default stream: the one given may be destroyed first.
+  struct DefaultStreamAfter {
+    int (*set)(Handle, CUstream);
+    Handle h;
+    ~DefaultStreamAfter() {
+      if (set) set(h, nullptr);
+    }
+  } after{stream ? set_stream_ : nullptr, handles_[device]};
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool f64 = c.dtype == kir::DType::F64;

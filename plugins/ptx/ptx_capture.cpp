@@ -36,8 +36,8 @@ kiln_error* stream_end_capture(kiln_stream* s, kiln_graph** out) {
     if (!s || !s->capturing)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_end_capture of a stream not capturing");
     kiln_plugin& p = *s->plugin;
-    p.use(s->device);
     s->capturing = false;
+    p.use(s->device);
     CUgraph graph = nullptr;
     p.check(p.cuda.cuStreamEndCapture(s->capture_stream, &graph), "cuStreamEndCapture");
     auto g = std::make_unique<kiln_graph>();
@@ -48,6 +48,7 @@ kiln_error* stream_end_capture(kiln_stream* s, kiln_graph** out) {
     const CUresult made = p.cuda.cuGraphInstantiateWithFlags(&g->exec, graph, 0);
     p.cuda.cuGraphDestroy(graph);
     p.check(made, "cuGraphInstantiateWithFlags");
+    ++p.graphs_alive;
     *out = g.release();
   });
 }
@@ -70,6 +71,7 @@ void graph_destroy(kiln_graph* g) {
   if (g->exec) {
     g->plugin->use(g->device);
     g->plugin->cuda.cuGraphExecDestroy(g->exec);
+    --g->plugin->graphs_alive;
   }
   delete g;
 }

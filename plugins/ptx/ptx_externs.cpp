@@ -72,15 +72,19 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   p->memory.check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(direction),
                           name);
   p->use(device);
-  // The device's workspace, grown when a convolution needs more (the old one freed after
-  // the work queued on it: the legacy stream orders the free after it).
+  // The device's workspace, grown when a convolution needs more (cuMemFree waits for the work
+  // queued on the old one). A recording names the workspace it was made with, so while any
+  // recording lives an outgrown workspace is kept until the plugin goes.
   auto workspace = [&](size_t bytes) {
     if (p->cudnn_workspace.size() <= device) p->cudnn_workspace.resize(device + 1, {0, 0});
     auto& [address, size] = p->cudnn_workspace[device];
     if (size < bytes) {
       // An allocation cannot be recorded: the first plain run grows the workspace.
       refuse_in_capture(args.stream, "extern " + name + " growing its workspace");
-      if (address) p->check(p->cuda.cuMemFree(address), name + ": freeing the workspace");
+      if (address && p->graphs_alive > 0)
+        p->retired_workspaces.emplace_back(device, address);
+      else if (address)
+        p->check(p->cuda.cuMemFree(address), name + ": freeing the workspace");
       address = 0;
       size = 0;
       p->check(p->cuda.cuMemAlloc(&address, bytes), name + ": allocating the workspace");

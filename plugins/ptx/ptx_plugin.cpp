@@ -132,6 +132,10 @@ void destroy(kiln_plugin* p) {
     p->cuda.cuCtxSetCurrent(p->devices[d].context);
     p->cuda.cuMemFree(p->cudnn_workspace[d].first);
   }
+  for (const auto& [d, address] : p->retired_workspaces) {
+    p->cuda.cuCtxSetCurrent(p->devices[d].context);
+    p->cuda.cuMemFree(address);
+  }
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
   kiln::ptx::release_imports(*p);
   for (const auto& [address, device] : p->memory.live()) {

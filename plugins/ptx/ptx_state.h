@@ -1,6 +1,7 @@
 // The state of one ptx plugin instance, shared by its source files.
 #pragma once
 
+#include <atomic>
 #include <future>
 #include <kiln/plugin.hpp>
 #include <map>
@@ -61,9 +62,12 @@ struct kiln_plugin {
   std::string cudnn_option;  // the plugin's `cudnn` option ("" searches, "off")
   bool cudnn_tried = false;
   std::vector<std::pair<kiln::ptx::CUdeviceptr, size_t>> cudnn_workspace;  // by device
-  std::mutex cudnn_mutex;                                                  // guards the four above
-  bool deterministic = false;  // the `deterministic` option: cuDNN gradients that repeat
-  bool conv_tf32 = false;      // the `conv_tf32` option: f32 convolutions on TF32 tensor cores
+  // Workspaces outgrown while a recording (ABI 1.4) may name them: freed with the plugin.
+  std::vector<std::pair<uint32_t, kiln::ptx::CUdeviceptr>> retired_workspaces;
+  std::mutex cudnn_mutex;                // guards the five above
+  std::atomic<int64_t> graphs_alive{0};  // recordings not yet destroyed (ptx_capture.cpp)
+  bool deterministic = false;            // the `deterministic` option: cuDNN gradients that repeat
+  bool conv_tf32 = false;  // the `conv_tf32` option: f32 convolutions on TF32 tensor cores
   kiln::ptx::CudnnLibrary& conv_library();
   std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return

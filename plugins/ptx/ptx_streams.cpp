@@ -1,7 +1,7 @@
 // The ptx plugin's streams, events and page-locked host memory. Streams are driver streams
-// created blocking, so the work the plugin queues without one (library calls, copies without a
-// stream) stays ordered with them; events order streams (stream_wait_event) and time them. A
-// wait reports the first error word a kernel set since the last one.
+// created blocking, so the work the plugin queues without one (copies and library calls
+// without a stream) stays ordered with them; events order streams (stream_wait_event) and
+// time them. A wait reports the first error word a kernel set since the last one.
 #include <memory>
 
 #include "plugins/ptx/ptx_state.h"

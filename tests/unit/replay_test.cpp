@@ -54,8 +54,9 @@ Tensors::Storage storage_for(const TensorType& type) {
 
 class Replay : public ::testing::Test {
  protected:
-  Result<CompiledGraph> compile(const Graph& g, uint32_t minor) {
-    auto plugin = load_plugin(PluginConfig{"kir_interpreter", "", {}},
+  Result<CompiledGraph> compile(const Graph& g, uint32_t minor,
+                                const std::string& streams = "immediate") {
+    auto plugin = load_plugin(PluginConfig{"kir_interpreter", "", {{"streams", {streams}, false}}},
                               test::plugin_dir() + "/kiln_kir_interpreter.so", logging_,
                               AbiVersion{KILN_ABI_MAJOR, minor});
     if (!plugin) return std::move(plugin).error();
@@ -129,6 +130,7 @@ TEST_F(Replay, EachReplayReadsItsOwnCall) {
   EXPECT_EQ(stats.captures, 1);
   EXPECT_EQ(stats.replays, 4);
   EXPECT_EQ(stats.refused, "");
+  EXPECT_EQ(stats.failed_recordings, 0);
 
   // Inputs somewhere else (the key is the caller memory bound in place: the interpreter binds
   // every input): a plain run, then a second recording once they repeat; the first recording
@@ -159,6 +161,25 @@ TEST_F(Replay, AKernelErrorInAReplayFailsTheRun) {
   run_and_check(*g, *compiled, t, 3);
   EXPECT_EQ(compiled->replay_stats().replays, 2);
   EXPECT_EQ(compiled->replay_stats().captures, 1);
+}
+
+TEST_F(Replay, RunsStagedBeforeLeaveRecordingsAlone) {
+  // Staging needs streams that may overlap: the interpreter's deferred ones. Once staging is
+  // off, kernels must go to the recording stream, not the staging runs' compute stream.
+  auto g = parse_graph(kGraph, "replayed", registry_);
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto compiled = compile(*g, KILN_ABI_MINOR, "deferred");
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  compiled->set_cuda_graphs(true);
+  compiled->set_random_seed(seed_);
+  Tensors t = tensors(*g);
+  compiled->set_staging(true);
+  run_and_check(*g, *compiled, t, 0);
+  EXPECT_NE(compiled->replay_stats().not_recordable, "") << "staged runs are never recorded";
+  compiled->set_staging(false);
+  for (uint64_t call = 1; call < 5; ++call) run_and_check(*g, *compiled, t, call);
+  EXPECT_EQ(compiled->replay_stats().not_recordable, "");
+  EXPECT_EQ(compiled->replay_stats().replays, 3);
 }
 
 TEST_F(Replay, OffOrBeforeAbi14NothingIsRecorded) {

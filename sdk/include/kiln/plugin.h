@@ -54,8 +54,8 @@
  *    stream captures, the host gives the device no other work and does not wait for it.
  *    graph_launch queues the recorded work on a stream as if it were issued again, in the
  *    recorded order, on the same addresses and arguments: memory it names must stay allocated
- *    (and registered) until the last replay has finished. A kernel's error in a replay is
- *    reported as a launch's is.
+ *    until the last replay has finished. A kernel's error in a replay is reported as a
+ *    launch's is; a recorded launch reports no earlier run's error.
  */
 #ifndef KILN_PLUGIN_H
 #define KILN_PLUGIN_H
@@ -367,7 +367,8 @@ typedef struct kiln_plugin_api {
 
   /* ---- ABI 1.4 ---- */
   /* Starts recording the work given `stream` (the capture rule above). A stream already
-   * capturing, or the NULL stream, is INVALID_ARGUMENT. */
+   * capturing, or the NULL stream, is INVALID_ARGUMENT; a device that cannot record now is
+   * UNSUPPORTED. */
   kiln_error* (*stream_begin_capture)(kiln_stream* stream);
   /* Ends the capture and returns what it recorded, ready to replay. A stream not capturing is
    * INVALID_ARGUMENT; after any error the stream no longer captures and nothing is returned. */
