@@ -57,6 +57,10 @@ kiln_error* graph_launch(kiln_graph* g, kiln_stream* s) {
   return guard([&] {
     if (!g) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "graph_launch of no graph");
     refuse_in_capture(s, "graph_launch");
+    if (s && s->device != g->device)
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "graph_launch on a stream of device " + std::to_string(s->device) +
+                        " of a graph recorded on device " + std::to_string(g->device));
     kiln_plugin& p = *g->plugin;
     p.use(g->device);
     report_earlier_error(p, g->device);

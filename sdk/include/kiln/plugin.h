@@ -374,7 +374,8 @@ typedef struct kiln_plugin_api {
    * INVALID_ARGUMENT; after any error the stream no longer captures and nothing is returned. */
   kiln_error* (*stream_end_capture)(kiln_stream* stream, kiln_graph** out);
   /* Queues the graph's work on `stream` (NULL: the device's default stream), on the device
-   * it was captured on. May return before the work is done, as a launch does. */
+   * it was captured on (a stream of another device is INVALID_ARGUMENT). May return before
+   * the work is done, as a launch does. */
   kiln_error* (*graph_launch)(kiln_graph* graph, kiln_stream* stream);
   /* Frees the graph; replays already queued still run. */
   void (*graph_destroy)(kiln_graph* graph);
