@@ -28,7 +28,8 @@ PlanRunner::PlanRunner(const CompiledGraph::Parts& p)
       buffers_(p.program.buffers.size()),
       bound_(p.program.buffers.size(), 0),
       mirrors_(p.helpers.size()),
-      can_stage_(StagedCopies::possible(*p.plugin, p.device)) {
+      can_stage_(StagedCopies::possible(*p.plugin, p.device)),
+      plan_not_recordable_(plan_not_recordable()) {
   for (auto& copies : mirrors_) copies.resize(p.program.buffers.size());
   // Each output's last step: the one after which it may be copied back.
   std::map<int, const PlanStep*> last;
@@ -266,8 +267,8 @@ Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
   return Ok{};
 }
 
-std::string PlanRunner::not_recordable() const {
-  if (staged()) return "runs are staged (run.staging)";
+// What keeps the plan itself from being recorded, whatever the run: read once per runner.
+std::string PlanRunner::plan_not_recordable() const {
   if (!p_.helpers.empty()) return "kernels run on more than one device";
   for (const PlanStep& s : p_.plan) {
     if (s.kind == PlanStep::Kind::Host) return "'" + s.name + "' runs on the host";
@@ -277,6 +278,10 @@ std::string PlanRunner::not_recordable() const {
   if (!Replays::possible(*p_.plugin, p_.device))
     return "the device does not record work (no KILN_CAPABILITY_CAPTURE, ABI 1.4)";
   return "";
+}
+
+std::string PlanRunner::not_recordable() const {
+  return staged() ? "runs are staged (run.staging)" : plan_not_recordable_;
 }
 
 ReplayStats PlanRunner::replay_stats() const {

@@ -109,6 +109,8 @@ class PlanRunner {
   // kernels and library calls on the graph's own device are recorded: host steps and copies
   // between devices are the host's work.
   std::string not_recordable() const;  // why not, or ""
+  std::string plan_not_recordable() const;
+  const std::string plan_not_recordable_;  // its part that is the plan's own
   std::unique_ptr<Replays> replays_;
   kiln_stream* recording_ = nullptr;  // the stream a recording is made on, while it is
   // Parameters already copied to a helper device (place, buffer): not copied again.

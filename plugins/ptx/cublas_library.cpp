@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "plugins/ptx/handle_stream.h"
+
 namespace kiln::ptx {
 namespace {
 
@@ -78,16 +80,8 @@ void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CU
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device] && create_(&handles_[device]) != 0)
     throw std::runtime_error("cublasCreate failed");
-  if (set_stream_ && set_stream_(handles_[device], stream) != 0)
-    throw std::runtime_error("cublasSetStream failed");
-  // The handle goes back to the default stream: the one given may be destroyed first.
-  struct DefaultStreamAfter {
-    int (*set)(Handle, CUstream);
-    Handle h;
-    ~DefaultStreamAfter() {
-      if (set) set(h, nullptr);
-    }
-  } after{stream ? set_stream_ : nullptr, handles_[device]};
+  const HandleOnStream<Handle> on_stream(set_stream_, handles_[device], stream);
+  if (on_stream.status() != 0) throw std::runtime_error("cublasSetStream failed");
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool f64 = c.dtype == kir::DType::F64;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "plugins/ptx/cudnn_types.h"
+#include "plugins/ptx/handle_stream.h"
 
 namespace kiln::ptx {
 namespace {
@@ -91,15 +92,8 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device]) check(create_(&handles_[device]), "cudnnCreate");
-  if (set_stream_) check(set_stream_(handles_[device], stream), "cudnnSetStream");
-  // The handle goes back to the default stream: the one given may be destroyed first.
-  struct DefaultStreamAfter {
-    int (*set)(Handle, CUstream);
-    Handle h;
-    ~DefaultStreamAfter() {
-      if (set) set(h, nullptr);
-    }
-  } after{stream ? set_stream_ : nullptr, handles_[device]};
+  const HandleOnStream<Handle> on_stream(set_stream_, handles_[device], stream);
+  check(on_stream.status(), "cudnnSetStream");
   // x (or dx) from the call's offset on.
   const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
   auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
