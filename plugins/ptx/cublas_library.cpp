@@ -1,5 +1,6 @@
 #include "plugins/ptx/cublas_library.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <utility>
@@ -73,10 +74,16 @@ std::vector<std::string> CublasLibrary::extern_lines() const {
 }
 
 void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CUdeviceptr a,
-                           CUdeviceptr b, CUdeviceptr out, CUstream stream) {
+                           CUdeviceptr b, CUdeviceptr out, CUstream stream, int64_t out_row) {
   const int type = data_type(c.dtype);
   if (c.batch == 0 || c.m == 0 || c.n == 0) return;
-  const kir_support::ColumnMajorGemm g = kir_support::column_major_gemm(c, "cuBLAS");
+  kir_support::ColumnMajorGemm g = kir_support::column_major_gemm(c, "cuBLAS");
+  if (out_row > 0) {
+    if (out_row < c.n || out_row * c.m > INT32_MAX)
+      throw std::runtime_error("cuBLAS: output rows " + std::to_string(out_row) + " apart");
+    g.ld_out = static_cast<int>(out_row);
+    g.stride_out = out_row * c.m;
+  }
   if (handles_.size() <= device) handles_.resize(device + 1, nullptr);
   if (!handles_[device] && create_(&handles_[device]) != 0)
     throw std::runtime_error("cublasCreate failed");

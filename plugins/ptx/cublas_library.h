@@ -43,9 +43,10 @@ class CublasLibrary {
   // The extern list entries it serves ("mm f32 f64 f16 bf16", "bmm ...").
   std::vector<std::string> extern_lines() const;
   // out[batch, m, n] = a @ b on `stream` (NULL: the legacy default stream), for the device's
-  // slot `device` (a handle per device, made on first use). Throws std::runtime_error.
+  // slot `device` (a handle per device, made on first use); out's rows `out_row` elements
+  // apart (0: n, contiguous). Throws std::runtime_error.
   void matmul(uint32_t device, const kir_support::MatmulCall& call, CUdeviceptr a, CUdeviceptr b,
-              CUdeviceptr out, CUstream stream);
+              CUdeviceptr out, CUstream stream, int64_t out_row = 0);
   // Whether matmul honours its stream (cublasSetStream), as a capture needs.
   bool takes_streams() const { return set_stream_ != nullptr; }
 

@@ -25,6 +25,24 @@ struct CUipcMemHandle {
   char reserved[64];
 };
 
+// CUDA_MEMCPY2D: a copy of `Height` rows of `WidthInBytes`, each row `srcPitch` /
+// `dstPitch` bytes after the one before.
+struct Memcpy2D {
+  size_t srcXInBytes = 0, srcY = 0;
+  int srcMemoryType = 0;
+  const void* srcHost = nullptr;
+  CUdeviceptr srcDevice = 0;
+  void* srcArray = nullptr;
+  size_t srcPitch = 0;
+  size_t dstXInBytes = 0, dstY = 0;
+  int dstMemoryType = 0;
+  void* dstHost = nullptr;
+  CUdeviceptr dstDevice = 0;
+  void* dstArray = nullptr;
+  size_t dstPitch = 0;
+  size_t WidthInBytes = 0, Height = 0;
+};
+
 // Attributes the plugin reads (values of the driver's CUdevice_attribute).
 enum CudaAttribute : int {
   kMaxThreadsPerBlock = 1,
@@ -79,6 +97,8 @@ struct CudaDriver {
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+  // Optional: NULL where the driver lacks it (then products' rows are not padded).
+  CUresult (*cuMemcpy2DAsync)(const Memcpy2D*, CUstream) = nullptr;
   // Memory other processes share (ABI 1.3); optional: NULL where the driver lacks them.
   CUresult (*cuIpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned) = nullptr;
   CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
@@ -91,6 +111,9 @@ struct CudaDriver {
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
 };
+
+// CU_MEMORYTYPE_DEVICE, for Memcpy2D's memory types.
+inline constexpr int kMemoryTypeDevice = 2;
 
 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: a call on the capturing thread that could touch the
 // capture's work without being part of it (a wait, an allocation) fails instead.

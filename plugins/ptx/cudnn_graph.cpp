@@ -1,5 +1,6 @@
 #include "plugins/ptx/cudnn_graph.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -70,6 +71,7 @@ constexpr int kHeurModeA = 3;
 // products), inputs converted down, sums kept in half precision.
 constexpr int kTensorCoreNote = 0, kDownConvertNote = 1, kReducedReductionNote = 2;
 constexpr int kMaxConfigs = 16;
+constexpr size_t kTimedEngines = 6;  // engines timed per new call shape, given a timer
 
 int64_t alignment_of(const void* p) {
   const auto v = reinterpret_cast<uintptr_t>(p);
@@ -96,10 +98,10 @@ struct CudnnGraph::Owned {
   }
 };
 
-// An execution plan and every descriptor it was built from.
+// An execution plan and every descriptor it was built from (shared with the plans of the
+// other engines built for the same call: they go together once none is used).
 struct CudnnGraph::Plan {
-  explicit Plan(const CudnnGraph& api) : owned(api) {}
-  Owned owned;
+  std::shared_ptr<Owned> owned;
   Desc plan = nullptr;
   int64_t workspace = 0;
 };
@@ -138,13 +140,16 @@ void CudnnGraph::finalize(Desc d, const char* what) const {
   check(finalize_(d), what);
 }
 
-std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_support::ConvCall& c,
-                                                    const int64_t alignment[3], bool tf32) {
-  auto p = std::make_shared<Plan>(*this);
+std::vector<std::shared_ptr<CudnnGraph::Plan>> CudnnGraph::build(Handle handle,
+                                                                 const kir_support::ConvCall& c,
+                                                                 const int64_t alignment[3],
+                                                                 bool tf32, size_t limit) {
+  auto owned = std::make_shared<Owned>(*this);
+  Owned* const p = owned.get();
   const int type = cudnn_data_type(c.dtype);
   const int64_t cg = c.c / c.groups;
   const auto tensor = [&](int64_t id, std::vector<int64_t> dims, std::vector<int64_t> strides) {
-    Desc t = p->owned.own(make(kTensorDesc));
+    Desc t = p->own(make(kTensorDesc));
     set(t, kTensorDataType, kDataTypeType, 1, &type);
     set(t, kTensorDims, kInt64Type, 4, dims.data());
     set(t, kTensorStrides, kInt64Type, 4, strides.data());
@@ -159,7 +164,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   const int64_t plane = c.out_h * c.out_w;
   Desc y = tensor(2, {c.n, c.k, c.out_h, c.out_w}, {c.k * plane, plane, c.out_w, 1});
 
-  Desc conv = p->owned.own(make(kConvolutionDesc));
+  Desc conv = p->own(make(kConvolutionDesc));
   const int64_t dims = 2, pads[2] = {c.pad_h, c.pad_w}, strides[2] = {c.stride_h, c.stride_w},
                 dilations[2] = {c.dil_h, c.dil_w};
   set(conv, kConvCompType, kDataTypeType, 1, &kCudnnFloat);
@@ -172,7 +177,7 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   finalize(conv, "cudnnBackendFinalize (convolution)");
 
   // Groups are the weight's channel count against x's.
-  Desc op = p->owned.own(make(kConvForwardDesc));
+  Desc op = p->own(make(kConvForwardDesc));
   const float one = 1.0f, zero = 0.0f;
   set(op, kForwardX, kDescriptorType, 1, &x);
   set(op, kForwardW, kDescriptorType, 1, &w);
@@ -182,24 +187,25 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
   set(op, kForwardBeta, kFloatType, 1, &zero);
   finalize(op, "cudnnBackendFinalize (convolution forward)");
 
-  Desc graph = p->owned.own(make(kOperationGraphDesc));
+  Desc graph = p->own(make(kOperationGraphDesc));
   set(graph, kGraphHandle, kHandleType, 1, &handle);
   set(graph, kGraphOps, kDescriptorType, 1, &op);
   finalize(graph, "cudnnBackendFinalize (operation graph)");
 
-  Desc heuristics = p->owned.own(make(kHeuristicsDesc));
+  Desc heuristics = p->own(make(kHeuristicsDesc));
   set(heuristics, kHeurGraph, kDescriptorType, 1, &graph);
   set(heuristics, kHeurMode, kHeurModeType, 1, &kHeurModeA);
   finalize(heuristics, "cudnnBackendFinalize (engine heuristics)");
   std::vector<Desc> configs(kMaxConfigs);
-  for (Desc& cfg : configs) cfg = p->owned.own(make(kEngineConfigDesc));
+  for (Desc& cfg : configs) cfg = p->own(make(kEngineConfigDesc));
   int64_t returned = 0;
   check(get_(heuristics, kHeurResults, kDescriptorType, kMaxConfigs, &returned, configs.data()),
         "cudnnBackendGetAttribute (engine heuristics' results)");
 
   const bool exact_f32 = c.dtype == kir::DType::F32 && !tf32;
+  std::vector<std::shared_ptr<Plan>> plans;
   for (int64_t i = 0; i < returned && i < kMaxConfigs; ++i) {
-    Desc engine = p->owned.own(make(kEngineDesc));
+    Desc engine = p->own(make(kEngineDesc));
     int64_t one_engine = 0;
     if (get_(configs[i], kConfigEngine, kDescriptorType, 1, &one_engine, &engine) != 0) continue;
     int notes[16] = {};
@@ -218,48 +224,85 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::build(Handle handle, const kir_sup
       destroy_(plan);
       continue;
     }
-    p->owned.own(plan);
+    p->own(plan);
+    auto built = std::make_shared<Plan>(Plan{owned, plan, 0});
     int64_t count = 0;
-    check(get_(plan, kPlanWorkspace, kInt64Type, 1, &count, &p->workspace),
+    check(get_(plan, kPlanWorkspace, kInt64Type, 1, &count, &built->workspace),
           "cudnnBackendGetAttribute (workspace size)");
-    p->plan = plan;
-    return p;
+    plans.push_back(std::move(built));
+    if (plans.size() >= limit) break;
   }
-  return nullptr;
+  return plans;
 }
 
-bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w,
-                         void* y, const std::function<CUdeviceptr(size_t)>& workspace) {
-  const int64_t alignment[3] = {alignment_of(x), alignment_of(w), alignment_of(y)};
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle)) + "," + c.shape_key();
-  for (int64_t a : alignment) key += "," + std::to_string(a);
-  key += tf32 ? ",tf32" : "";
-  auto found = plans_.find(key);
-  if (found == plans_.end()) {
-    std::shared_ptr<Plan> built;
-    try {
-      built = build(handle, c, alignment, tf32);
-    } catch (const std::runtime_error&) {
-      // A cuDNN that refuses a step of the graph (an attribute older releases lack): the
-      // legacy API serves this shape, as it does a shape no engine takes.
-      built = nullptr;
-    }
-    found = plans_.emplace(key, std::move(built)).first;
-  }
-  const std::shared_ptr<Plan>& plan = found->second;
-  if (!plan) return false;
-  void* space = plan->workspace > 0
-                    ? reinterpret_cast<void*>(workspace(static_cast<size_t>(plan->workspace)))
+void CudnnGraph::execute(Handle handle, const Plan& plan, void* const pointers[3],
+                         const std::function<CUdeviceptr(size_t)>& workspace) const {
+  void* space = plan.workspace > 0
+                    ? reinterpret_cast<void*>(workspace(static_cast<size_t>(plan.workspace)))
                     : nullptr;
   Owned call(*this);  // the variant pack, destroyed after the call
   Desc pack = call.own(make(kVariantPackDesc));
   const int64_t ids[3] = {0, 1, 2};
-  void* pointers[3] = {x, w, y};
   set(pack, kPackIds, kInt64Type, 3, ids);
   set(pack, kPackPointers, kVoidPtrType, 3, pointers);
   set(pack, kPackWorkspace, kVoidPtrType, 1, &space);
   finalize(pack, "cudnnBackendFinalize (variant pack)");
-  check(execute_(handle, plan->plan, pack), "cudnnBackendExecute");
+  check(execute_(handle, plan.plan, pack), "cudnnBackendExecute");
+}
+
+std::shared_ptr<CudnnGraph::Plan> CudnnGraph::fastest(
+    Handle handle, std::vector<std::shared_ptr<Plan>> candidates, void* const pointers[3],
+    const std::function<CUdeviceptr(size_t)>& workspace, const Timer& time_ms) const {
+  if (candidates.size() < 2 || !time_ms) return candidates.empty() ? nullptr : candidates[0];
+  // Heuristic mode A's first choice is often far from the fastest for exact f32 (a 7x7 stem
+  // with 3 channels: its implicit GEMM took 8x the time of another engine on the H200).
+  // Engines that want far more scratch than the first are not tried.
+  const int64_t scratch_limit = std::max<int64_t>(candidates[0]->workspace, int64_t{64} << 20);
+  std::shared_ptr<Plan> best;
+  float best_ms = 0;
+  for (const auto& candidate : candidates) {
+    if (candidate->workspace > scratch_limit) continue;
+    float ms = 0;
+    try {
+      execute(handle, *candidate, pointers, workspace);  // warm-up
+      ms = time_ms([&] {
+        for (int i = 0; i < 3; ++i) execute(handle, *candidate, pointers, workspace);
+      });
+    } catch (const std::runtime_error&) {
+      continue;  // an engine that fails to run here is not a candidate
+    }
+    if (!best || ms < best_ms) {
+      best = candidate;
+      best_ms = ms;
+    }
+  }
+  return best;
+}
+
+bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w,
+                         void* y, const std::function<CUdeviceptr(size_t)>& workspace,
+                         const Timer& time_ms) {
+  const int64_t alignment[3] = {alignment_of(x), alignment_of(w), alignment_of(y)};
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle)) + "," + c.shape_key();
+  for (int64_t a : alignment) key += "," + std::to_string(a);
+  key += tf32 ? ",tf32" : "";
+  void* const pointers[3] = {x, w, y};
+  auto found = plans_.find(key);
+  if (found == plans_.end()) {
+    std::shared_ptr<Plan> chosen;
+    try {
+      chosen = fastest(handle, build(handle, c, alignment, tf32, time_ms ? kTimedEngines : 1),
+                       pointers, workspace, time_ms);
+    } catch (const std::runtime_error&) {
+      // A cuDNN that refuses a step of the graph (an attribute older releases lack): the
+      // legacy API serves this shape, as it does a shape no engine takes.
+      chosen = nullptr;
+    }
+    found = plans_.emplace(key, std::move(chosen)).first;
+  }
+  const std::shared_ptr<Plan>& plan = found->second;
+  if (!plan) return false;
+  execute(handle, *plan, pointers, workspace);
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Forward convolutions through cuDNN's graph (backend) API, the one eager PyTorch uses: each
-// shape's execution plan is built once (heuristic mode A's engine configurations, the first
-// that finalizes among those whose numerics the dtype allows) and run with one
+// shape's execution plan is built once (heuristic mode A's engine configurations whose numerics
+// the dtype allows; given a timer, the fastest of the first few that finalize, timed on the
+// call's own buffers, else the first) and run with one
 // cudnnBackendExecute per call. The legacy API's calls took 40-250 us of host time per
 // convolution on the H200 (their plans are rebuilt inside cuDNN); x may have any strides
 // (cuDNN's engines transpose NCHW to channels-last themselves, as in eager).
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "plugins/kir_support/conv_call.h"
 #include "plugins/kir_support/dynamic_library.h"
@@ -28,9 +30,11 @@ class CudnnGraph {
   // Returns false (and runs nothing) when cuDNN has no engine for the call that keeps the
   // dtype's precision or refuses to plan it; throws std::runtime_error when running fails.
   using Handle = void*;
-  // `tf32` lets f32 calls take engines that multiply on TF32 tensor cores.
+  // `tf32` lets f32 calls take engines that multiply on TF32 tensor cores. `time_ms(work)`,
+  // when given, runs `work` on the handle's stream and returns the milliseconds it took.
+  using Timer = std::function<float(const std::function<void()>&)>;
   bool forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w, void* y,
-               const std::function<CUdeviceptr(size_t)>& workspace);
+               const std::function<CUdeviceptr(size_t)>& workspace, const Timer& time_ms);
   // Destroys every plan (before the handles they were built with).
   void release();
 
@@ -38,8 +42,17 @@ class CudnnGraph {
   using Desc = void*;
   struct Owned;
   struct Plan;
-  std::shared_ptr<Plan> build(Handle handle, const kir_support::ConvCall& c,
-                              const int64_t alignment[3], bool tf32);
+  // Every engine (up to `limit`) that keeps the dtype's precision and finalizes, in the
+  // heuristic's order.
+  std::vector<std::shared_ptr<Plan>> build(Handle handle, const kir_support::ConvCall& c,
+                                           const int64_t alignment[3], bool tf32, size_t limit);
+  // The fastest of `candidates` on the call's buffers; null when none ran.
+  std::shared_ptr<Plan> fastest(Handle handle, std::vector<std::shared_ptr<Plan>> candidates,
+                                void* const pointers[3],
+                                const std::function<CUdeviceptr(size_t)>& workspace,
+                                const Timer& time_ms) const;
+  void execute(Handle handle, const Plan& plan, void* const pointers[3],
+               const std::function<CUdeviceptr(size_t)>& workspace) const;
   Desc make(int type) const;
   void set(Desc d, int name, int type, int64_t count, const void* values) const;
   void finalize(Desc d, const char* what) const;

@@ -86,7 +86,7 @@ void CudnnLibrary::release_handles(const std::function<void(uint32_t)>& use_devi
 void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
                        const kir_support::ConvCall& c, CUdeviceptr a, CUdeviceptr b,
                        CUdeviceptr out, const std::function<CUdeviceptr(size_t)>& workspace,
-                       CUstream stream) {
+                       CUstream stream, const CudnnGraph::Timer& time_ms) {
   using kir_support::ConvDirection;
   const int type = cudnn_data_type(c.dtype);
   if (c.n == 0 || c.k == 0 || c.out_h == 0 || c.out_w == 0) return;
@@ -98,7 +98,8 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
   auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
   if (direction == ConvDirection::Forward && graph_.bound() &&
-      graph_.forward(handles_[device], c, tf32_, ptr(a, x_offset), ptr(b), ptr(out), workspace))
+      graph_.forward(handles_[device], c, tf32_, ptr(a, x_offset), ptr(b), ptr(out), workspace,
+                     deterministic_ ? CudnnGraph::Timer() : time_ms))
     return;
   const std::string key = std::to_string(device) + "," +
                           std::to_string(static_cast<int>(direction)) + "," + c.shape_key();

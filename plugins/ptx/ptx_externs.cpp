@@ -2,6 +2,7 @@
 // through cuDNN (each when its library opened), for the dtypes the library has; the core
 // generates kernels for the rest. Both libraries run on the stream a call is given (so a
 // capture records them); a call that must allocate (cuDNN's workspace growing) is not captured.
+#include <functional>
 #include <kiln/plugin.hpp>
 
 #include "plugins/kir_support/conv_call.h"
@@ -29,6 +30,24 @@ kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
   });
 }
 
+// cuBLAS runs its fast kernels only on rows that start 16 bytes apart: with GPT-2's 50257-word
+// head in bf16 it ran an align-1 kernel taking 7.6x the time. A product of at least
+// `from` multiply-adds (the `pad_rows_from` option) whose output rows are not so goes to rows
+// padded to 16 bytes in scratch memory, then one 2-D copy puts them in place. The copy moves
+// 4 bytes per bf16 output element: it pays on such heads (on the H200: 6.67 ms -> 0.87 + 0.71
+// ms), not on ResNet-50's 1x1 convolutions at 14x14 and 7x7 (n = 196, 49; 0.8G multiply-adds
+// at most: its GPU time per call was 1.64 ms unpadded, 1.83-1.88 padded), hence the default
+// 2^32 between them.
+// Returns the padded row's elements, or 0 to leave the product as it is.
+int64_t padded_output_row(const kir_support::MatmulCall& c, int64_t from) {
+  const int64_t per_16_bytes = 16 / kir::dtype_size(c.dtype);
+  if (per_16_bytes < 2 || c.n % per_16_bytes == 0 || c.batch * c.m < 2) return 0;
+  const double products = static_cast<double>(c.batch) * static_cast<double>(c.m) *
+                          static_cast<double>(c.n) * static_cast<double>(c.k);
+  if (products < static_cast<double>(from)) return 0;
+  return (c.n + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+}
+
 void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
                  const std::string& name) {
   {
@@ -48,13 +67,58 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
     return;
   }
   std::lock_guard lock(p->cublas_mutex);
+  const CUstream stream = driver_stream(*p, args.stream);
+  const int64_t padded_row =
+      p->cuda.cuMemcpy2DAsync ? padded_output_row(call, p->pad_rows_from) : 0;
+  const int64_t size = kir::dtype_size(call.dtype);
+  const CUdeviceptr out =
+      padded_row ? p->cublas_scratch.get(
+                       *p, device, static_cast<size_t>(call.batch * call.m * padded_row * size),
+                       args.stream, "extern " + name)
+                 : args.buffers[2];
   try {
-    p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2],
-                     driver_stream(*p, args.stream));
+    if (!padded_row) {
+      p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], out, stream);
+    } else {
+      // The columns up to the last multiple of 16 bytes, then the few left as a second product
+      // beside them: cuBLAS takes its aligned kernels only for a column count of whole 16
+      // bytes too.
+      kir_support::MatmulCall main = call, rest = call;
+      main.n = call.n / (16 / size) * (16 / size);
+      rest.n = call.n - main.n;
+      rest.b.offset += main.n * call.b.col;
+      if (main.n > 0)
+        p->cublas.matmul(device, main, args.buffers[0], args.buffers[1], out, stream, padded_row);
+      p->cublas.matmul(device, rest, args.buffers[0], args.buffers[1],
+                       out + static_cast<CUdeviceptr>(main.n * size), stream, padded_row);
+    }
   } catch (const std::runtime_error& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }
+  if (!padded_row) return;
+  Memcpy2D rows;
+  rows.srcMemoryType = rows.dstMemoryType = kMemoryTypeDevice;
+  rows.srcDevice = out;
+  rows.srcPitch = static_cast<size_t>(padded_row * size);
+  rows.dstDevice = args.buffers[2];
+  rows.dstPitch = rows.WidthInBytes = static_cast<size_t>(call.n * size);
+  rows.Height = static_cast<size_t>(call.batch * call.m);
+  p->check(p->cuda.cuMemcpy2DAsync(&rows, stream), name + ": cuMemcpy2DAsync");
 }
+
+// An event for timing, destroyed with this.
+struct TimingEvent {
+  TimingEvent(const kiln_plugin& plugin, const std::string& what) : p(plugin) {
+    p.check(p.cuda.cuEventCreate(&event, 0), what + ": cuEventCreate");
+  }
+  TimingEvent(const TimingEvent&) = delete;
+  TimingEvent& operator=(const TimingEvent&) = delete;
+  ~TimingEvent() {
+    if (event) p.cuda.cuEventDestroy(event);
+  }
+  const kiln_plugin& p;
+  CUevent event = nullptr;
+};
 
 void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
                kir_support::ConvDirection direction, const std::string& name) {
@@ -72,29 +136,26 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   p->memory.check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(direction),
                           name);
   p->use(device);
-  // The device's workspace, grown when a convolution needs more (cuMemFree waits for the work
-  // queued on the old one). A recording names the workspace it was made with, so while any
-  // recording lives an outgrown workspace is kept until the plugin goes.
   auto workspace = [&](size_t bytes) {
-    if (p->cudnn_workspace.size() <= device) p->cudnn_workspace.resize(device + 1, {0, 0});
-    auto& [address, size] = p->cudnn_workspace[device];
-    if (size < bytes) {
-      // An allocation cannot be recorded: the first plain run grows the workspace.
-      refuse_in_capture(args.stream, "extern " + name + " growing its workspace");
-      if (address && p->graphs_alive > 0)
-        p->retired_workspaces.emplace_back(device, address);
-      else if (address)
-        p->check(p->cuda.cuMemFree(address), name + ": freeing the workspace");
-      address = 0;
-      size = 0;
-      p->check(p->cuda.cuMemAlloc(&address, bytes), name + ": allocating the workspace");
-      size = bytes;
-    }
-    return address;
+    return p->cudnn_workspace.get(*p, device, bytes, args.stream, "extern " + name);
   };
+  const CUstream stream = driver_stream(*p, args.stream);
+  // Times work on the call's stream between two events (never while capturing: nothing runs).
+  auto time_ms = [&](const std::function<void()>& work) {
+    const TimingEvent start(*p, name), end(*p, name);
+    p->check(p->cuda.cuEventRecord(start.event, stream), name + ": cuEventRecord");
+    work();
+    p->check(p->cuda.cuEventRecord(end.event, stream), name + ": cuEventRecord");
+    p->check(p->cuda.cuEventSynchronize(end.event), name + ": cuEventSynchronize");
+    float ms = 0;
+    p->check(p->cuda.cuEventElapsedTime(&ms, start.event, end.event),
+             name + ": cuEventElapsedTime");
+    return ms;
+  };
+  const bool capturing = args.stream && args.stream->capturing;
   try {
     p->cudnn.run(direction, device, call, args.buffers[0], args.buffers[1], args.buffers[2],
-                 workspace, driver_stream(*p, args.stream));
+                 workspace, stream, capturing ? CudnnGraph::Timer() : CudnnGraph::Timer(time_ms));
   } catch (const std::runtime_error& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }

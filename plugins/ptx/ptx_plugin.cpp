@@ -127,15 +127,8 @@ void destroy(kiln_plugin* p) {
   if (p->cublas_prefetched.valid()) p->cublas_prefetched.wait();
   p->cublas.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
   p->cudnn.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
-  for (uint32_t d = 0; d < p->cudnn_workspace.size(); ++d) {
-    if (!p->cudnn_workspace[d].first) continue;
-    p->cuda.cuCtxSetCurrent(p->devices[d].context);
-    p->cuda.cuMemFree(p->cudnn_workspace[d].first);
-  }
-  for (const auto& [d, address] : p->retired_workspaces) {
-    p->cuda.cuCtxSetCurrent(p->devices[d].context);
-    p->cuda.cuMemFree(address);
-  }
+  p->cudnn_workspace.release(*p);
+  p->cublas_scratch.release(*p);
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
   kiln::ptx::release_imports(*p);
   for (const auto& [address, device] : p->memory.live()) {
@@ -162,8 +155,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch",  "libdevice",     "cublas",   "cublas_prefetch",
-                                      "cudnn", "deterministic", "conv_tf32"};
+    std::vector<std::string> known = {"arch",  "libdevice",     "cublas",    "cublas_prefetch",
+                                      "cudnn", "deterministic", "conv_tf32", "pad_rows_from"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -198,6 +191,15 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
     plugin->conv_tf32 = flag("conv_tf32");
+    const std::string pad_from = options.get("pad_rows_from", "4294967296");
+    try {
+      size_t used = 0;
+      plugin->pad_rows_from = std::stoll(pad_from, &used);
+      if (used != pad_from.size() || plugin->pad_rows_from < 0) throw std::invalid_argument("");
+    } catch (const std::logic_error&) {
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "pad_rows_from is a count of multiply-adds (>= 0), got '" + pad_from + "'");
+    }
     // Library choices are tuned and cached per fingerprint; TF32 changes what they compute.
     if (plugin->conv_tf32) plugin->fingerprint += "; conv_tf32";
     open_devices(*plugin, prefetch);

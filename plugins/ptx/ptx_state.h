@@ -16,6 +16,7 @@
 #include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
 #include "plugins/ptx/cudnn_library.h"
+#include "plugins/ptx/device_scratch.h"
 
 namespace kiln::ptx {
 
@@ -54,20 +55,23 @@ struct kiln_plugin {
   // creation (its loading then overlaps the driver's start-up and the host's compile);
   // matmul_library() takes the result.
   std::future<std::pair<kiln::ptx::CublasLibrary, std::string>> cublas_prefetched;
-  std::mutex cublas_mutex;  // guards the three above (cuBLAS handles are made on first use)
+  // Rows of products whose output rows are not 16-byte aligned, padded (ptx_externs.cpp).
+  kiln::ptx::DeviceScratch cublas_scratch;
+  std::mutex cublas_mutex;  // guards the four above (cuBLAS handles are made on first use)
   kiln::ptx::CublasLibrary& matmul_library();
   // The conv2d extern: cuDNN, opened on first need like cuBLAS, and one workspace per device
   // (grown to the largest a convolution asked for, freed with the plugin).
   kiln::ptx::CudnnLibrary cudnn;
   std::string cudnn_option;  // the plugin's `cudnn` option ("" searches, "off")
   bool cudnn_tried = false;
-  std::vector<std::pair<kiln::ptx::CUdeviceptr, size_t>> cudnn_workspace;  // by device
-  // Workspaces outgrown while a recording (ABI 1.4) may name them: freed with the plugin.
-  std::vector<std::pair<uint32_t, kiln::ptx::CUdeviceptr>> retired_workspaces;
-  std::mutex cudnn_mutex;                // guards the five above
+  kiln::ptx::DeviceScratch cudnn_workspace;
+  std::mutex cudnn_mutex;                // guards the four above
   std::atomic<int64_t> graphs_alive{0};  // recordings not yet destroyed (ptx_capture.cpp)
   bool deterministic = false;            // the `deterministic` option: cuDNN gradients that repeat
   bool conv_tf32 = false;  // the `conv_tf32` option: f32 convolutions on TF32 tensor cores
+  // The `pad_rows_from` option: products of at least this many multiply-adds whose output rows
+  // are not 16-byte aligned run on padded rows (ptx_externs.cpp).
+  int64_t pad_rows_from = int64_t{1} << 32;
   kiln::ptx::CudnnLibrary& conv_library();
   std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return

@@ -1,5 +1,5 @@
 """Models built in code with random weights (no downloads), at sizes CI runs on 2 cores:
-ResNet-18 (narrow), a BERT-base-shaped encoder, a GPT-2-small-shaped decoder and an
+ResNet-18 and ResNet-50 (narrow), a BERT-base-shaped encoder, a GPT-2-small-shaped decoder and an
 MLP-Mixer block. The shapes follow the originals; the widths are cut down."""
 import math
 
@@ -25,22 +25,58 @@ class BasicBlock(nn.Module):
         return F.relu(y + (x if self.down is None else self.down(x)))
 
 
-class ResNet18(nn.Module):
-    def __init__(self, width=8, classes=10):
+class Bottleneck(nn.Module):
+    """ResNet-50's block: 1x1 down to `mid`, 3x3 (strided), 1x1 up to 4 * mid."""
+
+    def __init__(self, cin, mid, stride):
+        super().__init__()
+        cout = 4 * mid
+        self.conv1 = nn.Conv2d(cin, mid, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(mid)
+        self.conv2 = nn.Conv2d(mid, mid, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(mid)
+        self.conv3 = nn.Conv2d(mid, cout, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)))
+        y = self.bn3(self.conv3(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet(nn.Module):
+    """The ResNet stem, four stages of `depths` blocks (the first block of stages 2-4
+    strided) and a linear classifier."""
+
+    def __init__(self, block, depths, width, classes, expansion):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width),
                                   nn.ReLU(), nn.MaxPool2d(3, 2, 1))
         blocks, cin = [], width
-        for i, cout in enumerate([width, 2 * width, 4 * width, 8 * width]):
-            for j in range(2):
-                blocks.append(BasicBlock(cin, cout, 2 if (i > 0 and j == 0) else 1))
-                cin = cout
+        for i, depth in enumerate(depths):
+            for j in range(depth):
+                blocks.append(block(cin, width << i, 2 if (i > 0 and j == 0) else 1))
+                cin = (width << i) * expansion
         self.blocks = nn.Sequential(*blocks)
         self.fc = nn.Linear(cin, classes)
 
     def forward(self, x):
         x = self.blocks(self.stem(x))
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class ResNet18(ResNet):
+    def __init__(self, width=8, classes=10):
+        super().__init__(BasicBlock, [2, 2, 2, 2], width, classes, expansion=1)
+
+
+class ResNet50(ResNet):
+    def __init__(self, width=8, classes=10):
+        super().__init__(Bottleneck, [3, 4, 6, 3], width, classes, expansion=4)
 
 
 class SelfAttention(nn.Module):

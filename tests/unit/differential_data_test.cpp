@@ -227,5 +227,25 @@ TEST_F(CompiledMatmul, MmAndBmmWithTransposedOperandsAndOddSizes) {
   EXPECT_EQ(kernels.host_steps, 0u);
 }
 
+// Output rows that are not 16 bytes apart, wide and narrower than 16 bytes, in each float
+// dtype. The ptx plugin computes large such products on padded rows; run with
+// KILN_TEST_PLUGIN=ptx KILN_TEST_PLUGIN_OPTIONS=pad_rows_from=0 to send every one there.
+TEST_F(CompiledMatmul, UnalignedOutputRows) {
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(DType::BF16, {37, 70}));
+  const ValueRef w = input(b, "w", TensorType{DType::BF16, {70, 43}, {1, 70}});
+  const ValueRef f = input(b, "f", TensorType::contiguous(DType::F32, {13, 52}));
+  const ValueRef g = input(b, "g", TensorType::contiguous(DType::F32, {52, 11}));
+  const ValueRef p = input(b, "p", TensorType::contiguous(DType::F16, {3, 17, 40}));
+  const ValueRef q = input(b, "q", TensorType::contiguous(DType::F16, {3, 40, 21}));
+  const ValueRef t = input(b, "t", TensorType::contiguous(DType::BF16, {2, 33, 64}));
+  const ValueRef u = input(b, "u", TensorType::contiguous(DType::BF16, {2, 64, 5}));
+  output_of(b, "mm_bf16", "aten.mm.default", {a, w});
+  output_of(b, "mm_f32", "aten.mm.default", {f, g});
+  output_of(b, "bmm_f16", "aten.bmm.default", {p, q});
+  output_of(b, "bmm_narrow", "aten.bmm.default", {t, u});  // no whole 16 bytes of columns
+  EXPECT_EQ(check(b).host_steps, 0u);
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -1,0 +1,39 @@
+#include "plugins/ptx/device_scratch.h"
+
+#include "plugins/ptx/ptx_state.h"
+
+namespace kiln::ptx {
+
+CUdeviceptr DeviceScratch::get(kiln_plugin& p, uint32_t device, size_t bytes,
+                               const kiln_stream* stream, const std::string& what) {
+  if (current_.size() <= device) current_.resize(device + 1, {0, 0});
+  auto& [address, size] = current_[device];
+  if (size >= bytes) return address;
+  refuse_in_capture(stream, what + " growing its scratch memory");
+  // cuMemFree waits for the work queued on the old buffer.
+  if (address && p.graphs_alive > 0)
+    retired_.emplace_back(device, address);
+  else if (address)
+    p.check(p.cuda.cuMemFree(address), what + ": freeing scratch memory");
+  address = 0;
+  size = 0;
+  p.check(p.cuda.cuMemAlloc(&address, bytes), what + ": allocating scratch memory");
+  size = bytes;
+  return address;
+}
+
+void DeviceScratch::release(kiln_plugin& p) {
+  for (uint32_t d = 0; d < current_.size(); ++d) {
+    if (!current_[d].first) continue;
+    p.cuda.cuCtxSetCurrent(p.devices[d].context);
+    p.cuda.cuMemFree(current_[d].first);
+  }
+  for (const auto& [d, address] : retired_) {
+    p.cuda.cuCtxSetCurrent(p.devices[d].context);
+    p.cuda.cuMemFree(address);
+  }
+  current_.clear();
+  retired_.clear();
+}
+
+}  // namespace kiln::ptx
