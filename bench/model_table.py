@@ -163,10 +163,13 @@ def main():
         warnings.simplefilter("always")
         fn = torch.compile(module, backend=kiln.torch_backend, options=options)
         call, compile_s["kiln cold"] = timed_first_call(lambda: make_call(fn, module, args, training))
+        graphs = kd.stats.compiled  # the warm compile below counts them again
         torch._dynamo.reset()
         fn = torch.compile(module, backend=kiln.torch_backend, options=options)
         call, compile_s["kiln warm"] = timed_first_call(lambda: make_call(fn, module, args, training))
     got = result_of(module, call, training)
+    if len(got) != len(expected):
+        raise SystemExit(f"{len(got)} results from kiln, {len(expected)} from eager")
     scale = max(e.abs().max().item() for e in expected)
     diff = max((g - e).abs().max().item() for g, e in zip(got, expected)) / scale
     kiln_ms = median_ms(call, a.runs, a.per_sample)
@@ -186,7 +189,7 @@ def main():
     print(f"| {name} | {a.dtype} | {ms('eager')} | {ms('default')} | {ms('max-autotune')} | "
           f"{kiln_ms:.3f} | {ratio('eager')} | {ratio('default')} | {ratio('max-autotune')} | "
           f"{diff:.1e} | {secs('kiln cold')} | {secs('kiln warm')} | {secs('default')} | "
-          f"{secs('max-autotune')} | {kd.stats.compiled} (+{len(kd.stats.eager)} eager) | "
+          f"{secs('max-autotune')} | {graphs} (+{len(kd.stats.eager)} eager) | "
           f"{host} {notes} |", flush=True)
     if a.profile:
         print(top_kernels(call, a.profile), flush=True)

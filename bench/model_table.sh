@@ -14,6 +14,8 @@ if [ ${#rows[@]} -eq 0 ]; then
         bert_base:bfloat16 gpt2_small:bfloat16 gpt2_small_train:bfloat16)
 fi
 export PYTHONPATH=$root/python:$root/tests/python:$root/bench${PYTHONPATH:+:$PYTHONPATH}
+caches=
+trap 'rm -rf "$caches"' EXIT
 header=--header
 for row in "${rows[@]}"; do
   caches=$(mktemp -d)

@@ -79,7 +79,7 @@ void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CU
   if (c.batch == 0 || c.m == 0 || c.n == 0) return;
   kir_support::ColumnMajorGemm g = kir_support::column_major_gemm(c, "cuBLAS");
   if (out_row > 0) {
-    if (out_row < c.n || out_row * c.m > INT32_MAX)
+    if (out_row < c.n || out_row > INT32_MAX)
       throw std::runtime_error("cuBLAS: output rows " + std::to_string(out_row) + " apart");
     g.ld_out = static_cast<int>(out_row);
     g.stride_out = out_row * c.m;

@@ -235,28 +235,34 @@ std::vector<std::shared_ptr<CudnnGraph::Plan>> CudnnGraph::build(Handle handle,
   return plans;
 }
 
-void CudnnGraph::execute(Handle handle, const Plan& plan, void* const pointers[3],
-                         const std::function<CUdeviceptr(size_t)>& workspace) const {
+std::unique_ptr<CudnnGraph::Owned> CudnnGraph::variant_pack(
+    const Plan& plan, void* const pointers[3],
+    const std::function<CUdeviceptr(size_t)>& workspace) const {
   void* space = plan.workspace > 0
                     ? reinterpret_cast<void*>(workspace(static_cast<size_t>(plan.workspace)))
                     : nullptr;
-  Owned call(*this);  // the variant pack, destroyed after the call
-  Desc pack = call.own(make(kVariantPackDesc));
+  auto pack = std::make_unique<Owned>(*this);
+  Desc d = pack->own(make(kVariantPackDesc));
   const int64_t ids[3] = {0, 1, 2};
-  set(pack, kPackIds, kInt64Type, 3, ids);
-  set(pack, kPackPointers, kVoidPtrType, 3, pointers);
-  set(pack, kPackWorkspace, kVoidPtrType, 1, &space);
-  finalize(pack, "cudnnBackendFinalize (variant pack)");
-  check(execute_(handle, plan.plan, pack), "cudnnBackendExecute");
+  set(d, kPackIds, kInt64Type, 3, ids);
+  set(d, kPackPointers, kVoidPtrType, 3, pointers);
+  set(d, kPackWorkspace, kVoidPtrType, 1, &space);
+  finalize(d, "cudnnBackendFinalize (variant pack)");
+  return pack;
+}
+
+void CudnnGraph::execute(Handle handle, const Plan& plan, const Owned& pack) const {
+  check(execute_(handle, plan.plan, pack.descs.front()), "cudnnBackendExecute");
 }
 
 std::shared_ptr<CudnnGraph::Plan> CudnnGraph::fastest(
     Handle handle, std::vector<std::shared_ptr<Plan>> candidates, void* const pointers[3],
     const std::function<CUdeviceptr(size_t)>& workspace, const Timer& time_ms) const {
   if (candidates.size() < 2 || !time_ms) return candidates.empty() ? nullptr : candidates[0];
-  // Heuristic mode A's first choice is often far from the fastest for exact f32 (a 7x7 stem
-  // with 3 channels: its implicit GEMM took 8x the time of another engine on the H200).
-  // Engines that want far more scratch than the first are not tried.
+  // Heuristic mode A's order is cuDNN's guess, not a measurement (cudnnFind times the legacy
+  // API's algorithms for the same reason). Engines that want far more scratch than the first
+  // are not tried. Each is timed over three runs queued back to back after a warm-up, its
+  // variant pack made once, so the host does not sit between the runs.
   const int64_t scratch_limit = std::max<int64_t>(candidates[0]->workspace, int64_t{64} << 20);
   std::shared_ptr<Plan> best;
   float best_ms = 0;
@@ -264,9 +270,10 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::fastest(
     if (candidate->workspace > scratch_limit) continue;
     float ms = 0;
     try {
-      execute(handle, *candidate, pointers, workspace);  // warm-up
+      const auto pack = variant_pack(*candidate, pointers, workspace);
+      execute(handle, *candidate, *pack);  // warm-up
       ms = time_ms([&] {
-        for (int i = 0; i < 3; ++i) execute(handle, *candidate, pointers, workspace);
+        for (int i = 0; i < 3; ++i) execute(handle, *candidate, *pack);
       });
     } catch (const std::runtime_error&) {
       continue;  // an engine that fails to run here is not a candidate
@@ -302,7 +309,7 @@ bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, bool tf3
   }
   const std::shared_ptr<Plan>& plan = found->second;
   if (!plan) return false;
-  execute(handle, *plan, pointers, workspace);
+  execute(handle, *plan, *variant_pack(*plan, pointers, workspace));  // the pack, per call
   return true;
 }
 

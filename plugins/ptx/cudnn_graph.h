@@ -51,8 +51,10 @@ class CudnnGraph {
                                 void* const pointers[3],
                                 const std::function<CUdeviceptr(size_t)>& workspace,
                                 const Timer& time_ms) const;
-  void execute(Handle handle, const Plan& plan, void* const pointers[3],
-               const std::function<CUdeviceptr(size_t)>& workspace) const;
+  // The call's pointers and `plan`'s workspace, as cudnnBackendExecute takes them.
+  std::unique_ptr<Owned> variant_pack(const Plan& plan, void* const pointers[3],
+                                      const std::function<CUdeviceptr(size_t)>& workspace) const;
+  void execute(Handle handle, const Plan& plan, const Owned& pack) const;
   Desc make(int type) const;
   void set(Desc d, int name, int type, int64_t count, const void* values) const;
   void finalize(Desc d, const char* what) const;

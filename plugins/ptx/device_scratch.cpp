@@ -1,5 +1,7 @@
 #include "plugins/ptx/device_scratch.h"
 
+#include <algorithm>
+
 #include "plugins/ptx/ptx_state.h"
 
 namespace kiln::ptx {
@@ -7,6 +9,7 @@ namespace kiln::ptx {
 CUdeviceptr DeviceScratch::get(kiln_plugin& p, uint32_t device, size_t bytes,
                                const kiln_stream* stream, const std::string& what) {
   if (current_.size() <= device) current_.resize(device + 1, {0, 0});
+  if (p.graphs_alive == 0) free_retired(p, device);
   auto& [address, size] = current_[device];
   if (size >= bytes) return address;
   refuse_in_capture(stream, what + " growing its scratch memory");
@@ -15,11 +18,30 @@ CUdeviceptr DeviceScratch::get(kiln_plugin& p, uint32_t device, size_t bytes,
     retired_.emplace_back(device, address);
   else if (address)
     p.check(p.cuda.cuMemFree(address), what + ": freeing scratch memory");
+  // Half as much again as before, at least: sizes that creep up grow it a few times, not at
+  // every step. Where the extra does not fit, exactly what is asked.
+  const size_t grown = std::max(bytes, size + size / 2);
   address = 0;
   size = 0;
-  p.check(p.cuda.cuMemAlloc(&address, bytes), what + ": allocating scratch memory");
-  size = bytes;
+  size_t got = grown;
+  if (p.cuda.cuMemAlloc(&address, grown) != 0) {
+    address = 0;
+    got = bytes;
+    p.check(p.cuda.cuMemAlloc(&address, bytes), what + ": allocating scratch memory");
+  }
+  size = got;
   return address;
+}
+
+void DeviceScratch::free_retired(kiln_plugin& p, uint32_t device) {
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    if (it->first != device) {
+      ++it;
+      continue;
+    }
+    p.cuda.cuMemFree(it->second);
+    it = retired_.erase(it);
+  }
 }
 
 void DeviceScratch::release(kiln_plugin& p) {

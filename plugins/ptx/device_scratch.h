@@ -1,7 +1,8 @@
 // Device memory a library call borrows for the length of the call (cuDNN's workspace, the
-// padded rows of a cuBLAS product): one buffer per device, grown to the largest asked for and
-// freed with the plugin. A recording (ABI 1.4) names the buffer it was made with, so while any
-// recording lives an outgrown buffer is kept until the plugin goes instead of freed.
+// padded rows of a cuBLAS product): one buffer per device, grown (by half at least) when a
+// call asks for more and freed with the plugin. A recording (ABI 1.4) names the buffer it was
+// made with, so while any recording lives an outgrown buffer is kept, and freed once none
+// does (at the next call on that device) or with the plugin.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,8 @@ class DeviceScratch {
   void release(kiln_plugin& p);
 
  private:
+  // Frees the outgrown buffers of `device` (its context current).
+  void free_retired(kiln_plugin& p, uint32_t device);
   std::vector<std::pair<CUdeviceptr, size_t>> current_;    // by device
   std::vector<std::pair<uint32_t, CUdeviceptr>> retired_;  // (device, address)
 };

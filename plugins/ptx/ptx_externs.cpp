@@ -32,20 +32,60 @@ kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
 
 // cuBLAS runs its fast kernels only on rows that start 16 bytes apart: with GPT-2's 50257-word
 // head in bf16 it ran an align-1 kernel taking 7.6x the time. A product of at least
-// `from` multiply-adds (the `pad_rows_from` option) whose output rows are not so goes to rows
-// padded to 16 bytes in scratch memory, then one 2-D copy puts them in place. The copy moves
-// 4 bytes per bf16 output element: it pays on such heads (on the H200: 6.67 ms -> 0.87 + 0.71
-// ms), not on ResNet-50's 1x1 convolutions at 14x14 and 7x7 (n = 196, 49; 0.8G multiply-adds
-// at most: its GPU time per call was 1.64 ms unpadded, 1.83-1.88 padded), hence the default
-// 2^32 between them.
+// `from` multiply-adds (the `pad_rows_from` option) whose output rows are not so, and which
+// has at least 16 bytes of columns, goes to rows padded to 16 bytes in scratch memory, then
+// one 2-D copy puts them in place. The copy moves 4 bytes per bf16 output element: it pays on
+// such heads (on the H200: 6.67 ms -> 0.87 + 0.71 ms). On ResNet-50 bf16, whose 1x1
+// convolutions at 14x14 and 7x7 (n = 196, 49) are at most 0.8G multiply-adds, a run without
+// padding took 1.64 ms of GPU time per call and runs padding them 1.83-1.88 (with the cuDNN
+// engine timing too, so padding was not measured alone): the default 2^32 leaves them as
+// they are.
 // Returns the padded row's elements, or 0 to leave the product as it is.
 int64_t padded_output_row(const kir_support::MatmulCall& c, int64_t from) {
   const int64_t per_16_bytes = 16 / kir::dtype_size(c.dtype);
-  if (per_16_bytes < 2 || c.n % per_16_bytes == 0 || c.batch * c.m < 2) return 0;
+  if (per_16_bytes < 2 || c.n < per_16_bytes || c.n % per_16_bytes == 0 || c.batch * c.m < 2)
+    return 0;
   const double products = static_cast<double>(c.batch) * static_cast<double>(c.m) *
                           static_cast<double>(c.n) * static_cast<double>(c.k);
   if (products < static_cast<double>(from)) return 0;
   return (c.n + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+}
+
+// Runs `call` on padded rows (padded_output_row) and copies them in place. False, having run
+// nothing, when the call is not one to pad or no scratch memory can be had for it: then it
+// runs as it is. Under cublas_mutex.
+bool padded_matmul(kiln_plugin& p, uint32_t device, const kir_support::MatmulCall& call,
+                   const kiln_launch_args& args, CUstream stream, const std::string& name) {
+  const int64_t padded_row = p.cuda.cuMemcpy2DAsync ? padded_output_row(call, p.pad_rows_from) : 0;
+  if (!padded_row) return false;
+  const int64_t size = kir::dtype_size(call.dtype);
+  CUdeviceptr rows_at = 0;
+  try {
+    rows_at = p.cublas_scratch.get(p, device,
+                                   static_cast<size_t>(call.batch * call.m * padded_row * size),
+                                   args.stream, "extern " + name);
+  } catch (const Failure& f) {
+    if (f.code() == KILN_STATUS_UNSUPPORTED) throw;  // growing while a stream captures
+    return false;
+  }
+  // The columns up to the last whole 16 bytes, then the few left as a second product beside
+  // them: cuBLAS takes its aligned kernels only for a column count of whole 16 bytes too.
+  kir_support::MatmulCall main = call, rest = call;
+  main.n = call.n / (16 / size) * (16 / size);
+  rest.n = call.n - main.n;
+  rest.b.offset += main.n * call.b.col;
+  p.cublas.matmul(device, main, args.buffers[0], args.buffers[1], rows_at, stream, padded_row);
+  p.cublas.matmul(device, rest, args.buffers[0], args.buffers[1],
+                  rows_at + static_cast<CUdeviceptr>(main.n * size), stream, padded_row);
+  Memcpy2D rows;
+  rows.srcMemoryType = rows.dstMemoryType = kMemoryTypeDevice;
+  rows.srcDevice = rows_at;
+  rows.srcPitch = static_cast<size_t>(padded_row * size);
+  rows.dstDevice = args.buffers[2];
+  rows.dstPitch = rows.WidthInBytes = static_cast<size_t>(call.n * size);
+  rows.Height = static_cast<size_t>(call.batch * call.m);
+  p.check(p.cuda.cuMemcpy2DAsync(&rows, stream), name + ": cuMemcpy2DAsync");
+  return true;
 }
 
 void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
@@ -68,42 +108,12 @@ void matmul_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
   }
   std::lock_guard lock(p->cublas_mutex);
   const CUstream stream = driver_stream(*p, args.stream);
-  const int64_t padded_row =
-      p->cuda.cuMemcpy2DAsync ? padded_output_row(call, p->pad_rows_from) : 0;
-  const int64_t size = kir::dtype_size(call.dtype);
-  const CUdeviceptr out =
-      padded_row ? p->cublas_scratch.get(
-                       *p, device, static_cast<size_t>(call.batch * call.m * padded_row * size),
-                       args.stream, "extern " + name)
-                 : args.buffers[2];
   try {
-    if (!padded_row) {
-      p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], out, stream);
-    } else {
-      // The columns up to the last multiple of 16 bytes, then the few left as a second product
-      // beside them: cuBLAS takes its aligned kernels only for a column count of whole 16
-      // bytes too.
-      kir_support::MatmulCall main = call, rest = call;
-      main.n = call.n / (16 / size) * (16 / size);
-      rest.n = call.n - main.n;
-      rest.b.offset += main.n * call.b.col;
-      if (main.n > 0)
-        p->cublas.matmul(device, main, args.buffers[0], args.buffers[1], out, stream, padded_row);
-      p->cublas.matmul(device, rest, args.buffers[0], args.buffers[1],
-                       out + static_cast<CUdeviceptr>(main.n * size), stream, padded_row);
-    }
+    if (!padded_matmul(*p, device, call, args, stream, name))
+      p->cublas.matmul(device, call, args.buffers[0], args.buffers[1], args.buffers[2], stream);
   } catch (const std::runtime_error& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }
-  if (!padded_row) return;
-  Memcpy2D rows;
-  rows.srcMemoryType = rows.dstMemoryType = kMemoryTypeDevice;
-  rows.srcDevice = out;
-  rows.srcPitch = static_cast<size_t>(padded_row * size);
-  rows.dstDevice = args.buffers[2];
-  rows.dstPitch = rows.WidthInBytes = static_cast<size_t>(call.n * size);
-  rows.Height = static_cast<size_t>(call.batch * call.m);
-  p->check(p->cuda.cuMemcpy2DAsync(&rows, stream), name + ": cuMemcpy2DAsync");
 }
 
 // An event for timing, destroyed with this.

@@ -227,9 +227,9 @@ TEST_F(CompiledMatmul, MmAndBmmWithTransposedOperandsAndOddSizes) {
   EXPECT_EQ(kernels.host_steps, 0u);
 }
 
-// Output rows that are not 16 bytes apart, wide and narrower than 16 bytes, in each float
-// dtype. The ptx plugin computes large such products on padded rows; run with
-// KILN_TEST_PLUGIN=ptx KILN_TEST_PLUGIN_OPTIONS=pad_rows_from=0 to send every one there.
+// Output rows that are not 16 bytes apart, in each float dtype, and rows narrower than 16
+// bytes. The ptx plugin computes large such products (not the narrow ones) on padded rows; run
+// with KILN_TEST_PLUGIN=ptx KILN_TEST_PLUGIN_OPTIONS=pad_rows_from=0 to send every one there.
 TEST_F(CompiledMatmul, UnalignedOutputRows) {
   GraphBuilder b = builder();
   const ValueRef a = input(b, "a", TensorType::contiguous(DType::BF16, {37, 70}));
