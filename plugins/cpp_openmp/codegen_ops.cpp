@@ -1,5 +1,6 @@
 #include "plugins/cpp_openmp/codegen_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -207,6 +208,7 @@ std::string expr_c(const kir::Expr& e, const ExprContext& ctx) {
     case kir::Expr::Var:
       if (e.name[0] == 't') {
         const std::string val = ctx.prefix + e.name.substr(1);
+        if (ctx.first_lane) return "krt::lane(" + val + ", 0)";
         return ctx.per_lane ? "krt::lane(" + val + ", i)" : val;
       }
       if (ctx.per_lane && e.name == ctx.inner) return "(" + e.name + " + i)";
@@ -305,6 +307,53 @@ bool mentions_indirect(const kir::Expr& e) {
 
 namespace {
 
+// Whether every indirect value `e` names (t<N>) is lane_uniform.
+bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
+                       int depth);
+
+bool uniform_at(const kir::Kernel& k, int id, const std::string& inner, int depth) {
+  const kir::Op* op = k.op(id);
+  if (!op || depth > 32) return false;  // deep chains: not worth proving
+  const auto args_uniform = [&] {
+    return std::all_of(op->args.begin(), op->args.end(),
+                       [&](int a) { return uniform_at(k, a, inner, depth + 1); });
+  };
+  switch (op->kind) {
+    case kir::OpKind::Const:
+      return true;
+    case kir::OpKind::Index:
+    case kir::OpKind::Load: {
+      if (op->kind == kir::OpKind::Load && op->mask >= 0) return false;
+      const auto along = coefficient(op->index, inner);
+      return along && *along == 0 && indirects_uniform(k, op->index, inner, depth + 1);
+    }
+    case kir::OpKind::Cast:
+    case kir::OpKind::Math:
+    case kir::OpKind::CheckIndex:
+    case kir::OpKind::Where:
+      return args_uniform();
+    default:
+      return false;
+  }
+}
+
+bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
+                       int depth) {
+  std::set<std::string> vars;
+  collect_vars(e, vars);
+  for (const auto& name : vars)
+    if (name[0] == 't' && !uniform_at(k, std::stoi(name.substr(1)), inner, depth)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool lane_uniform(const kir::Kernel& k, int id, const std::string& inner) {
+  return !inner.empty() && uniform_at(k, id, inner, 0);
+}
+
+namespace {
+
 // A compare of the vectorized variable's position (an `index` op with unit stride along it)
 // with an integer constant, as one byte compare of the lane numbers (krt::iota_compare):
 // cat, pad and mask bodies test positions so; comparing int64 lanes and narrowing them to
@@ -362,6 +411,15 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       }
       if (stride && !mentions_indirect(op.index)) {
         return decl + "krt::load<L, " + t + ">(" + op.name + ", " + expr_c(op.index, ctx) + ", " +
+               std::to_string(*stride) + ");";
+      }
+      // Rows picked by a value every lane holds (an embedding's row number): the lanes read
+      // along the row as a direct load does, from the row the first lane names.
+      if (stride && !ctx.per_lane && indirects_uniform(k, op.index, ctx.inner, 0) &&
+          !ctx.inner.empty()) {
+        ExprContext first = ctx;
+        first.first_lane = true;
+        return decl + "krt::load<L, " + t + ">(" + op.name + ", " + expr_c(op.index, first) + ", " +
                std::to_string(*stride) + ");";
       }
       return decl + "krt::gather<L, " + t + ">(" + op.name + ", [&](int i) { (void)i; return " +
