@@ -307,10 +307,12 @@ bool mentions_indirect(const kir::Expr& e) {
 
 namespace {
 
-// Whether every indirect value `e` names (t<N>) is lane_uniform.
+// Whether every indirect value `e` names (t<N>) is the same in every lane along `inner`.
 bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
                        int depth);
 
+// Whether value %id is the same in every lane along `inner`: built from constants, positions
+// and unmasked loads whose address does not move along it (an embedding's row number).
 bool uniform_at(const kir::Kernel& k, int id, const std::string& inner, int depth) {
   const kir::Op* op = k.op(id);
   if (!op || depth > 32) return false;  // deep chains: not worth proving
@@ -345,14 +347,6 @@ bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::stri
     if (name[0] == 't' && !uniform_at(k, std::stoi(name.substr(1)), inner, depth)) return false;
   return true;
 }
-
-}  // namespace
-
-bool lane_uniform(const kir::Kernel& k, int id, const std::string& inner) {
-  return !inner.empty() && uniform_at(k, id, inner, 0);
-}
-
-namespace {
 
 // A compare of the vectorized variable's position (an `index` op with unit stride along it)
 // with an integer constant, as one byte compare of the lane numbers (krt::iota_compare):
@@ -415,8 +409,8 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
       }
       // Rows picked by a value every lane holds (an embedding's row number): the lanes read
       // along the row as a direct load does, from the row the first lane names.
-      if (stride && !ctx.per_lane && indirects_uniform(k, op.index, ctx.inner, 0) &&
-          !ctx.inner.empty()) {
+      if (stride && !ctx.inner.empty() && !ctx.per_lane &&
+          indirects_uniform(k, op.index, ctx.inner, 0)) {
         ExprContext first = ctx;
         first.first_lane = true;
         return decl + "krt::load<L, " + t + ">(" + op.name + ", " + expr_c(op.index, first) + ", " +

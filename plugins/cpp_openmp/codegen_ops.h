@@ -20,7 +20,7 @@ struct ExprContext {
   std::string inner;         // the vectorized variable ("" when none)
   bool per_lane = false;     // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
   std::string prefix = "v";  // values are named prefix<id>: "v" in loop bodies, "s" per row
-  bool first_lane = false;   // t<N> is lane(vN, 0): the value every lane holds (lane_uniform)
+  bool first_lane = false;   // t<N> is lane(vN, 0): a value every lane holds
 };
 
 std::string expr_c(const kir::Expr& e, const ExprContext& ctx);
@@ -38,9 +38,6 @@ bool reads_transposed(const kir::Kernel& k);
 // contiguous row vectors transposed in registers. Empty when some strided load is not such.
 std::vector<const kir::Op*> block_transposed_loads(const kir::Kernel& k);
 bool mentions_indirect(const kir::Expr& e);
-// Whether value %id is the same in every lane along `inner`: built from constants, positions
-// and unmasked loads whose address does not move along it (an embedding's row number).
-bool lane_uniform(const kir::Kernel& k, int id, const std::string& inner);
 
 // One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops
 // feed their accumulator, which the skeleton declares.

@@ -99,7 +99,7 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
   if (direction == ConvDirection::Forward && graph_.bound() &&
       graph_.forward(handles_[device], c, tf32_, ptr(a, x_offset), ptr(b), ptr(out), workspace,
-                     deterministic_ ? CudnnGraph::Timer() : time_ms))
+                     time_ms))
     return;
   const std::string key = std::to_string(device) + "," +
                           std::to_string(static_cast<int>(direction)) + "," + c.shape_key();

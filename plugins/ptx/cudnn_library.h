@@ -46,9 +46,8 @@ class CudnnLibrary {
   // The call's product in `direction` (a, b -> out in the call's buffer order: x, w -> y;
   // dy, w -> dx; x, dy -> dw) on `stream` (NULL: the legacy default stream) for device slot
   // `device`; `workspace(bytes)` gives device memory of at least that size; `time_ms` (may be
-  // empty) times work on `stream`, to choose among cuDNN's engines on a forward shape's first
-  // call (not in deterministic mode: there the heuristic's first engine, the same every run).
-  // Throws std::runtime_error.
+  // empty: then the heuristic's first engine) times work on `stream`, to choose among cuDNN's
+  // engines on a forward shape's first call. Throws std::runtime_error.
   void run(kir_support::ConvDirection direction, uint32_t device, const kir_support::ConvCall& call,
            CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
            const std::function<CUdeviceptr(size_t)>& workspace, CUstream stream,

@@ -22,26 +22,22 @@ CUdeviceptr DeviceScratch::get(kiln_plugin& p, uint32_t device, size_t bytes,
   // every step. Where the extra does not fit, exactly what is asked.
   const size_t grown = std::max(bytes, size + size / 2);
   address = 0;
-  size = 0;
-  size_t got = grown;
-  if (p.cuda.cuMemAlloc(&address, grown) != 0) {
-    address = 0;
-    got = bytes;
-    p.check(p.cuda.cuMemAlloc(&address, bytes), what + ": allocating scratch memory");
+  size = 0;  // nothing held should the allocation fail
+  if (p.cuda.cuMemAlloc(&address, grown) == 0) {
+    size = grown;
+    return address;
   }
-  size = got;
+  address = 0;
+  p.check(p.cuda.cuMemAlloc(&address, bytes), what + ": allocating scratch memory");
+  size = bytes;
   return address;
 }
 
 void DeviceScratch::free_retired(kiln_plugin& p, uint32_t device) {
-  for (auto it = retired_.begin(); it != retired_.end();) {
-    if (it->first != device) {
-      ++it;
-      continue;
-    }
-    p.cuda.cuMemFree(it->second);
-    it = retired_.erase(it);
-  }
+  std::erase_if(retired_, [&](const std::pair<uint32_t, CUdeviceptr>& r) {
+    if (r.first == device) p.cuda.cuMemFree(r.second);
+    return r.first == device;
+  });
 }
 
 void DeviceScratch::release(kiln_plugin& p) {

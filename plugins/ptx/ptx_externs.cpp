@@ -58,7 +58,7 @@ bool padded_matmul(kiln_plugin& p, uint32_t device, const kir_support::MatmulCal
                    const kiln_launch_args& args, CUstream stream, const std::string& name) {
   const int64_t padded_row = p.cuda.cuMemcpy2DAsync ? padded_output_row(call, p.pad_rows_from) : 0;
   if (!padded_row) return false;
-  const int64_t size = kir::dtype_size(call.dtype);
+  const int64_t size = kir::dtype_size(call.dtype), per_16_bytes = 16 / size;
   CUdeviceptr rows_at = 0;
   try {
     rows_at = p.cublas_scratch.get(p, device,
@@ -71,7 +71,7 @@ bool padded_matmul(kiln_plugin& p, uint32_t device, const kir_support::MatmulCal
   // The columns up to the last whole 16 bytes, then the few left as a second product beside
   // them: cuBLAS takes its aligned kernels only for a column count of whole 16 bytes too.
   kir_support::MatmulCall main = call, rest = call;
-  main.n = call.n / (16 / size) * (16 / size);
+  main.n = call.n / per_16_bytes * per_16_bytes;
   rest.n = call.n - main.n;
   rest.b.offset += main.n * call.b.col;
   p.cublas.matmul(device, main, args.buffers[0], args.buffers[1], rows_at, stream, padded_row);
@@ -162,10 +162,12 @@ void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
              name + ": cuEventElapsedTime");
     return ms;
   };
-  const bool capturing = args.stream && args.stream->capturing;
+  // Engines are not timed while a stream captures (nothing runs) nor under the `deterministic`
+  // option (the heuristic's first engine: the same every run).
+  const bool timed = !(args.stream && args.stream->capturing) && !p->deterministic;
   try {
     p->cudnn.run(direction, device, call, args.buffers[0], args.buffers[1], args.buffers[2],
-                 workspace, stream, capturing ? CudnnGraph::Timer() : CudnnGraph::Timer(time_ms));
+                 workspace, stream, timed ? CudnnGraph::Timer(time_ms) : CudnnGraph::Timer());
   } catch (const std::runtime_error& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }

@@ -8,6 +8,13 @@ from torch import nn
 import torch.nn.functional as F
 
 
+def shortcut(cin, cout, stride):
+    """A residual block's projection (1x1 conv, batch norm), or None where x fits as it is."""
+    if stride == 1 and cin == cout:
+        return None
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+
 class BasicBlock(nn.Module):
     def __init__(self, cin, cout, stride):
         super().__init__()
@@ -15,9 +22,7 @@ class BasicBlock(nn.Module):
         self.bn1 = nn.BatchNorm2d(cout)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
         self.bn2 = nn.BatchNorm2d(cout)
-        self.down = None
-        if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        self.down = shortcut(cin, cout, stride)
 
     def forward(self, x):
         y = F.relu(self.bn1(self.conv1(x)))
@@ -37,9 +42,7 @@ class Bottleneck(nn.Module):
         self.bn2 = nn.BatchNorm2d(mid)
         self.conv3 = nn.Conv2d(mid, cout, 1, bias=False)
         self.bn3 = nn.BatchNorm2d(cout)
-        self.down = None
-        if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        self.down = shortcut(cin, cout, stride)
 
     def forward(self, x):
         y = F.relu(self.bn1(self.conv1(x)))
