@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/lower/emit_library_call.h"
 #include "core/lower/library_call_signature.h"
 
 namespace kiln {
@@ -93,18 +94,6 @@ bool applies(const NodeLowering& n, const std::string& name, DType dtype, const 
   return !a.transposed && a.window.dims == 2 && n.offers_extern(name, dtype);
 }
 
-// `k` emitted for the node, reading `inputs` and writing `output`.
-void emit_call(NodeLowering& n, LoopKernel k, std::vector<int> inputs, int output) {
-  k.name = n.kernel({}).finish().name;
-  k.origin = n.node().name;
-  // Never the node's own step: its buffers may be copies, so no host step could stand in
-  // for it (a cache entry is only used with the same library calls on offer).
-  k.node = -1;
-  k.extern_inputs = std::move(inputs);
-  k.extern_outputs = {output};
-  n.emit(std::move(k));
-}
-
 }  // namespace
 
 bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w,
@@ -123,7 +112,7 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   const Access wc = n.contiguous(w);
   const int y =
       bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;
-  emit_call(n, std::move(k), {x.buffer, wc.buffer}, y);
+  emit_library_call(n, std::move(k), {x.buffer, wc.buffer}, y);
   if (!bias) return true;
   KernelBuilder kb = n.kernel(out.sizes);
   const Expr at = contiguous_index(out.sizes, kb.pointwise_vars());
@@ -145,7 +134,7 @@ bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Acce
   if (n.declines_library_call(library_call_signature(k))) return false;
   const Access dyc = n.contiguous(dy);
   const Access wc = n.contiguous(w);
-  emit_call(n, std::move(k), {dyc.buffer, wc.buffer}, n.realize_output(slot).buffer);
+  emit_library_call(n, std::move(k), {dyc.buffer, wc.buffer}, n.realize_output(slot).buffer);
   return true;
 }
 
@@ -165,7 +154,7 @@ bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x_in, const A
   if (n.declines_library_call(library_call_signature(k))) return false;
   const Access x = layout.copy ? n.contiguous(x_in) : x_in;
   const Access dyc = n.contiguous(dy);
-  emit_call(n, std::move(k), {x.buffer, dyc.buffer}, n.realize_output(slot).buffer);
+  emit_library_call(n, std::move(k), {x.buffer, dyc.buffer}, n.realize_output(slot).buffer);
   return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "core/lower/attention_library_call.h"
 #include "core/lower/program_builder.h"
 #include "core/lower/scatter_combine.h"
 #include "core/ops/op_def.h"
@@ -17,7 +18,7 @@ std::map<std::string, LowerFn> all_lowerings() {
         scatter_lowerings, pool_lowerings, conv_lowerings, pool_backward_lowerings, embed_lowerings,
         upsample_lowerings, distance_lowerings, fold_lowerings, scan_sort_lowerings,
         grid_sampler_lowerings, scatter_combine_lowerings, masked_scatter_lowerings,
-        embedding_bag_lowerings, random_lowerings}) {
+        embedding_bag_lowerings, random_lowerings, attention_lowerings}) {
     rules.merge(table());
   }
   return rules;
@@ -51,9 +52,15 @@ void lower_on_host(ProgramBuilder& pb, const Graph& graph, int n) {
 
 }  // namespace
 
-bool lowers_directly(const OpDef& op) {
+bool lowers_directly(const Graph& graph, const Node& node,
+                     const std::vector<std::string>& externs) {
   static const std::map<std::string, LowerFn> rules = all_lowerings();
-  return !op.is_primitive() && rules.contains(op.name);
+  const OpDef& op = *node.op;
+  if (op.is_primitive()) return false;
+  // Attention stays whole only for the plugin's fused call; elsewhere its decomposition
+  // (matmul, softmax, matmul) is what the generated kernels fuse.
+  if (op.name == kAttentionOp) return attention_call_applies(graph, node, externs);
+  return rules.contains(op.name);
 }
 
 bool has_lowering_rule(std::string_view op) {

@@ -26,9 +26,9 @@ Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::stri
                                  const std::vector<std::string>& declined = {},
                                  bool deterministic = false);
 
-// Composite ops with a lowering of their own (var through Welford, softmax): pass this to
-// decompose() as the ops to keep.
-bool lowers_directly(const OpDef& op);
+// Whether composite `node` has a lowering of its own (var through Welford, softmax; attention
+// where the plugin's library call `externs` take it): decompose() keeps such nodes.
+bool lowers_directly(const Graph& graph, const Node& node, const std::vector<std::string>& externs);
 
 // Whether `op` has a lowering rule at all (views lower as index remaps without one).
 bool has_lowering_rule(std::string_view op);

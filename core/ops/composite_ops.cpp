@@ -163,14 +163,22 @@ HostTensor sdpa_reference(const RefContext& c) {
   }();
   const std::optional<Broadcaster> mask_index =
       mask ? std::optional<Broadcaster>(Broadcaster(mask->sizes(), score_shape)) : std::nullopt;
+  // Read once into doubles: the loops below touch each element L or S times.
+  const auto doubles = [](const HostTensor& t) {
+    std::vector<double> d(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i) d[static_cast<size_t>(i)] = t.get(i);
+    return d;
+  };
+  const std::vector<double> qd = doubles(q), kd = doubles(k), vd = doubles(v);
   std::vector<double> scores(static_cast<size_t>(S));
   for (int64_t p = 0; p < batches; ++p) {
     for (int64_t i = 0; i < L; ++i) {
       double mx = -INFINITY;
+      const double* qi = qd.data() + (p * L + i) * E;
       for (int64_t j = 0; j < S; ++j) {
+        const double* kj = kd.data() + (p * S + j) * E;
         double s = 0;
-        for (int64_t e = 0; e < E; ++e)
-          s += q.get((p * L + i) * E + e) * k.get((p * S + j) * E + e);
+        for (int64_t e = 0; e < E; ++e) s += qi[e] * kj[e];
         s *= scale;
         if (causal && j > i) s = -INFINITY;
         if (mask) {
@@ -188,7 +196,8 @@ HostTensor sdpa_reference(const RefContext& c) {
       for (int64_t e = 0; e < Ev; ++e) {
         double acc = 0;
         for (int64_t j = 0; j < S; ++j)
-          acc += scores[static_cast<size_t>(j)] / sum * v.get((p * S + j) * Ev + e);
+          acc +=
+              scores[static_cast<size_t>(j)] / sum * vd[static_cast<size_t>((p * S + j) * Ev + e)];
         out.set((p * L + i) * Ev + e, acc);
       }
     }

@@ -9,13 +9,13 @@
 namespace kiln {
 namespace {
 
-bool expands(const Node& node, const KeepOp& keep) {
-  return !node.op->is_primitive() && !(keep && keep(*node.op));
+bool expands(const Graph& graph, const Node& node, const KeepOp& keep) {
+  return !node.op->is_primitive() && !(keep && keep(graph, node));
 }
 
 bool has_composite(const Graph& graph, const KeepOp& keep) {
   for (const auto& node : graph.nodes) {
-    if (expands(node, keep)) return true;
+    if (expands(graph, node, keep)) return true;
   }
   return false;
 }
@@ -46,7 +46,7 @@ Result<Graph> decompose_once(const Graph& graph, const std::shared_ptr<const OpR
     std::vector<ArgValue> args;
     for (const auto& a : node.args) args.push_back(map_arg(a, map));
     std::vector<ValueRef> outs;
-    if (!expands(node, keep)) {
+    if (!expands(graph, node, keep)) {
       auto result = b.try_bound(node.op->name, args, node.name);
       if (!result)
         return std::move(result).error().with_context("re-adding node '" + node.name + "'");

@@ -14,11 +14,10 @@
 namespace kiln {
 
 class OpRegistry;
-struct OpDef;
 
-// Composite ops for which `keep` returns true stay as they are (a backend lowers them
+// Composite nodes for which `keep` returns true stay as they are (a backend lowers them
 // directly, e.g. var through Welford); all others expand until only primitives remain.
-using KeepOp = std::function<bool(const OpDef&)>;
+using KeepOp = std::function<bool(const Graph& graph, const Node& node)>;
 Result<Graph> decompose(const Graph& graph, std::shared_ptr<const OpRegistry> registry,
                         const KeepOp& keep = nullptr);
 

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "core/graph/graph_dump.h"
+#include "core/lower/attention_library_call.h"
 #include "core/lower/loop_ir_print.h"
 #include "core/lower/matmul_kernel.h"
 #include "core/ops/op_def.h"
@@ -218,12 +219,13 @@ Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
                          const ScheduleOptions& schedule, const DebugDump& dump,
                          const Logging& logging, CompiledGraphRecord& record,
                          std::vector<kir::Kernel>& batch) {
-  // A graph with a 2-d convolution asks for the plugin's library calls before lowering: a
-  // convolution becomes a library call where the plugin has one.
-  const bool convolves = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
-    return n.op->name.find("conv") != std::string::npos;
+  // A graph with a 2-d convolution or an attention asks for the plugin's library calls
+  // before lowering: such a node becomes a library call where the plugin has one (listing
+  // them opens the libraries, which other graphs need not wait for).
+  const bool asks = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
+    return n.op->name.find("conv") != std::string::npos || n.op->name == kAttentionOp;
   });
-  if (convolves) {
+  if (asks) {
     record.asked_externs = true;
     record.externs = usable_externs(*p.plugin, schedule);
   }

@@ -9,7 +9,9 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
                                       const ScheduleOptions& schedule, const Roofline& roofline,
                                       const std::vector<std::string>& externs) {
-  auto decomposed = decompose(graph, std::move(registry), lowers_directly);
+  auto decomposed = decompose(graph, std::move(registry), [&](const Graph& g, const Node& node) {
+    return lowers_directly(g, node, externs);
+  });
   if (!decomposed) return std::move(decomposed).error();
   ScheduledGraph s;
   s.graph = std::move(*decomposed);

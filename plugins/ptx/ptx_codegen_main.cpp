@@ -1,14 +1,52 @@
 // kiln-ptx-codegen: KIR (a file, or - for stdin) to the optimized LLVM IR or the PTX the ptx
-// plugin generates, without a GPU. For golden tests and for reading generated code.
+// plugin generates, without a GPU; or, with --attention, the fused attention kernel for one
+// call. For golden tests and for reading generated code.
+#include <cmath>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include "plugins/gpu/kir_input.h"
 #include "plugins/ptx/ptx_compiler.h"
 
+namespace {
+
+// "dtype=bf16 batch=2 heads=3 q_len=77 kv_len=93 head_dim=64 causal=1 mask=add": q, k and v
+// contiguous, the mask [q_len, kv_len] broadcast over batch and heads, scale 1/sqrt(head_dim).
+kiln::kir_support::AttentionCall attention_call(const std::string& spec) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in(spec);
+  for (std::string item; in >> item;) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("expected key=value, got " + item);
+    kv[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  const auto number = [&](const std::string& key) {
+    return kv.contains(key) ? std::stoll(kv[key]) : throw std::invalid_argument("missing " + key);
+  };
+  kiln::kir_support::AttentionCall c;
+  c.dtype = kv["dtype"] == "f16" ? kiln::kir::DType::F16 : kiln::kir::DType::BF16;
+  c.batch = number("batch"), c.heads = number("heads"), c.q_len = number("q_len");
+  c.kv_len = number("kv_len"), c.head_dim = number("head_dim");
+  c.causal = kv["causal"] == "1";
+  c.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  for (auto [l, rows] : {std::pair{&c.q, c.q_len}, {&c.k, c.kv_len}, {&c.v, c.kv_len}})
+    *l = {0, c.heads * rows * c.head_dim, rows * c.head_dim, c.head_dim, 1};
+  if (kv["mask"] == "add" || kv["mask"] == "keep") {
+    c.mask = kv["mask"] == "add" ? kiln::kir_support::AttentionMask::Add
+                                 : kiln::kir_support::AttentionMask::Keep;
+    c.mask_dtype = kv["mask"] == "add" ? c.dtype : kiln::kir::DType::Bool;
+    c.mask_at = {0, 0, 0, c.kv_len, 1};
+  }
+  return c;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::string emit = "ptx", path;
+  std::string emit = "ptx", path, attention;
   kiln::ptx::PtxOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -16,6 +54,8 @@ int main(int argc, char** argv) {
       emit = argv[++i];
     } else if (a == "--arch" && i + 1 < argc) {
       options.arch = argv[++i];
+    } else if (a == "--attention" && i + 1 < argc) {
+      attention = argv[++i];
     } else if (a == "--libdevice" && i + 1 < argc) {
       options.libdevice = argv[++i];
     } else if (a == "--config" && i + 1 < argc) {
@@ -29,9 +69,20 @@ int main(int argc, char** argv) {
       path = a;
     } else {
       std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] [--libdevice F] "
-                   "[--config \"block_size=N ...\"] FILE.kir|-\n";
+                   "[--config \"block_size=N ...\"] FILE.kir|- | --attention \"dtype=bf16 "
+                   "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep]\"\n";
       return 2;
     }
+  }
+  if (!attention.empty() && path.empty() && (emit == "llvm" || emit == "ptx")) {
+    try {
+      const auto out = kiln::ptx::compile_attention_to_ptx(attention_call(attention), options.arch);
+      std::cout << (emit == "llvm" ? out.llvm_ir : out.ptx);
+    } catch (const std::exception& e) {
+      std::cerr << "kiln-ptx-codegen: --attention: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
   }
   if (path.empty() || (emit != "llvm" && emit != "ptx")) {
     std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] FILE.kir|-\n";

@@ -18,6 +18,7 @@
 
 #include "plugins/gpu/kernel_emitter.h"
 #include "plugins/gpu/module_passes.h"
+#include "plugins/ptx/attention_kernel.h"
 #include "plugins/ptx/nvptx_target.h"
 
 extern "C" {
@@ -92,14 +93,41 @@ std::string find_libdevice(const std::string& beside) {
   return "";
 }
 
+namespace {
+
+// An empty module for `tm`'s target.
+std::unique_ptr<llvm::Module> new_module(llvm::LLVMContext& context, const NvptxTarget& target,
+                                         const llvm::TargetMachine& tm) {
+  auto m = std::make_unique<llvm::Module>("kiln", context);
+  m->setTargetTriple(target.triple());
+  m->setDataLayout(tm.createDataLayout());
+  return m;
+}
+
+// `m` optimized and assembled.
+PtxOutput emit_ptx(llvm::Module& m, llvm::TargetMachine& tm) {
+  gpu::optimize_o3(m, tm);
+  PtxOutput out;
+  llvm::raw_string_ostream ir(out.llvm_ir);
+  m.print(ir, nullptr);
+  llvm::SmallString<0> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw std::runtime_error("the NVPTX target cannot emit assembly");
+  pm.run(m);
+  out.ptx = text.str().str();
+  return out;
+}
+
+}  // namespace
+
 PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptions& options) {
   register_nvptx();
   const NvptxTarget target;
   auto tm = target_machine(target.triple(), options.arch);
   llvm::LLVMContext context;
-  auto m = std::make_unique<llvm::Module>("kiln", context);
-  m->setTargetTriple(target.triple());
-  m->setDataLayout(tm->createDataLayout());
+  auto m = new_module(context, target, *tm);
   // libdevice asks __nvvm_reflect whether denormals flush to zero: they do not.
   m->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   std::vector<std::string> entries;
@@ -113,18 +141,18 @@ PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptio
     // Only the kernels stay visible, so the optimizer drops what libdevice brought unused.
     gpu::internalize_all_but(*m, entries);
   }
-  gpu::optimize_o3(*m, *tm);
-  PtxOutput out;
-  llvm::raw_string_ostream ir(out.llvm_ir);
-  m->print(ir, nullptr);
-  llvm::SmallString<0> text;
-  llvm::raw_svector_ostream os(text);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw std::runtime_error("the NVPTX target cannot emit assembly");
-  pm.run(*m);
-  out.ptx = text.str().str();
-  return out;
+  return emit_ptx(*m, *tm);
+}
+
+PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call,
+                                   const std::string& arch) {
+  register_nvptx();
+  const NvptxTarget target;
+  auto tm = target_machine(target.triple(), arch);
+  llvm::LLVMContext context;
+  auto m = new_module(context, target, *tm);
+  emit_attention_kernel(*m, target, call);
+  return emit_ptx(*m, *tm);
 }
 
 }  // namespace kiln::ptx

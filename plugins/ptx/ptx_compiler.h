@@ -8,6 +8,7 @@
 
 #include "kiln/kir.hpp"
 #include "plugins/gpu/launch_shape.h"
+#include "plugins/kir_support/attention_call.h"
 
 namespace kiln::ptx {
 
@@ -24,6 +25,9 @@ struct PtxOutput {
 
 // Throws std::runtime_error naming the kernel and the reason.
 PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptions& options);
+
+// The fused attention kernel (attention_kernel.h) for `call` on `arch`.
+PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call, const std::string& arch);
 
 // KILN_LIBDEVICE, then the CUDA toolkit's usual places, then next to `beside` (a plugin's
 // own folder, for bundles); "" when none exists.

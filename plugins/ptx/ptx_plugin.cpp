@@ -129,6 +129,7 @@ void destroy(kiln_plugin* p) {
   p->cudnn.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
   p->cudnn_workspace.release(*p);
   p->cublas_scratch.release(*p);
+  kiln::ptx::release_attention_kernels(*p);
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
   kiln::ptx::release_imports(*p);
   for (const auto& [address, device] : p->memory.live()) {
@@ -155,8 +156,9 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch",  "libdevice",     "cublas",    "cublas_prefetch",
-                                      "cudnn", "deterministic", "conv_tf32", "pad_rows_from"};
+    std::vector<std::string> known = {
+        "arch",          "libdevice", "cublas",        "cublas_prefetch", "cudnn",
+        "deterministic", "conv_tf32", "pad_rows_from", "fused_attention"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -182,8 +184,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->fingerprint += "; arch=" + plugin->arch;
     plugin->cublas_option = options.get("cublas", "");
     plugin->cudnn_option = options.get("cudnn", "");
-    const auto flag = [&](const std::string& key) {
-      const std::string value = options.get(key, "false");
+    const auto flag = [&](const std::string& key, const char* fallback = "false") {
+      const std::string value = options.get(key, fallback);
       if (value != "true" && value != "false")
         throw Failure(KILN_STATUS_INVALID_ARGUMENT, key + " is true or false, got '" + value + "'");
       return value == "true";
@@ -191,6 +193,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
     plugin->conv_tf32 = flag("conv_tf32");
+    plugin->fused_attention = flag("fused_attention", "true");
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     try {
       size_t used = 0;
@@ -202,6 +205,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     }
     // Library choices are tuned and cached per fingerprint; TF32 changes what they compute.
     if (plugin->conv_tf32) plugin->fingerprint += "; conv_tf32";
+    if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     open_devices(*plugin, prefetch);
     *out = plugin.release();
   });

@@ -28,6 +28,16 @@ struct Device {
   kiln::sdk::PropertyList properties;
 };
 
+// The fused attention kernels compiled so far, by device and call (ptx_attention.cpp).
+struct AttentionKernels {
+  struct Loaded {
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+  };
+  std::mutex mutex;  // guards `loaded`
+  std::map<std::pair<uint32_t, std::string>, Loaded> loaded;
+};
+
 // Another process's allocation opened by IPC handle (mem_import), and the part imported.
 struct IpcImport {
   uint32_t device = 0;
@@ -73,6 +83,8 @@ struct kiln_plugin {
   // are not 16-byte aligned run on padded rows (ptx_externs.cpp).
   int64_t pad_rows_from = int64_t{1} << 32;
   kiln::ptx::CudnnLibrary& conv_library();
+  bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
+  kiln::ptx::AttentionKernels attention;
   std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.
@@ -137,6 +149,12 @@ void add_stream_functions(kiln_plugin_api& api);
 void add_code_functions(kiln_plugin_api& api);
 void add_extern_functions(kiln_plugin_api& api);
 void add_capture_functions(kiln_plugin_api& api);
+// Whether the plugin offers the "attention" call (ptx_attention.cpp), and the call itself.
+bool offers_attention(const kiln_plugin& p);
+void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
+                    const std::string& name);
+// Unloads the attention kernels (plugin_destroy).
+void release_attention_kernels(kiln_plugin& p);
 // Throws UNSUPPORTED when `s` captures: `what` is never recorded (ABI 1.4's capture rule).
 void refuse_in_capture(const kiln_stream* s, const std::string& what);
 // Waits for `device` (current on this thread) and throws, naming the kernel, the first error

@@ -10,6 +10,8 @@ import operator
 
 import torch
 
+from . import fused_attention
+
 KILN_DTYPES = {
     torch.bool: "bool", torch.int8: "i8", torch.uint8: "u8", torch.int16: "i16",
     torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
@@ -125,6 +127,7 @@ def convert(gm, placeholder_tensors, params=None, name=None):
         if t.is_complex():
             nodes.append(_complex_from_pairs(n.name))
     outputs = None
+    attentions = set()  # fused attention nodes taken as kiln's sdpa
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             continue
@@ -148,7 +151,18 @@ def convert(gm, placeholder_tensors, params=None, name=None):
             source, index = n.args
             if source not in c.refs or not c.refs[source].startswith("%"):
                 raise Unsupported(f"node '{n.name}': getitem of a value kiln does not hold")
-            c.refs[n] = f"{c.refs[source]}.{index}"
+            # A fused attention's output 0 is the one output of kiln's attention.
+            c.refs[n] = c.refs[source] if source in attentions else f"{c.refs[source]}.{index}"
+            continue
+        sdpa = fused_attention.as_sdpa(n)
+        if sdpa is not None:
+            where = f"node '{n.name}' ({n.target})"
+            node = {"name": n.name, "op": fused_attention.SDPA, "args": c.arg(sdpa[0], where)}
+            if sdpa[1]:
+                node["kwargs"] = {k: c.arg(v, where) for k, v in sdpa[1].items()}
+            nodes.append(node)
+            c.refs[n] = "%" + n.name
+            attentions.add(n)
             continue
         if not isinstance(n.target, torch._ops.OpOverload) or n.target.namespace != "aten":
             raise Unsupported(f"node '{n.name}': {n.target} is not an ATen op", op=str(n.target))

@@ -1,0 +1,349 @@
+#include "plugins/ptx/attention_kernel.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kiln::ptx {
+namespace {
+
+using kir_support::AttentionCall;
+using kir_support::AttentionMask;
+using kir_support::OperandLayout;
+using llvm::Value;
+
+constexpr int64_t kKeys = 64;  // keys per shared-memory tile
+// Elements after each shared row, so the 8 rows a warp's fragment reads start in different
+// banks.
+constexpr int64_t kPad = 8;
+constexpr int kWarpRows = 16;
+const double kLog2e = 1.4426950408889634;
+
+using Quad = std::array<Value*, 4>;  // an mma fragment: 4 f32 accumulators or 4 i32 operands
+
+class Emitter {
+ public:
+  Emitter(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call)
+      : m_(m), t_(target), c_(call), b_(m.getContext()) {}
+  void emit();
+
+ private:
+  llvm::Type* f32() { return b_.getFloatTy(); }
+  llvm::Type* i32() { return b_.getInt32Ty(); }
+  llvm::Type* i64() { return b_.getInt64Ty(); }
+  Value* c64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+  Value* f(double v) { return llvm::ConstantFP::get(f32(), v); }
+  Value* minus_inf() { return f(-std::numeric_limits<double>::infinity()); }
+  Value* min64(Value* a, Value* v) { return b_.CreateSelect(b_.CreateICmpSLT(a, v), a, v); }
+
+  Value* inline_asm(llvm::Type* result, const std::string& text, const std::string& constraints,
+                    const std::vector<Value*>& args) {
+    std::vector<llvm::Type*> types;
+    for (Value* a : args) types.push_back(a->getType());
+    auto* type = llvm::FunctionType::get(result, types, false);
+    return b_.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, false), args);
+  }
+  const char* type_name() const { return c_.dtype == kir::DType::BF16 ? "bf16" : "f16"; }
+  // acc + a·b on tensor cores (a 16x16, b 16x8, acc 16x8 in f32).
+  Quad mma(const Quad& a, Value* b0, Value* b1, const Quad& acc) {
+    const std::string t = type_name();
+    auto* result = llvm::StructType::get(b_.getContext(), {f32(), f32(), f32(), f32()});
+    Value* r = inline_asm(result,
+                          "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t +
+                              ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+                          "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                          {a[0], a[1], a[2], a[3], b0, b1, acc[0], acc[1], acc[2], acc[3]});
+    Quad out;
+    for (unsigned i = 0; i < 4; ++i) out[i] = b_.CreateExtractValue(r, i);
+    return out;
+  }
+  Value* exp2(Value* x) { return inline_asm(f32(), "ex2.approx.ftz.f32 $0, $1;", "=f,f", {x}); }
+  // Two f32 rounded into one register of two halves, `low` in the low half.
+  Value* pack(Value* low, Value* high) {
+    return inline_asm(i32(), std::string("cvt.rn.") + type_name() + "x2.f32 $0, $1, $2;", "=r,f,f",
+                      {high, low});
+  }
+  Value* shuffle_xor(Value* x, unsigned lanes) {
+    return b_.CreateBitCast(t_.shuffle_xor(b_, b_.CreateBitCast(x, i32()), lanes), f32());
+  }
+  // `x` combined over the 4 lanes of a quad (which hold one fragment row between them).
+  Value* quad_max(Value* x) {
+    for (unsigned lanes : {1u, 2u}) x = b_.CreateMaxNum(x, shuffle_xor(x, lanes));
+    return x;
+  }
+  Value* quad_sum(Value* x) {
+    for (unsigned lanes : {1u, 2u}) x = b_.CreateFAdd(x, shuffle_xor(x, lanes));
+    return x;
+  }
+  // The byte address of element `element` (i64) of a buffer of 2-byte elements.
+  Value* at(Value* base, Value* element, int64_t size = 2) {
+    return b_.CreateGEP(b_.getInt8Ty(), base, b_.CreateMul(element, c64(size)));
+  }
+  // Element (row, col) of q, k or v for this block's batch and head.
+  Value* element(Value* base, const OperandLayout& l, Value* row, Value* col) {
+    return b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(row, c64(l.row)), col));
+  }
+  llvm::GlobalVariable* shared(const std::string& name, int64_t bytes) {
+    auto* type = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<uint64_t>(bytes));
+    auto* g = new llvm::GlobalVariable(m_, type, false, llvm::GlobalValue::InternalLinkage,
+                                       llvm::UndefValue::get(type), name, nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+    g->setAlignment(llvm::Align(16));
+    return g;
+  }
+  // Alloca'd state (promoted to registers: every index is a constant).
+  Value* slot(Value* array, int64_t i) {
+    return b_.CreateConstGEP1_64(f32(), array, static_cast<uint64_t>(i));
+  }
+  Value* get(Value* array, int64_t i) { return b_.CreateLoad(f32(), slot(array, i)); }
+  void set(Value* array, int64_t i, Value* v) { b_.CreateStore(v, slot(array, i)); }
+
+  void load_tiles(Value* j);
+  std::vector<Quad> scores(const std::vector<Quad>& q);
+  Value* masked(Value* s, Value* row, Value* col);
+
+  llvm::Module& m_;
+  const NvptxTarget& t_;
+  const AttentionCall& c_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  Value *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *mask_ = nullptr, *out_ = nullptr;
+  Value *tid_ = nullptr, *g_ = nullptr, *t2_ = nullptr;  // t2: twice the lane's place in its quad
+  Value *q_base_ = nullptr, *k_base_ = nullptr, *v_base_ = nullptr, *mask_base_ = nullptr;
+  llvm::GlobalVariable *k_tile_ = nullptr, *v_tile_ = nullptr;
+};
+
+// Keys and values [j*64, j*64+64) into shared memory: k row-major [key][dim], v transposed
+// [dim][key] (p·v reads two keys of one dim as one register). Rows past the keys repeat the
+// last (their scores are hidden).
+void Emitter::load_tiles(Value* j) {
+  const int64_t e = c_.head_dim, chunks = e / 8;
+  for (int64_t it = 0; it < e / 16; ++it) {
+    Value* chunk = b_.CreateAdd(tid_, c64(it * kAttentionThreads));
+    Value* r = b_.CreateUDiv(chunk, c64(chunks));
+    Value* col = b_.CreateMul(b_.CreateURem(chunk, c64(chunks)), c64(8));
+    Value* key = min64(b_.CreateAdd(b_.CreateMul(j, c64(kKeys)), r), c64(c_.kv_len - 1));
+    auto* vec = llvm::FixedVectorType::get(i32(), 4);
+    Value* kv =
+        b_.CreateAlignedLoad(vec, at(k_, element(k_base_, c_.k, key, col)), llvm::Align(16));
+    b_.CreateAlignedStore(kv, at(k_tile_, b_.CreateAdd(b_.CreateMul(r, c64(e + kPad)), col)),
+                          llvm::Align(16));
+    Value* vv =
+        b_.CreateAlignedLoad(vec, at(v_, element(v_base_, c_.v, key, col)), llvm::Align(16));
+    Value* halves = b_.CreateBitCast(vv, llvm::FixedVectorType::get(b_.getInt16Ty(), 8));
+    for (int64_t i = 0; i < 8; ++i) {
+      Value* dim = b_.CreateAdd(col, c64(i));
+      b_.CreateAlignedStore(b_.CreateExtractElement(halves, static_cast<uint64_t>(i)),
+                            at(v_tile_, b_.CreateAdd(b_.CreateMul(dim, c64(kKeys + kPad)), r)),
+                            llvm::Align(2));
+    }
+  }
+}
+
+// This warp's 16 rows of q kᵀ against the tile's 64 keys: 8 fragments of 8 keys.
+std::vector<Quad> Emitter::scores(const std::vector<Quad>& q) {
+  std::vector<Quad> s;
+  const int64_t e = c_.head_dim;
+  for (int64_t n = 0; n < kKeys / 8; ++n) {
+    Quad acc = {f(0), f(0), f(0), f(0)};
+    Value* row = b_.CreateMul(b_.CreateAdd(g_, c64(n * 8)), c64(e + kPad));
+    for (int64_t d = 0; d < e / 16; ++d) {
+      Value* at0 = b_.CreateAdd(row, b_.CreateAdd(t2_, c64(d * 16)));
+      Value* b0 = b_.CreateAlignedLoad(i32(), at(k_tile_, at0), llvm::Align(4));
+      Value* b1 =
+          b_.CreateAlignedLoad(i32(), at(k_tile_, b_.CreateAdd(at0, c64(8))), llvm::Align(4));
+      acc = mma(q[static_cast<size_t>(d)], b0, b1, acc);
+    }
+    s.push_back(acc);
+  }
+  return s;
+}
+
+// Score `s` of query `row` and key `col` (i64, unclamped), scaled to the exp2 domain, with the
+// mask applied: -inf where the key is past the end, after the row (causal), or masked out.
+Value* Emitter::masked(Value* s, Value* row, Value* col) {
+  Value* x = b_.CreateFMul(s, f(c_.scale * kLog2e));
+  Value* hidden = b_.CreateICmpSGE(col, c64(c_.kv_len));
+  if (c_.causal) hidden = b_.CreateOr(hidden, b_.CreateICmpSGT(col, row));
+  if (c_.mask != AttentionMask::None) {
+    Value* r = min64(row, c64(c_.q_len - 1));
+    Value* k = min64(col, c64(c_.kv_len - 1));
+    Value* i = b_.CreateAdd(mask_base_, b_.CreateAdd(b_.CreateMul(r, c64(c_.mask_at.row)),
+                                                     b_.CreateMul(k, c64(c_.mask_at.col))));
+    if (c_.mask == AttentionMask::Keep) {
+      Value* keep = b_.CreateLoad(b_.getInt8Ty(), at(mask_, i, 1));
+      hidden = b_.CreateOr(hidden, b_.CreateICmpEQ(keep, b_.getInt8(0)));
+    } else {
+      llvm::Type* half = c_.dtype == kir::DType::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
+      Value* add = b_.CreateFPExt(b_.CreateAlignedLoad(half, at(mask_, i), llvm::Align(2)), f32());
+      x = b_.CreateFAdd(x, b_.CreateFMul(add, f(kLog2e)));
+    }
+  }
+  return b_.CreateSelect(hidden, minus_inf(), x);
+}
+
+void Emitter::emit() {
+  llvm::LLVMContext& ctx = m_.getContext();
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr, ptr}, false);
+  fn_ = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kAttentionKernel, m_);
+  t_.mark_kernel(*fn_, kAttentionThreads);
+  q_ = fn_->getArg(0), k_ = fn_->getArg(1), v_ = fn_->getArg(2), mask_ = fn_->getArg(3);
+  out_ = fn_->getArg(4);
+  const int64_t e = c_.head_dim;
+  k_tile_ = shared("attention_keys", kKeys * (e + kPad) * 2);
+  v_tile_ = shared("attention_values", e * (kKeys + kPad) * 2);
+
+  auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  Value* m_state = b_.CreateAlloca(f32(), b_.getInt32(2), "row_max");
+  Value* l_state = b_.CreateAlloca(f32(), b_.getInt32(2), "row_sum");
+  const int64_t outs = e / 8;
+  Value* o_state = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(outs * 4)), "out");
+  for (int64_t r = 0; r < 2; ++r) set(m_state, r, minus_inf()), set(l_state, r, f(0));
+  for (int64_t i = 0; i < outs * 4; ++i) set(o_state, i, f(0));
+
+  tid_ = b_.CreateZExt(t_.thread_id(b_), i64());
+  Value* lane = b_.CreateAnd(tid_, c64(31));
+  Value* warp = b_.CreateLShr(tid_, c64(5));
+  g_ = b_.CreateLShr(lane, c64(2));
+  t2_ = b_.CreateMul(b_.CreateAnd(lane, c64(3)), c64(2));
+  const int64_t row_blocks = (c_.q_len + kAttentionRows - 1) / kAttentionRows;
+  Value* block = b_.CreateZExt(t_.block_id(b_), i64());
+  Value* bh = b_.CreateUDiv(block, c64(row_blocks));
+  Value* mb = b_.CreateURem(block, c64(row_blocks));
+  Value* bi = b_.CreateUDiv(bh, c64(c_.heads));
+  Value* hi = b_.CreateURem(bh, c64(c_.heads));
+  const auto base = [&](const OperandLayout& l) {
+    return b_.CreateAdd(
+        c64(l.offset), b_.CreateAdd(b_.CreateMul(bi, c64(l.batch)), b_.CreateMul(hi, c64(l.head))));
+  };
+  q_base_ = base(c_.q), k_base_ = base(c_.k), v_base_ = base(c_.v), mask_base_ = base(c_.mask_at);
+  std::array<Value*, 2> rows;
+  rows[0] = b_.CreateAdd(b_.CreateMul(mb, c64(kAttentionRows)),
+                         b_.CreateAdd(b_.CreateMul(warp, c64(kWarpRows)), g_));
+  rows[1] = b_.CreateAdd(rows[0], c64(8));
+  // This warp's q fragments, one per 16 dims (rows past the end repeat the last; never stored).
+  std::vector<Quad> q;
+  for (int64_t d = 0; d < e / 16; ++d) {
+    Quad a;
+    for (int i = 0; i < 4; ++i) {
+      Value* row = min64(rows[static_cast<size_t>(i % 2)], c64(c_.q_len - 1));
+      Value* col = b_.CreateAdd(t2_, c64(d * 16 + (i / 2) * 8));
+      a[static_cast<size_t>(i)] =
+          b_.CreateAlignedLoad(i32(), at(q_, element(q_base_, c_.q, row, col)), llvm::Align(4));
+    }
+    q.push_back(a);
+  }
+  const int64_t key_tiles = (c_.kv_len + kKeys - 1) / kKeys;
+  // Causal: the tiles after this block's last row hold only hidden keys.
+  Value* tiles = c_.causal ? min64(c64(key_tiles), b_.CreateAdd(mb, c64(1))) : c64(key_tiles);
+
+  auto* head = llvm::BasicBlock::Create(ctx, "tile", fn_);
+  auto* body = llvm::BasicBlock::Create(ctx, "tile_body", fn_);
+  auto* done = llvm::BasicBlock::Create(ctx, "write", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* j = b_.CreatePHI(i64(), 2, "j");
+  j->addIncoming(c64(0), entry);
+  b_.CreateCondBr(b_.CreateICmpSLT(j, tiles), body, done);
+
+  b_.SetInsertPoint(body);
+  t_.barrier(b_);  // the last tile's readers are done
+  load_tiles(j);
+  t_.barrier(b_);
+  std::vector<Quad> s = scores(q);
+  for (size_t n = 0; n < s.size(); ++n)
+    for (size_t i = 0; i < 4; ++i) {
+      Value* col = b_.CreateAdd(b_.CreateMul(j, c64(kKeys)),
+                                b_.CreateAdd(t2_, c64(static_cast<int64_t>(n * 8 + i % 2))));
+      s[n][i] = masked(s[n][i], rows[i / 2], col);
+    }
+  // Online softmax per row (fragment entries 0-1: row g, 2-3: row g+8).
+  for (size_t r = 0; r < 2; ++r) {
+    Value* tile_max = minus_inf();
+    for (const Quad& x : s)
+      tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[2 * r], x[2 * r + 1]));
+    Value* old_max = get(m_state, static_cast<int64_t>(r));
+    Value* new_max = b_.CreateMaxNum(old_max, quad_max(tile_max));
+    // A row with every score hidden so far subtracts 0, not -inf (which would give NaN).
+    Value* ref = b_.CreateSelect(b_.CreateFCmpOEQ(new_max, minus_inf()), f(0), new_max);
+    Value* rescale = exp2(b_.CreateFSub(old_max, ref));
+    Value* sum = f(0);
+    for (Quad& x : s)
+      for (size_t i = 2 * r; i < 2 * r + 2; ++i) {
+        x[i] = exp2(b_.CreateFSub(x[i], ref));
+        sum = b_.CreateFAdd(sum, x[i]);
+      }
+    set(l_state, static_cast<int64_t>(r),
+        b_.CreateFAdd(b_.CreateFMul(get(l_state, static_cast<int64_t>(r)), rescale), sum));
+    set(m_state, static_cast<int64_t>(r), new_max);
+    for (int64_t d = 0; d < outs; ++d)
+      for (int64_t i = static_cast<int64_t>(2 * r); i < static_cast<int64_t>(2 * r + 2); ++i)
+        set(o_state, d * 4 + i, b_.CreateFMul(get(o_state, d * 4 + i), rescale));
+  }
+  // p·v: the score fragments of two 8-key groups are the a operand of one 16-key step.
+  for (int64_t kc = 0; kc < kKeys / 16; ++kc) {
+    const Quad& lo = s[static_cast<size_t>(2 * kc)];
+    const Quad& hi_keys = s[static_cast<size_t>(2 * kc + 1)];
+    const Quad p = {pack(lo[0], lo[1]), pack(lo[2], lo[3]), pack(hi_keys[0], hi_keys[1]),
+                    pack(hi_keys[2], hi_keys[3])};
+    for (int64_t d = 0; d < outs; ++d) {
+      Value* at0 = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(g_, c64(d * 8)), c64(kKeys + kPad)),
+                                b_.CreateAdd(t2_, c64(kc * 16)));
+      Value* b0 = b_.CreateAlignedLoad(i32(), at(v_tile_, at0), llvm::Align(4));
+      Value* b1 =
+          b_.CreateAlignedLoad(i32(), at(v_tile_, b_.CreateAdd(at0, c64(8))), llvm::Align(4));
+      Quad acc = {get(o_state, d * 4), get(o_state, d * 4 + 1), get(o_state, d * 4 + 2),
+                  get(o_state, d * 4 + 3)};
+      acc = mma(p, b0, b1, acc);
+      for (int64_t i = 0; i < 4; ++i) set(o_state, d * 4 + i, acc[static_cast<size_t>(i)]);
+    }
+  }
+  j->addIncoming(b_.CreateAdd(j, c64(1)), b_.GetInsertBlock());
+  b_.CreateBr(head);
+
+  // Each row divided by its sum and written. Rows past the end write to a scratch word of
+  // this thread's in shared memory instead: no lane of a warp branches away from the others
+  // (the kernel hung on the H200 with 5 query rows when the last rows' stores were a branch).
+  b_.SetInsertPoint(done);
+  auto* discard_type = llvm::ArrayType::get(i32(), kAttentionThreads);
+  auto* discard =
+      new llvm::GlobalVariable(m_, discard_type, false, llvm::GlobalValue::InternalLinkage,
+                               llvm::UndefValue::get(discard_type), "attention_discard", nullptr,
+                               llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+  Value* discard_at =
+      b_.CreateAddrSpaceCast(b_.CreateGEP(discard_type, discard, {b_.getInt64(0), tid_}), ptr);
+  std::array<Value*, 2> inverse;
+  for (size_t r = 0; r < 2; ++r)
+    inverse[r] = b_.CreateFDiv(f(1), quad_sum(get(l_state, static_cast<int64_t>(r))));
+  for (size_t r = 0; r < 2; ++r) {
+    Value* inside = b_.CreateICmpSLT(rows[r], c64(c_.q_len));
+    Value* row_at = b_.CreateMul(b_.CreateAdd(b_.CreateMul(bh, c64(c_.q_len)), rows[r]), c64(e));
+    for (int64_t d = 0; d < outs; ++d) {
+      Value* x0 = b_.CreateFMul(get(o_state, d * 4 + static_cast<int64_t>(2 * r)), inverse[r]);
+      Value* x1 = b_.CreateFMul(get(o_state, d * 4 + static_cast<int64_t>(2 * r) + 1), inverse[r]);
+      Value* i = b_.CreateAdd(row_at, b_.CreateAdd(t2_, c64(d * 8)));
+      b_.CreateAlignedStore(pack(x0, x1), b_.CreateSelect(inside, at(out_, i), discard_at),
+                            llvm::Align(4));
+    }
+  }
+  b_.CreateRetVoid();
+}
+
+}  // namespace
+
+int64_t attention_blocks(const AttentionCall& call) {
+  return call.batch * call.heads * ((call.q_len + kAttentionRows - 1) / kAttentionRows);
+}
+
+void emit_attention_kernel(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call) {
+  Emitter(m, target, call).emit();
+}
+
+}  // namespace kiln::ptx

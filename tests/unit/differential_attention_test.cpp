@@ -1,0 +1,81 @@
+// scaled_dot_product_attention compiled against the reference, in f16 and bf16: on a plugin
+// offering the fused "attention" call (ptx) as that call, elsewhere as its decomposition.
+// Odd lengths (a last row block and key tile cut short), one key, more keys than queries and
+// fewer, causal, an additive mask broadcast over batch and heads, a bool mask per batch,
+// q/k/v as the head-split views a transformer makes (read in place), a view whose strides
+// the call cannot take (copied first), rank 3, head dims 16, 64 and 128.
+#include <gtest/gtest.h>
+
+#include "tests/unit/differential.h"
+
+namespace kiln::test {
+namespace {
+
+class CompiledAttention : public Differential, public ::testing::WithParamInterface<DType> {};
+
+constexpr const char* kSdpa = "aten.scaled_dot_product_attention.default";
+
+// q and k of [batch, heads, len, dim] as a transformer splits them: views of one
+// [batch, len, 2 * heads * dim] projection, heads moved before the rows.
+std::vector<ValueRef> head_split(GraphBuilder& b, ValueRef qk, int64_t heads, int64_t dim) {
+  const TensorType& t = b.type(qk);
+  const int64_t batch = t.sizes[0], len = t.sizes[1], parts = t.sizes[2] / (heads * dim);
+  std::vector<ValueRef> out;
+  for (int64_t part = 0; part < parts; ++part) {
+    ValueRef x = b.op("aten.slice.Tensor",
+                      {qk, int64_t{2}, part * heads * dim, (part + 1) * heads * dim, int64_t{1}});
+    x = b.op("aten.view.default", {x, IntList{batch, len, heads, dim}});
+    out.push_back(b.op("aten.transpose.int", {x, int64_t{1}, int64_t{2}}));
+  }
+  return out;
+}
+
+TEST_P(CompiledAttention, MatchesTheReference) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  // Values in [1, 2]: each output is a weighted mean of them, so a row read wrongly is far off
+  // while the rounding of the weights to the dtype (as PyTorch's half attention rounds them)
+  // stays within the dtype's relative tolerance; values of both signs would cancel and leave
+  // outputs near 0 that only an absolute bound could judge.
+  const auto values = [&](const std::string& name, Shape s) {
+    return input(b, name, c(std::move(s)), Range{1, 2});
+  };
+  const ValueRef q = input(b, "q", c({2, 3, 77, 64})), k = input(b, "k", c({2, 3, 93, 64}));
+  const ValueRef v = values("v", {2, 3, 93, 64});
+  output_of(b, "plain", kSdpa, {q, k, v});
+  output_of(b, "causal", kSdpa, {q, k, v}, {{"is_causal", true}});
+  output_of(b, "scaled", kSdpa, {q, k, v}, {{"scale", 0.3}});
+  const ValueRef add = input(b, "add_mask", c({77, 93}));
+  output_of(b, "additive_mask", kSdpa, {q, k, v, add});
+  const ValueRef keep = input(b, "keep_mask", TensorType::contiguous(DType::Bool, {2, 1, 77, 93}));
+  output_of(b, "bool_mask", kSdpa, {q, k, v, keep});
+  // More queries than keys, causal: the rows past the keys see them all.
+  output_of(b, "causal_fewer_keys", kSdpa, {k, q, values("vq", {2, 3, 77, 64})},
+            {{"is_causal", true}});
+  const ValueRef k1 = input(b, "k1", c({2, 3, 1, 64}));
+  output_of(b, "one_key", kSdpa, {q, k1, values("v1", {2, 3, 1, 64})});
+  const auto qk = head_split(b, input(b, "qk", c({2, 70, 2 * 4 * 32})), 4, 32);
+  const auto vs = head_split(b, values("vp", {2, 70, 4 * 32}), 4, 32);
+  output_of(b, "head_split_causal", kSdpa, {qk[0], qk[1], vs[0]}, {{"is_causal", true}});
+  // Every other element of the head dim: not contiguous, copied first.
+  const ValueRef wide = input(b, "wide", c({1, 2, 33, 64}));
+  const ValueRef strided =
+      b.op("aten.slice.Tensor", {wide, int64_t{3}, int64_t{0}, int64_t{64}, int64_t{2}});
+  output_of(b, "strided", kSdpa, {strided, strided, values("vw", {1, 2, 33, 32})});
+  const ValueRef q3 = input(b, "q3", c({3, 130, 128})), k3 = input(b, "k3", c({3, 65, 128}));
+  output_of(b, "rank3_dim128", kSdpa, {q3, k3, values("v3", {3, 65, 128})}, {{"is_causal", true}});
+  const ValueRef q16 = input(b, "q16", c({1, 1, 5, 16})), k16 = input(b, "k16", c({1, 1, 3, 16}));
+  output_of(b, "dim16", kSdpa, {q16, k16, values("v16", {1, 1, 3, 16})});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+  if (offers_extern("attention", d)) {
+    EXPECT_EQ(st.externs, 11u) << "each attention is one call, and nothing else is";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CompiledAttention, ::testing::Values(DType::F16, DType::BF16),
+                         DTypeName());
+
+}  // namespace
+}  // namespace kiln::test
