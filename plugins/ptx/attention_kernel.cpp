@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace kiln::ptx {
@@ -17,9 +18,7 @@ using kir_support::AttentionMask;
 using kir_support::OperandLayout;
 using llvm::Value;
 
-constexpr int64_t kKeys = 64;  // keys per shared-memory tile
-// Elements after each shared row, so the 8 rows a warp's fragment reads start in different
-// banks.
+// Elements after each shared row, so the 8 rows an ldmatrix reads start in different banks.
 constexpr int64_t kPad = 8;
 constexpr int kWarpRows = 16;
 const double kLog2e = 1.4426950408889634;
@@ -29,7 +28,7 @@ using Quad = std::array<Value*, 4>;  // an mma fragment: 4 f32 accumulators or 4
 class Emitter {
  public:
   Emitter(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call)
-      : m_(m), t_(target), c_(call), b_(m.getContext()) {}
+      : m_(m), t_(target), c_(call), b_(m.getContext()), keys_(call.head_dim > 64 ? 32 : 64) {}
   void emit();
 
  private:
@@ -41,26 +40,41 @@ class Emitter {
   Value* minus_inf() { return f(-std::numeric_limits<double>::infinity()); }
   Value* min64(Value* a, Value* v) { return b_.CreateSelect(b_.CreateICmpSLT(a, v), a, v); }
 
+  // `reads_memory`: the instruction reads shared memory, so it stays where it is among the
+  // stores and barriers (LLVM would otherwise move it as a pure function of its operands).
   Value* inline_asm(llvm::Type* result, const std::string& text, const std::string& constraints,
-                    const std::vector<Value*>& args) {
+                    const std::vector<Value*>& args, bool reads_memory = false) {
     std::vector<llvm::Type*> types;
     for (Value* a : args) types.push_back(a->getType());
     auto* type = llvm::FunctionType::get(result, types, false);
-    return b_.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, false), args);
+    return b_.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, reads_memory), args);
+  }
+  Quad unpack(Value* r) {
+    Quad out;
+    for (unsigned i = 0; i < 4; ++i) out[i] = b_.CreateExtractValue(r, i);
+    return out;
   }
   const char* type_name() const { return c_.dtype == kir::DType::BF16 ? "bf16" : "f16"; }
   // acc + a·b on tensor cores (a 16x16, b 16x8, acc 16x8 in f32).
   Quad mma(const Quad& a, Value* b0, Value* b1, const Quad& acc) {
     const std::string t = type_name();
     auto* result = llvm::StructType::get(b_.getContext(), {f32(), f32(), f32(), f32()});
-    Value* r = inline_asm(result,
-                          "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t +
-                              ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
-                          "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                          {a[0], a[1], a[2], a[3], b0, b1, acc[0], acc[1], acc[2], acc[3]});
-    Quad out;
-    for (unsigned i = 0; i < 4; ++i) out[i] = b_.CreateExtractValue(r, i);
-    return out;
+    return unpack(inline_asm(result,
+                             "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t +
+                                 ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+                             "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                             {a[0], a[1], a[2], a[3], b0, b1, acc[0], acc[1], acc[2], acc[3]}));
+  }
+  // Four 8x8 matrices of 16-bit elements from shared memory, lanes 8m..8m+7 giving the rows of
+  // matrix m: each lane gets elements (lane/4, 2·(lane%4) and the next) of each, or with
+  // `transposed` elements (2·(lane%4) and the next, lane/4): the mma b operand either way.
+  Quad load_matrices(Value* tile, Value* element, bool transposed) {
+    Value* address = b_.CreateTrunc(b_.CreatePtrToInt(at(tile, element), i64()), i32());
+    auto* result = llvm::StructType::get(b_.getContext(), {i32(), i32(), i32(), i32()});
+    return unpack(inline_asm(result,
+                             std::string("ldmatrix.sync.aligned.m8n8.x4") +
+                                 (transposed ? ".trans" : "") + ".shared.b16 {$0,$1,$2,$3}, [$4];",
+                             "=r,=r,=r,=r,r", {address}, true));
   }
   Value* exp2(Value* x) { return inline_asm(f32(), "ex2.approx.ftz.f32 $0, $1;", "=f,f", {x}); }
   // Two f32 rounded into one register of two halves, `low` in the low half.
@@ -106,61 +120,64 @@ class Emitter {
   void load_tiles(Value* j);
   std::vector<Quad> scores(const std::vector<Quad>& q);
   Value* masked(Value* s, Value* row, Value* col);
+  void tile(Value* j, const std::vector<Quad>& q, const std::array<Value*, 2>& rows, bool mask);
+  void write_rows(Value* bh, const std::array<Value*, 2>& rows);
 
   llvm::Module& m_;
   const NvptxTarget& t_;
   const AttentionCall& c_;
   llvm::IRBuilder<> b_;
+  const int64_t keys_;  // keys per shared-memory tile (fewer for wide heads: registers)
   llvm::Function* fn_ = nullptr;
   Value *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *mask_ = nullptr, *out_ = nullptr;
-  Value *tid_ = nullptr, *g_ = nullptr, *t2_ = nullptr;  // t2: twice the lane's place in its quad
+  Value *tid_ = nullptr, *lane_ = nullptr, *g_ = nullptr;
+  Value* t2_ = nullptr;  // twice the lane's place in its quad
   Value *q_base_ = nullptr, *k_base_ = nullptr, *v_base_ = nullptr, *mask_base_ = nullptr;
   llvm::GlobalVariable *k_tile_ = nullptr, *v_tile_ = nullptr;
+  Value *m_state_ = nullptr, *l_state_ = nullptr, *o_state_ = nullptr;  // row max, sum, output
 };
 
-// Keys and values [j*64, j*64+64) into shared memory: k row-major [key][dim], v transposed
-// [dim][key] (p·v reads two keys of one dim as one register). Rows past the keys repeat the
-// last (their scores are hidden).
+// Keys and values [j*keys, (j+1)*keys) into shared memory, row-major [key][dim], 16 bytes per
+// load and store. Rows past the keys repeat the last (their scores are hidden); where the
+// chunks do not divide among the threads, the last is loaded more than once.
 void Emitter::load_tiles(Value* j) {
-  const int64_t e = c_.head_dim, chunks = e / 8;
-  for (int64_t it = 0; it < e / 16; ++it) {
-    Value* chunk = b_.CreateAdd(tid_, c64(it * kAttentionThreads));
+  const int64_t e = c_.head_dim, chunks = e / 8, total = keys_ * chunks;
+  for (int64_t it = 0; it < (total + kAttentionThreads - 1) / kAttentionThreads; ++it) {
+    Value* chunk = min64(b_.CreateAdd(tid_, c64(it * kAttentionThreads)), c64(total - 1));
     Value* r = b_.CreateUDiv(chunk, c64(chunks));
     Value* col = b_.CreateMul(b_.CreateURem(chunk, c64(chunks)), c64(8));
-    Value* key = min64(b_.CreateAdd(b_.CreateMul(j, c64(kKeys)), r), c64(c_.kv_len - 1));
+    Value* key = min64(b_.CreateAdd(b_.CreateMul(j, c64(keys_)), r), c64(c_.kv_len - 1));
+    Value* to = b_.CreateAdd(b_.CreateMul(r, c64(e + kPad)), col);
     auto* vec = llvm::FixedVectorType::get(i32(), 4);
-    Value* kv =
-        b_.CreateAlignedLoad(vec, at(k_, element(k_base_, c_.k, key, col)), llvm::Align(16));
-    b_.CreateAlignedStore(kv, at(k_tile_, b_.CreateAdd(b_.CreateMul(r, c64(e + kPad)), col)),
-                          llvm::Align(16));
-    Value* vv =
-        b_.CreateAlignedLoad(vec, at(v_, element(v_base_, c_.v, key, col)), llvm::Align(16));
-    Value* halves = b_.CreateBitCast(vv, llvm::FixedVectorType::get(b_.getInt16Ty(), 8));
-    for (int64_t i = 0; i < 8; ++i) {
-      Value* dim = b_.CreateAdd(col, c64(i));
-      b_.CreateAlignedStore(b_.CreateExtractElement(halves, static_cast<uint64_t>(i)),
-                            at(v_tile_, b_.CreateAdd(b_.CreateMul(dim, c64(kKeys + kPad)), r)),
-                            llvm::Align(2));
+    for (const auto& [from, base, layout, tile] :
+         {std::tuple{k_, k_base_, &c_.k, k_tile_}, std::tuple{v_, v_base_, &c_.v, v_tile_}}) {
+      Value* x =
+          b_.CreateAlignedLoad(vec, at(from, element(base, *layout, key, col)), llvm::Align(16));
+      b_.CreateAlignedStore(x, at(tile, to), llvm::Align(16));
     }
   }
 }
 
-// This warp's 16 rows of q kᵀ against the tile's 64 keys: 8 fragments of 8 keys.
+// This warp's 16 rows of q kᵀ against the tile's keys: one fragment per 8 keys.
 std::vector<Quad> Emitter::scores(const std::vector<Quad>& q) {
-  std::vector<Quad> s;
   const int64_t e = c_.head_dim;
-  for (int64_t n = 0; n < kKeys / 8; ++n) {
-    Quad acc = {f(0), f(0), f(0), f(0)};
-    Value* row = b_.CreateMul(b_.CreateAdd(g_, c64(n * 8)), c64(e + kPad));
+  std::vector<Quad> s(static_cast<size_t>(keys_ / 8), Quad{f(0), f(0), f(0), f(0)});
+  // Lane l addresses row l%8 of matrix l/8: keys of group n (+1 for matrices 2, 3), dims
+  // +8 for matrices 1, 3.
+  Value* matrix = b_.CreateLShr(lane_, c64(3));
+  Value* key = b_.CreateAdd(b_.CreateAnd(lane_, c64(7)),
+                            b_.CreateMul(b_.CreateLShr(matrix, c64(1)), c64(8)));
+  Value* dim = b_.CreateMul(b_.CreateAnd(matrix, c64(1)), c64(8));
+  for (int64_t n = 0; n < keys_ / 8; n += 2)
     for (int64_t d = 0; d < e / 16; ++d) {
-      Value* at0 = b_.CreateAdd(row, b_.CreateAdd(t2_, c64(d * 16)));
-      Value* b0 = b_.CreateAlignedLoad(i32(), at(k_tile_, at0), llvm::Align(4));
-      Value* b1 =
-          b_.CreateAlignedLoad(i32(), at(k_tile_, b_.CreateAdd(at0, c64(8))), llvm::Align(4));
-      acc = mma(q[static_cast<size_t>(d)], b0, b1, acc);
+      Value* row = b_.CreateAdd(key, c64(n * 8));
+      const Quad k = load_matrices(
+          k_tile_, b_.CreateAdd(b_.CreateMul(row, c64(e + kPad)), b_.CreateAdd(dim, c64(d * 16))),
+          false);
+      const auto i = static_cast<size_t>(n);
+      s[i] = mma(q[static_cast<size_t>(d)], k[0], k[1], s[i]);
+      s[i + 1] = mma(q[static_cast<size_t>(d)], k[2], k[3], s[i + 1]);
     }
-    s.push_back(acc);
-  }
   return s;
 }
 
@@ -187,6 +204,100 @@ Value* Emitter::masked(Value* s, Value* row, Value* col) {
   return b_.CreateSelect(hidden, minus_inf(), x);
 }
 
+// One tile of keys: scores, the online softmax update, p·v. Without `mask` the tile holds no
+// hidden score (every key exists and, causal, none is after a row of the block).
+void Emitter::tile(Value* j, const std::vector<Quad>& q, const std::array<Value*, 2>& rows,
+                   bool mask) {
+  std::vector<Quad> s = scores(q);
+  for (size_t n = 0; n < s.size(); ++n)
+    for (size_t i = 0; i < 4; ++i) {
+      if (!mask) {
+        s[n][i] = b_.CreateFMul(s[n][i], f(c_.scale * kLog2e));
+        continue;
+      }
+      Value* col = b_.CreateAdd(b_.CreateMul(j, c64(keys_)),
+                                b_.CreateAdd(t2_, c64(static_cast<int64_t>(n * 8 + i % 2))));
+      s[n][i] = masked(s[n][i], rows[i / 2], col);
+    }
+  // Online softmax per row (fragment entries 0-1: row g, 2-3: row g+8).
+  const int64_t outs = c_.head_dim / 8;
+  for (size_t r = 0; r < 2; ++r) {
+    Value* tile_max = minus_inf();
+    for (const Quad& x : s)
+      tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[2 * r], x[2 * r + 1]));
+    Value* old_max = get(m_state_, static_cast<int64_t>(r));
+    Value* new_max = b_.CreateMaxNum(old_max, quad_max(tile_max));
+    // A row with every score hidden so far subtracts 0, not -inf (which would give NaN).
+    Value* ref = b_.CreateSelect(b_.CreateFCmpOEQ(new_max, minus_inf()), f(0), new_max);
+    Value* rescale = exp2(b_.CreateFSub(old_max, ref));
+    Value* sum = f(0);
+    for (Quad& x : s)
+      for (size_t i = 2 * r; i < 2 * r + 2; ++i) {
+        x[i] = exp2(b_.CreateFSub(x[i], ref));
+        sum = b_.CreateFAdd(sum, x[i]);
+      }
+    set(l_state_, static_cast<int64_t>(r),
+        b_.CreateFAdd(b_.CreateFMul(get(l_state_, static_cast<int64_t>(r)), rescale), sum));
+    set(m_state_, static_cast<int64_t>(r), new_max);
+    for (int64_t d = 0; d < outs; ++d)
+      for (int64_t i = static_cast<int64_t>(2 * r); i < static_cast<int64_t>(2 * r + 2); ++i)
+        set(o_state_, d * 4 + i, b_.CreateFMul(get(o_state_, d * 4 + i), rescale));
+  }
+  // p·v: the score fragments of two 8-key groups are the a operand of one 16-key step; v's
+  // b operands come transposed from its row-major tile. Lane l addresses row l%8 of matrix
+  // l/8: keys +8 for matrices 1, 3, dims of the next 8-dim group for matrices 2, 3.
+  Value* matrix = b_.CreateLShr(lane_, c64(3));
+  Value* key =
+      b_.CreateAdd(b_.CreateAnd(lane_, c64(7)), b_.CreateMul(b_.CreateAnd(matrix, c64(1)), c64(8)));
+  Value* dim = b_.CreateMul(b_.CreateLShr(matrix, c64(1)), c64(8));
+  for (int64_t kc = 0; kc < keys_ / 16; ++kc) {
+    const Quad& lo = s[static_cast<size_t>(2 * kc)];
+    const Quad& hi = s[static_cast<size_t>(2 * kc + 1)];
+    const Quad p = {pack(lo[0], lo[1]), pack(lo[2], lo[3]), pack(hi[0], hi[1]), pack(hi[2], hi[3])};
+    Value* row = b_.CreateMul(b_.CreateAdd(key, c64(kc * 16)), c64(c_.head_dim + kPad));
+    for (int64_t d = 0; d < outs; d += 2) {
+      const Quad v = load_matrices(v_tile_, b_.CreateAdd(row, b_.CreateAdd(dim, c64(d * 8))), true);
+      for (int64_t h = 0; h < 2; ++h) {
+        const int64_t o = (d + h) * 4;
+        Quad acc = {get(o_state_, o), get(o_state_, o + 1), get(o_state_, o + 2),
+                    get(o_state_, o + 3)};
+        acc = mma(p, v[static_cast<size_t>(2 * h)], v[static_cast<size_t>(2 * h + 1)], acc);
+        for (int64_t i = 0; i < 4; ++i) set(o_state_, o + i, acc[static_cast<size_t>(i)]);
+      }
+    }
+  }
+}
+
+// Each row divided by its sum and written. Rows past the end write to a scratch word of this
+// thread's in shared memory instead: no lane of a warp branches away from the others (the
+// kernel hung on the H200 with 5 query rows when the last rows' stores were a branch).
+void Emitter::write_rows(Value* bh, const std::array<Value*, 2>& rows) {
+  auto* discard_type = llvm::ArrayType::get(i32(), kAttentionThreads);
+  auto* discard =
+      new llvm::GlobalVariable(m_, discard_type, false, llvm::GlobalValue::InternalLinkage,
+                               llvm::UndefValue::get(discard_type), "attention_discard", nullptr,
+                               llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+  Value* discard_at =
+      b_.CreateAddrSpaceCast(b_.CreateGEP(discard_type, discard, {b_.getInt64(0), tid_}),
+                             llvm::PointerType::get(m_.getContext(), 0));
+  const int64_t e = c_.head_dim;
+  std::array<Value*, 2> inverse;
+  for (size_t r = 0; r < 2; ++r)
+    inverse[r] = b_.CreateFDiv(f(1), quad_sum(get(l_state_, static_cast<int64_t>(r))));
+  for (size_t r = 0; r < 2; ++r) {
+    Value* inside = b_.CreateICmpSLT(rows[r], c64(c_.q_len));
+    Value* row_at = b_.CreateMul(b_.CreateAdd(b_.CreateMul(bh, c64(c_.q_len)), rows[r]), c64(e));
+    for (int64_t d = 0; d < e / 8; ++d) {
+      const int64_t o = d * 4 + static_cast<int64_t>(2 * r);
+      Value* x0 = b_.CreateFMul(get(o_state_, o), inverse[r]);
+      Value* x1 = b_.CreateFMul(get(o_state_, o + 1), inverse[r]);
+      Value* i = b_.CreateAdd(row_at, b_.CreateAdd(t2_, c64(d * 8)));
+      b_.CreateAlignedStore(pack(x0, x1), b_.CreateSelect(inside, at(out_, i), discard_at),
+                            llvm::Align(4));
+    }
+  }
+}
+
 void Emitter::emit() {
   llvm::LLVMContext& ctx = m_.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
@@ -196,23 +307,23 @@ void Emitter::emit() {
   q_ = fn_->getArg(0), k_ = fn_->getArg(1), v_ = fn_->getArg(2), mask_ = fn_->getArg(3);
   out_ = fn_->getArg(4);
   const int64_t e = c_.head_dim;
-  k_tile_ = shared("attention_keys", kKeys * (e + kPad) * 2);
-  v_tile_ = shared("attention_values", e * (kKeys + kPad) * 2);
+  k_tile_ = shared("attention_keys", keys_ * (e + kPad) * 2);
+  v_tile_ = shared("attention_values", keys_ * (e + kPad) * 2);
 
   auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
   b_.SetInsertPoint(entry);
-  Value* m_state = b_.CreateAlloca(f32(), b_.getInt32(2), "row_max");
-  Value* l_state = b_.CreateAlloca(f32(), b_.getInt32(2), "row_sum");
+  m_state_ = b_.CreateAlloca(f32(), b_.getInt32(2), "row_max");
+  l_state_ = b_.CreateAlloca(f32(), b_.getInt32(2), "row_sum");
   const int64_t outs = e / 8;
-  Value* o_state = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(outs * 4)), "out");
-  for (int64_t r = 0; r < 2; ++r) set(m_state, r, minus_inf()), set(l_state, r, f(0));
-  for (int64_t i = 0; i < outs * 4; ++i) set(o_state, i, f(0));
+  o_state_ = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(outs * 4)), "out");
+  for (int64_t r = 0; r < 2; ++r) set(m_state_, r, minus_inf()), set(l_state_, r, f(0));
+  for (int64_t i = 0; i < outs * 4; ++i) set(o_state_, i, f(0));
 
   tid_ = b_.CreateZExt(t_.thread_id(b_), i64());
-  Value* lane = b_.CreateAnd(tid_, c64(31));
+  lane_ = b_.CreateAnd(tid_, c64(31));
   Value* warp = b_.CreateLShr(tid_, c64(5));
-  g_ = b_.CreateLShr(lane, c64(2));
-  t2_ = b_.CreateMul(b_.CreateAnd(lane, c64(3)), c64(2));
+  g_ = b_.CreateLShr(lane_, c64(2));
+  t2_ = b_.CreateMul(b_.CreateAnd(lane_, c64(3)), c64(2));
   const int64_t row_blocks = (c_.q_len + kAttentionRows - 1) / kAttentionRows;
   Value* block = b_.CreateZExt(t_.block_id(b_), i64());
   Value* bh = b_.CreateUDiv(block, c64(row_blocks));
@@ -224,9 +335,9 @@ void Emitter::emit() {
         c64(l.offset), b_.CreateAdd(b_.CreateMul(bi, c64(l.batch)), b_.CreateMul(hi, c64(l.head))));
   };
   q_base_ = base(c_.q), k_base_ = base(c_.k), v_base_ = base(c_.v), mask_base_ = base(c_.mask_at);
+  Value* first_row = b_.CreateMul(mb, c64(kAttentionRows));
   std::array<Value*, 2> rows;
-  rows[0] = b_.CreateAdd(b_.CreateMul(mb, c64(kAttentionRows)),
-                         b_.CreateAdd(b_.CreateMul(warp, c64(kWarpRows)), g_));
+  rows[0] = b_.CreateAdd(first_row, b_.CreateAdd(b_.CreateMul(warp, c64(kWarpRows)), g_));
   rows[1] = b_.CreateAdd(rows[0], c64(8));
   // This warp's q fragments, one per 16 dims (rows past the end repeat the last; never stored).
   std::vector<Quad> q;
@@ -240,12 +351,18 @@ void Emitter::emit() {
     }
     q.push_back(a);
   }
-  const int64_t key_tiles = (c_.kv_len + kKeys - 1) / kKeys;
+  const int64_t key_tiles = (c_.kv_len + keys_ - 1) / keys_;
   // Causal: the tiles after this block's last row hold only hidden keys.
-  Value* tiles = c_.causal ? min64(c64(key_tiles), b_.CreateAdd(mb, c64(1))) : c64(key_tiles);
+  Value* last_row = b_.CreateAdd(first_row, c64(kAttentionRows - 1));
+  Value* tiles =
+      c_.causal ? min64(c64(key_tiles), b_.CreateAdd(b_.CreateUDiv(last_row, c64(keys_)), c64(1)))
+                : c64(key_tiles);
 
   auto* head = llvm::BasicBlock::Create(ctx, "tile", fn_);
   auto* body = llvm::BasicBlock::Create(ctx, "tile_body", fn_);
+  auto* plain = llvm::BasicBlock::Create(ctx, "tile_unmasked", fn_);
+  auto* with_mask = llvm::BasicBlock::Create(ctx, "tile_masked", fn_);
+  auto* next = llvm::BasicBlock::Create(ctx, "tile_next", fn_);
   auto* done = llvm::BasicBlock::Create(ctx, "write", fn_);
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
@@ -257,82 +374,26 @@ void Emitter::emit() {
   t_.barrier(b_);  // the last tile's readers are done
   load_tiles(j);
   t_.barrier(b_);
-  std::vector<Quad> s = scores(q);
-  for (size_t n = 0; n < s.size(); ++n)
-    for (size_t i = 0; i < 4; ++i) {
-      Value* col = b_.CreateAdd(b_.CreateMul(j, c64(kKeys)),
-                                b_.CreateAdd(t2_, c64(static_cast<int64_t>(n * 8 + i % 2))));
-      s[n][i] = masked(s[n][i], rows[i / 2], col);
-    }
-  // Online softmax per row (fragment entries 0-1: row g, 2-3: row g+8).
-  for (size_t r = 0; r < 2; ++r) {
-    Value* tile_max = minus_inf();
-    for (const Quad& x : s)
-      tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[2 * r], x[2 * r + 1]));
-    Value* old_max = get(m_state, static_cast<int64_t>(r));
-    Value* new_max = b_.CreateMaxNum(old_max, quad_max(tile_max));
-    // A row with every score hidden so far subtracts 0, not -inf (which would give NaN).
-    Value* ref = b_.CreateSelect(b_.CreateFCmpOEQ(new_max, minus_inf()), f(0), new_max);
-    Value* rescale = exp2(b_.CreateFSub(old_max, ref));
-    Value* sum = f(0);
-    for (Quad& x : s)
-      for (size_t i = 2 * r; i < 2 * r + 2; ++i) {
-        x[i] = exp2(b_.CreateFSub(x[i], ref));
-        sum = b_.CreateFAdd(sum, x[i]);
-      }
-    set(l_state, static_cast<int64_t>(r),
-        b_.CreateFAdd(b_.CreateFMul(get(l_state, static_cast<int64_t>(r)), rescale), sum));
-    set(m_state, static_cast<int64_t>(r), new_max);
-    for (int64_t d = 0; d < outs; ++d)
-      for (int64_t i = static_cast<int64_t>(2 * r); i < static_cast<int64_t>(2 * r + 2); ++i)
-        set(o_state, d * 4 + i, b_.CreateFMul(get(o_state, d * 4 + i), rescale));
-  }
-  // p·v: the score fragments of two 8-key groups are the a operand of one 16-key step.
-  for (int64_t kc = 0; kc < kKeys / 16; ++kc) {
-    const Quad& lo = s[static_cast<size_t>(2 * kc)];
-    const Quad& hi_keys = s[static_cast<size_t>(2 * kc + 1)];
-    const Quad p = {pack(lo[0], lo[1]), pack(lo[2], lo[3]), pack(hi_keys[0], hi_keys[1]),
-                    pack(hi_keys[2], hi_keys[3])};
-    for (int64_t d = 0; d < outs; ++d) {
-      Value* at0 = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(g_, c64(d * 8)), c64(kKeys + kPad)),
-                                b_.CreateAdd(t2_, c64(kc * 16)));
-      Value* b0 = b_.CreateAlignedLoad(i32(), at(v_tile_, at0), llvm::Align(4));
-      Value* b1 =
-          b_.CreateAlignedLoad(i32(), at(v_tile_, b_.CreateAdd(at0, c64(8))), llvm::Align(4));
-      Quad acc = {get(o_state, d * 4), get(o_state, d * 4 + 1), get(o_state, d * 4 + 2),
-                  get(o_state, d * 4 + 3)};
-      acc = mma(p, b0, b1, acc);
-      for (int64_t i = 0; i < 4; ++i) set(o_state, d * 4 + i, acc[static_cast<size_t>(i)]);
-    }
-  }
-  j->addIncoming(b_.CreateAdd(j, c64(1)), b_.GetInsertBlock());
+  // A tile needs no mask when all its keys exist and (causal) none comes after the block's
+  // first row; the same for every thread of the block, so no warp diverges.
+  Value* tile_end = b_.CreateMul(b_.CreateAdd(j, c64(1)), c64(keys_));
+  Value* unmasked = b_.CreateICmpSLE(tile_end, c64(c_.kv_len));
+  if (c_.causal)
+    unmasked = b_.CreateAnd(unmasked, b_.CreateICmpSLE(tile_end, b_.CreateAdd(first_row, c64(1))));
+  if (c_.mask != AttentionMask::None) unmasked = b_.getFalse();
+  b_.CreateCondBr(unmasked, plain, with_mask);
+  b_.SetInsertPoint(plain);
+  tile(j, q, rows, false);
+  b_.CreateBr(next);
+  b_.SetInsertPoint(with_mask);
+  tile(j, q, rows, true);
+  b_.CreateBr(next);
+  b_.SetInsertPoint(next);
+  j->addIncoming(b_.CreateAdd(j, c64(1)), next);
   b_.CreateBr(head);
 
-  // Each row divided by its sum and written. Rows past the end write to a scratch word of
-  // this thread's in shared memory instead: no lane of a warp branches away from the others
-  // (the kernel hung on the H200 with 5 query rows when the last rows' stores were a branch).
   b_.SetInsertPoint(done);
-  auto* discard_type = llvm::ArrayType::get(i32(), kAttentionThreads);
-  auto* discard =
-      new llvm::GlobalVariable(m_, discard_type, false, llvm::GlobalValue::InternalLinkage,
-                               llvm::UndefValue::get(discard_type), "attention_discard", nullptr,
-                               llvm::GlobalValue::NotThreadLocal, t_.shared_space());
-  Value* discard_at =
-      b_.CreateAddrSpaceCast(b_.CreateGEP(discard_type, discard, {b_.getInt64(0), tid_}), ptr);
-  std::array<Value*, 2> inverse;
-  for (size_t r = 0; r < 2; ++r)
-    inverse[r] = b_.CreateFDiv(f(1), quad_sum(get(l_state, static_cast<int64_t>(r))));
-  for (size_t r = 0; r < 2; ++r) {
-    Value* inside = b_.CreateICmpSLT(rows[r], c64(c_.q_len));
-    Value* row_at = b_.CreateMul(b_.CreateAdd(b_.CreateMul(bh, c64(c_.q_len)), rows[r]), c64(e));
-    for (int64_t d = 0; d < outs; ++d) {
-      Value* x0 = b_.CreateFMul(get(o_state, d * 4 + static_cast<int64_t>(2 * r)), inverse[r]);
-      Value* x1 = b_.CreateFMul(get(o_state, d * 4 + static_cast<int64_t>(2 * r) + 1), inverse[r]);
-      Value* i = b_.CreateAdd(row_at, b_.CreateAdd(t2_, c64(d * 8)));
-      b_.CreateAlignedStore(pack(x0, x1), b_.CreateSelect(inside, at(out_, i), discard_at),
-                            llvm::Align(4));
-    }
-  }
+  write_rows(bh, rows);
   b_.CreateRetVoid();
 }
 
