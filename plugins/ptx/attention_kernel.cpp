@@ -68,8 +68,14 @@ class Emitter {
   // Four 8x8 matrices of 16-bit elements from shared memory, lanes 8m..8m+7 giving the rows of
   // matrix m: each lane gets elements (lane/4, 2·(lane%4) and the next) of each, or with
   // `transposed` elements (2·(lane%4) and the next, lane/4): the mma b operand either way.
+  // The 32-bit shared-memory address of element `element` of `tile`.
+  Value* shared_address(Value* tile, Value* element) {
+    return b_.CreateTrunc(b_.CreatePtrToInt(at(tile, element), i64()), i32());
+  }
+  // Elements of one k or v buffer (there are two of each: one computed on, one filling).
+  int64_t tile_elements() const { return keys_ * (c_.head_dim + kPad); }
   Quad load_matrices(Value* tile, Value* element, bool transposed) {
-    Value* address = b_.CreateTrunc(b_.CreatePtrToInt(at(tile, element), i64()), i32());
+    Value* address = shared_address(tile, b_.CreateAdd(element, buffer_));
     auto* result = llvm::StructType::get(b_.getContext(), {i32(), i32(), i32(), i32()});
     return unpack(inline_asm(result,
                              std::string("ldmatrix.sync.aligned.m8n8.x4") +
@@ -117,7 +123,7 @@ class Emitter {
   Value* get(Value* array, int64_t i) { return b_.CreateLoad(f32(), slot(array, i)); }
   void set(Value* array, int64_t i, Value* v) { b_.CreateStore(v, slot(array, i)); }
 
-  void load_tiles(Value* j);
+  void load_tiles(Value* j, Value* parity);
   std::vector<Quad> scores(const std::vector<Quad>& q);
   Value* masked(Value* s, Value* row, Value* col);
   void tile(Value* j, const std::vector<Quad>& q, const std::array<Value*, 2>& rows, bool mask);
@@ -135,27 +141,30 @@ class Emitter {
   Value *q_base_ = nullptr, *k_base_ = nullptr, *v_base_ = nullptr, *mask_base_ = nullptr;
   llvm::GlobalVariable *k_tile_ = nullptr, *v_tile_ = nullptr;
   Value *m_state_ = nullptr, *l_state_ = nullptr, *o_state_ = nullptr;  // row max, sum, output
+  Value* buffer_ = nullptr;  // the first element of the k and v buffers computed on
 };
 
-// Keys and values [j*keys, (j+1)*keys) into shared memory, row-major [key][dim], 16 bytes per
-// load and store. Rows past the keys repeat the last (their scores are hidden); where the
-// chunks do not divide among the threads, the last is loaded more than once.
-void Emitter::load_tiles(Value* j) {
+// Starts copying keys and values [j*keys, (j+1)*keys) into shared buffer `parity`, row-major
+// [key][dim], 16 bytes per copy (cp.async: the copies run while the last tile is computed).
+// Rows past the keys repeat the last (their scores are hidden); where the chunks do not divide
+// among the threads, the last is copied more than once.
+void Emitter::load_tiles(Value* j, Value* parity) {
   const int64_t e = c_.head_dim, chunks = e / 8, total = keys_ * chunks;
+  Value* buffer = b_.CreateMul(parity, c64(tile_elements()));
   for (int64_t it = 0; it < (total + kAttentionThreads - 1) / kAttentionThreads; ++it) {
     Value* chunk = min64(b_.CreateAdd(tid_, c64(it * kAttentionThreads)), c64(total - 1));
     Value* r = b_.CreateUDiv(chunk, c64(chunks));
     Value* col = b_.CreateMul(b_.CreateURem(chunk, c64(chunks)), c64(8));
     Value* key = min64(b_.CreateAdd(b_.CreateMul(j, c64(keys_)), r), c64(c_.kv_len - 1));
-    Value* to = b_.CreateAdd(b_.CreateMul(r, c64(e + kPad)), col);
-    auto* vec = llvm::FixedVectorType::get(i32(), 4);
+    Value* to = b_.CreateAdd(buffer, b_.CreateAdd(b_.CreateMul(r, c64(e + kPad)), col));
     for (const auto& [from, base, layout, tile] :
          {std::tuple{k_, k_base_, &c_.k, k_tile_}, std::tuple{v_, v_base_, &c_.v, v_tile_}}) {
-      Value* x =
-          b_.CreateAlignedLoad(vec, at(from, element(base, *layout, key, col)), llvm::Align(16));
-      b_.CreateAlignedStore(x, at(tile, to), llvm::Align(16));
+      Value* source = b_.CreatePtrToInt(at(from, element(base, *layout, key, col)), i64());
+      inline_asm(b_.getVoidTy(), "cp.async.cg.shared.global [$0], [$1], 16;", "r,l",
+                 {shared_address(tile, to), source}, true);
     }
   }
+  inline_asm(b_.getVoidTy(), "cp.async.commit_group;", "", {}, true);
 }
 
 // This warp's 16 rows of q kᵀ against the tile's keys: one fragment per 8 keys.
@@ -307,8 +316,8 @@ void Emitter::emit() {
   q_ = fn_->getArg(0), k_ = fn_->getArg(1), v_ = fn_->getArg(2), mask_ = fn_->getArg(3);
   out_ = fn_->getArg(4);
   const int64_t e = c_.head_dim;
-  k_tile_ = shared("attention_keys", keys_ * (e + kPad) * 2);
-  v_tile_ = shared("attention_values", keys_ * (e + kPad) * 2);
+  k_tile_ = shared("attention_keys", 2 * tile_elements() * 2);
+  v_tile_ = shared("attention_values", 2 * tile_elements() * 2);
 
   auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
   b_.SetInsertPoint(entry);
@@ -364,6 +373,7 @@ void Emitter::emit() {
   auto* with_mask = llvm::BasicBlock::Create(ctx, "tile_masked", fn_);
   auto* next = llvm::BasicBlock::Create(ctx, "tile_next", fn_);
   auto* done = llvm::BasicBlock::Create(ctx, "write", fn_);
+  load_tiles(c64(0), c64(0));
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
   llvm::PHINode* j = b_.CreatePHI(i64(), 2, "j");
@@ -371,9 +381,14 @@ void Emitter::emit() {
   b_.CreateCondBr(b_.CreateICmpSLT(j, tiles), body, done);
 
   b_.SetInsertPoint(body);
-  t_.barrier(b_);  // the last tile's readers are done
-  load_tiles(j);
+  // The next tile starts filling the other buffers (the last tile again on the last round:
+  // no branch), then this tile's copies are waited for.
+  Value* parity = b_.CreateAnd(j, c64(1));
+  load_tiles(min64(b_.CreateAdd(j, c64(1)), b_.CreateSub(tiles, c64(1))),
+             b_.CreateXor(parity, c64(1)));
+  inline_asm(b_.getVoidTy(), "cp.async.wait_group 1;", "", {}, true);
   t_.barrier(b_);
+  buffer_ = b_.CreateMul(parity, c64(tile_elements()));
   // A tile needs no mask when all its keys exist and (causal) none comes after the block's
   // first row; the same for every thread of the block, so no warp diverges.
   Value* tile_end = b_.CreateMul(b_.CreateAdd(j, c64(1)), c64(keys_));
@@ -389,10 +404,12 @@ void Emitter::emit() {
   tile(j, q, rows, true);
   b_.CreateBr(next);
   b_.SetInsertPoint(next);
+  t_.barrier(b_);  // this tile's readers are done before the round after next refills it
   j->addIncoming(b_.CreateAdd(j, c64(1)), next);
   b_.CreateBr(head);
 
   b_.SetInsertPoint(done);
+  inline_asm(b_.getVoidTy(), "cp.async.wait_all;", "", {}, true);  // none left in flight
   write_rows(bh, rows);
   b_.CreateRetVoid();
 }
