@@ -6,7 +6,9 @@ and max-autotune modes, measured in one process.
 Models (tests/python/models.py, the originals' widths and depths, random weights): ResNet-18
 and ResNet-50 (batch 16, 224x224), BERT-base (batch 8, sequence 512, padding mask), GPT-2
 small (batch 8, sequence 1024, causal) forward, and GPT-2 small's training step (forward,
-cross-entropy over the next token, backward; no optimizer). Forward rows run in inference
+cross-entropy over the next token, backward; no optimizer). BERT and GPT-2 write attention
+out (scores, softmax, product); their _sdpa rows call F.scaled_dot_product_attention instead,
+as Hugging Face's models do by default. Forward rows run in inference
 mode (no_grad, eval).
 
 Per row: median ms per call over --runs samples of --per-sample calls between CUDA events
@@ -45,13 +47,16 @@ def build(name, dtype, batch):
     if name in ("resnet18", "resnet50"):
         net = (models.ResNet18 if name == "resnet18" else models.ResNet50)(width=64, classes=1000)
         return net, (torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype),), False
+    sdpa = name.endswith("_sdpa")
+    name = name.removesuffix("_sdpa")
     if name == "bert_base":
         mask = torch.ones(batch, 512, dtype=torch.int64, device="cuda")
         mask[:, 400:] = 0
-        net = models.BertEncoder(vocab=30522, hidden=768, heads=12, layers=12, max_len=512)
+        net = models.BertEncoder(vocab=30522, hidden=768, heads=12, layers=12, max_len=512,
+                                 sdpa=sdpa)
         return net, (torch.randint(0, 30522, (batch, 512), device="cuda"), mask), False
     if name in ("gpt2_small", "gpt2_small_train"):
-        net = models.Gpt2(vocab=50257, hidden=768, heads=12, layers=12, max_len=1024)
+        net = models.Gpt2(vocab=50257, hidden=768, heads=12, layers=12, max_len=1024, sdpa=sdpa)
         ids = torch.randint(0, 50257, (batch, 1024), device="cuda")
         return net, (ids,), name.endswith("_train")
     raise SystemExit(f"unknown model '{name}'")
@@ -118,7 +123,8 @@ def top_kernels(call, count):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True,
-                    help="resnet18 resnet50 bert_base gpt2_small gpt2_small_train")
+                    help="resnet18 resnet50 bert_base gpt2_small gpt2_small_train; bert_base_sdpa "
+                         "and gpt2_small_sdpa: attention through F.scaled_dot_product_attention")
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--batch", type=int, default=0, help="0: the table's (16 ResNets, 8 others)")
     ap.add_argument("--config", default="configs/nvidia.yaml")

@@ -11,7 +11,8 @@ shift || true
 rows=("$@")
 if [ ${#rows[@]} -eq 0 ]; then
   rows=(resnet18:bfloat16 resnet18:float32 resnet50:bfloat16 resnet50:float32
-        bert_base:bfloat16 gpt2_small:bfloat16 gpt2_small_train:bfloat16)
+        bert_base:bfloat16 bert_base_sdpa:bfloat16 gpt2_small:bfloat16 gpt2_small_sdpa:bfloat16
+        gpt2_small_train:bfloat16)
 fi
 export PYTHONPATH=$root/python:$root/tests/python:$root/bench${PYTHONPATH:+:$PYTHONPATH}
 caches=

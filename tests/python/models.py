@@ -83,9 +83,14 @@ class ResNet50(ResNet):
 
 
 class SelfAttention(nn.Module):
-    def __init__(self, hidden, heads):
+    """Multi-head self-attention written out (scores, softmax, product), or with `sdpa` through
+    F.scaled_dot_product_attention as Hugging Face's models call it by default (a mask of None
+    then means causal)."""
+
+    def __init__(self, hidden, heads, sdpa=False):
         super().__init__()
         self.heads = heads
+        self.sdpa = sdpa
         self.qkv = nn.Linear(hidden, 3 * hidden)
         self.proj = nn.Linear(hidden, hidden)
 
@@ -93,15 +98,18 @@ class SelfAttention(nn.Module):
         b, s, h = x.shape
         q, k, v = self.qkv(x).split(h, dim=-1)
         q, k, v = (t.view(b, s, self.heads, h // self.heads).transpose(1, 2) for t in (q, k, v))
-        scores = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + mask
-        out = scores.softmax(-1) @ v
+        if self.sdpa:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + mask
+            out = scores.softmax(-1) @ v
         return self.proj(out.transpose(1, 2).reshape(b, s, h))
 
 
 class BertLayer(nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, sdpa=False):
         super().__init__()
-        self.attn = SelfAttention(hidden, heads)
+        self.attn = SelfAttention(hidden, heads, sdpa)
         self.ln1 = nn.LayerNorm(hidden)
         self.ff = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(), nn.Linear(4 * hidden, hidden))
         self.ln2 = nn.LayerNorm(hidden)
@@ -114,13 +122,13 @@ class BertLayer(nn.Module):
 class BertEncoder(nn.Module):
     """BERT-base's structure (embeddings, post-norm layers, padding mask as finfo.min)."""
 
-    def __init__(self, vocab=100, hidden=64, heads=4, layers=2, max_len=32):
+    def __init__(self, vocab=100, hidden=64, heads=4, layers=2, max_len=32, sdpa=False):
         super().__init__()
         self.words = nn.Embedding(vocab, hidden)
         self.positions = nn.Embedding(max_len, hidden)
         self.types = nn.Embedding(2, hidden)
         self.ln = nn.LayerNorm(hidden)
-        self.layers = nn.ModuleList(BertLayer(hidden, heads) for _ in range(layers))
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, sdpa) for _ in range(layers))
 
     def forward(self, ids, attention_mask):
         s = ids.shape[1]
@@ -133,10 +141,10 @@ class BertEncoder(nn.Module):
 
 
 class GptBlock(nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, sdpa=False):
         super().__init__()
         self.ln1 = nn.LayerNorm(hidden)
-        self.attn = SelfAttention(hidden, heads)
+        self.attn = SelfAttention(hidden, heads, sdpa)
         self.ln2 = nn.LayerNorm(hidden)
         self.fc = nn.Linear(hidden, 4 * hidden)
         self.out = nn.Linear(4 * hidden, hidden)
@@ -147,20 +155,23 @@ class GptBlock(nn.Module):
 
 
 class Gpt2(nn.Module):
-    """GPT-2-small's structure (pre-norm, tied head, causal mask as -inf)."""
+    """GPT-2-small's structure (pre-norm, tied head, causal mask as -inf; with `sdpa`, causal
+    scaled_dot_product_attention)."""
 
-    def __init__(self, vocab=100, hidden=64, heads=4, layers=2, max_len=32):
+    def __init__(self, vocab=100, hidden=64, heads=4, layers=2, max_len=32, sdpa=False):
         super().__init__()
+        self.sdpa = sdpa
         self.wte = nn.Embedding(vocab, hidden)
         self.wpe = nn.Embedding(max_len, hidden)
-        self.blocks = nn.ModuleList(GptBlock(hidden, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(GptBlock(hidden, heads, sdpa) for _ in range(layers))
         self.ln_f = nn.LayerNorm(hidden)
 
     def forward(self, ids):
         s = ids.shape[1]
         x = self.wte(ids) + self.wpe(torch.arange(s, device=ids.device))
         causal = torch.ones(s, s, dtype=torch.bool, device=ids.device).triu(1)
-        mask = torch.zeros(s, s, dtype=x.dtype, device=ids.device).masked_fill(causal, float("-inf"))
+        mask = None if self.sdpa else torch.zeros(s, s, dtype=x.dtype, device=ids.device).masked_fill(
+            causal, float("-inf"))
         for block in self.blocks:
             x = block(x, mask)
         return self.ln_f(x) @ self.wte.weight.t()
