@@ -1,5 +1,6 @@
 #include "core/lower/attention_library_call.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -52,13 +53,13 @@ std::optional<std::vector<int64_t>> strides_of(const Access& a) {
 }
 
 // q, k or v as the call reads it: in place when the head dim is contiguous and the rest
-// 16-byte aligned, else a contiguous copy.
+// 16-byte aligned (and no stride negative: a flipped view), else a contiguous copy.
 std::pair<Access, Layout> operand(NodeLowering& n, int arg) {
   const Access& a = n.operand(arg);
   if (auto s = strides_of(a)) {
     const Layout l = as_layout(*s);
-    if (l.col == 1 && l.offset % kAlignElements == 0 && l.batch % kAlignElements == 0 &&
-        l.head % kAlignElements == 0 && l.row % kAlignElements == 0)
+    const auto aligned = [](int64_t v) { return v >= 0 && v % kAlignElements == 0; };
+    if (l.col == 1 && aligned(l.offset) && aligned(l.batch) && aligned(l.head) && aligned(l.row))
       return {a, l};
   }
   const Access c = n.contiguous(a);
@@ -69,7 +70,8 @@ std::pair<Access, Layout> operand(NodeLowering& n, int arg) {
 std::pair<Access, Layout> mask_operand(NodeLowering& n, size_t score_rank) {
   Access a = n.operand(3);
   auto s = strides_of(a);
-  if (!s) {
+  // A flipped view's negative strides: the call takes none.
+  if (!s || std::any_of(s->begin(), s->end(), [](int64_t v) { return v < 0; })) {
     a = n.contiguous(a);
     s = strides_of(a);
   }

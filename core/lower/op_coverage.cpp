@@ -56,6 +56,12 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
     c.note = "2-d; other convolutions, and shapes the autotuner gives them, generated";
     return c;
   }
+  if (op == "aten.scaled_dot_product_attention.default") {
+    const bool library = offers(externs, "attention");
+    c.support = library ? OpSupport::Library : OpSupport::Decomposed;
+    c.note = library ? "f16/bf16, head dims 16k up to 128; others decomposed" : "";
+    return c;
+  }
   if (def->is_primitive() && has_complex_form(op) && !has_lowering_rule(op) && !def->view) {
     c.support = OpSupport::Decomposed;
     c.note = "complex lowering: real ops on f32 pairs (FFTs as DFT matrix products)";

@@ -191,6 +191,11 @@ HostTensor sdpa_reference(const RefContext& c) {
         scores[static_cast<size_t>(j)] = s;
         mx = std::max(mx, s);
       }
+      // A row whose every score is hidden is 0 (PyTorch's attention since 2.5), not NaN.
+      if (mx == -INFINITY) {
+        for (int64_t e = 0; e < Ev; ++e) out.set((p * L + i) * Ev + e, 0.0);
+        continue;
+      }
       double sum = 0;
       for (auto& s : scores) sum += (s = std::exp(s - mx));
       for (int64_t e = 0; e < Ev; ++e) {
@@ -259,6 +264,12 @@ std::vector<ValueRef> decompose_sdpa(const DecomposeContext& c) {
                  : b.add(scores, c.tensor(3));
   }
   ValueRef probs = b.op("aten._softmax.default", {scores, int64_t{-1}, false});
+  // A mask may hide a whole row: its probabilities are 0 (PyTorch's), where softmax gives NaN.
+  if (!c.is_none(3)) {
+    ValueRef row_max = b.op("aten.amax.default", {scores, IntList{-1}, true});
+    ValueRef hidden = b.op("aten.eq.Scalar", {row_max, -INFINITY});
+    probs = b.op("aten.where.self", {hidden, 0.0, probs});
+  }
   return {b.op("aten.matmul.default", {probs, c.tensor(2)})};
 }
 

@@ -2,6 +2,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Intrinsics.h>
 
 #include <array>
 #include <cmath>
@@ -207,7 +208,12 @@ Value* Emitter::masked(Value* s, Value* row, Value* col) {
     } else {
       llvm::Type* half = c_.dtype == kir::DType::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
       Value* add = b_.CreateFPExt(b_.CreateAlignedLoad(half, at(mask_, i), llvm::Align(2)), f32());
-      x = b_.CreateFAdd(x, b_.CreateFMul(add, f(kLog2e)));
+      x = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32()}, {add, f(kLog2e), x});
+      // bf16's finfo.min (Hugging Face's padding value) times log2(e) is past f32's range:
+      // kept finite, as PyTorch keeps score + finfo.min, so a row masked so throughout
+      // averages its values as PyTorch's does, where -inf would hide it. (f16's cannot be.)
+      if (c_.dtype == kir::DType::BF16)
+        x = b_.CreateMaxNum(x, f(-std::numeric_limits<float>::max()));
     }
   }
   return b_.CreateSelect(hidden, minus_inf(), x);
@@ -291,8 +297,11 @@ void Emitter::write_rows(Value* bh, const std::array<Value*, 2>& rows) {
                              llvm::PointerType::get(m_.getContext(), 0));
   const int64_t e = c_.head_dim;
   std::array<Value*, 2> inverse;
-  for (size_t r = 0; r < 2; ++r)
-    inverse[r] = b_.CreateFDiv(f(1), quad_sum(get(l_state_, static_cast<int64_t>(r))));
+  // A row with every score hidden (sum 0) is 0, as PyTorch's attention gives it.
+  for (size_t r = 0; r < 2; ++r) {
+    Value* sum = quad_sum(get(l_state_, static_cast<int64_t>(r)));
+    inverse[r] = b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0)), b_.CreateFDiv(f(1), sum), f(0));
+  }
   for (size_t r = 0; r < 2; ++r) {
     Value* inside = b_.CreateICmpSLT(rows[r], c64(c_.q_len));
     Value* row_at = b_.CreateMul(b_.CreateAdd(b_.CreateMul(bh, c64(c_.q_len)), rows[r]), c64(e));

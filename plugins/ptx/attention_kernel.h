@@ -1,9 +1,10 @@
 // The fused attention kernel behind the ptx plugin's "attention" call, built for one call's
 // shape: flash-attention style, one pass over the keys with an online softmax, so no score
 // matrix is ever in memory. A block of 4 warps takes 64 query rows, each warp 16; keys and
-// values come through shared memory 64 rows at a time; q kᵀ and p v run on tensor cores
-// (mma.sync m16n8k16, f16/bf16 in, f32 accumulate: sm_80 and later), the softmax in f32 with
-// exp2. The probabilities are rounded to the input dtype before p v, as flash attention does.
+// values come through shared memory 64 rows at a time (32 for head dims over 64); q kᵀ and
+// p v run on tensor cores (mma.sync m16n8k16, f16/bf16 in, f32 accumulate: sm_80 and later),
+// the softmax in f32 with exp2. The probabilities are rounded to the input dtype before p v,
+// as flash attention does. A row whose every score is hidden comes out 0, as in PyTorch.
 #pragma once
 
 #include <llvm/IR/Module.h>

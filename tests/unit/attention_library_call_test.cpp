@@ -137,6 +137,20 @@ TEST(AttentionLibraryCall, UnalignedOperandsAreCopiedFirst) {
   const auto c = read(*l.calls[0]);
   EXPECT_EQ(c.q.offset, 0);
   EXPECT_EQ(c.q.row, 32);
+  // Flipped rows (negative strides) and a flipped mask: copied too.
+  const Lowered flipped = lower(
+      [](GraphBuilder& b) {
+        const ValueRef x = b.input("x", TensorType::contiguous(DType::BF16, {1, 2, 9, 32}));
+        const ValueRef q = b.op("aten.flip.default", {x, IntList{2}});
+        const ValueRef m = b.input("m", TensorType::contiguous(DType::BF16, {9, 9}));
+        b.output(b.op(kSdpa, {q, q, q, b.op("aten.flip.default", {m, IntList{0}})}));
+      },
+      kOffers);
+  ASSERT_EQ(flipped.calls.size(), 1u);
+  const auto f = read(*flipped.calls[0]);
+  EXPECT_EQ(f.q.row, 32);
+  EXPECT_GE(f.mask_at.row, 0);
+  EXPECT_GE(f.mask_at.offset, 0);
 }
 
 TEST(AttentionLibraryCall, OtherShapesAndPluginsDecompose) {

@@ -1,9 +1,10 @@
 // scaled_dot_product_attention compiled against the reference, in f16 and bf16: on a plugin
 // offering the fused "attention" call (ptx) as that call, elsewhere as its decomposition.
 // Odd lengths (a last row block and key tile cut short), one key, more keys than queries and
-// fewer, causal, an additive mask broadcast over batch and heads, a bool mask per batch,
-// q/k/v as the head-split views a transformer makes (read in place), a view whose strides
-// the call cannot take (copied first), rank 3, head dims 16, 64 and 128.
+// fewer, causal, an additive mask broadcast over batch and heads, a bool mask per batch, one
+// hiding a whole row, the dtype's lowest value as a mask, q/k/v as the head-split views a
+// transformer makes (read in place), views whose strides the call cannot take (every other
+// element, flipped: copied first), rank 3, head dims 16, 64, 80 and 128.
 #include <gtest/gtest.h>
 
 #include "tests/unit/differential.h"
@@ -41,15 +42,31 @@ TEST_P(CompiledAttention, MatchesTheReference) {
   const auto values = [&](const std::string& name, Shape s) {
     return input(b, name, c(std::move(s)), Range{1, 2});
   };
-  const ValueRef q = input(b, "q", c({2, 3, 77, 64})), k = input(b, "k", c({2, 3, 93, 64}));
+  // q in [-2, 2]: scores spread enough that the softmax is far from flat, so a running max
+  // or sum rescaled wrongly between key tiles shows.
+  const ValueRef q = input(b, "q", c({2, 3, 77, 64}), Range{-2, 2});
+  const ValueRef k = input(b, "k", c({2, 3, 93, 64}));
   const ValueRef v = values("v", {2, 3, 93, 64});
   output_of(b, "plain", kSdpa, {q, k, v});
   output_of(b, "causal", kSdpa, {q, k, v}, {{"is_causal", true}});
-  output_of(b, "scaled", kSdpa, {q, k, v}, {{"scale", 0.3}});
+  output_of(b, "scaled", kSdpa, {q, k, v}, {{"scale", 0.1}});
   const ValueRef add = input(b, "add_mask", c({77, 93}));
   output_of(b, "additive_mask", kSdpa, {q, k, v, add});
   const ValueRef keep = input(b, "keep_mask", TensorType::contiguous(DType::Bool, {2, 1, 77, 93}));
   output_of(b, "bool_mask", kSdpa, {q, k, v, keep});
+  // Query 5 sees no key: its row is 0, as PyTorch gives it (not NaN).
+  const ValueRef rows =
+      b.op("aten.unsqueeze.default",
+           {b.op("aten.arange.start_step", {int64_t{0}, int64_t{77}, int64_t{1}}), int64_t{1}});
+  const ValueRef no_row_5 =
+      b.op("aten.logical_and.default", {keep, b.op("aten.ne.Scalar", {rows, int64_t{5}})});
+  output_of(b, "hidden_row", kSdpa, {q, k, v, no_row_5});
+  // An additive mask of the dtype's lowest value where the bool mask hides (Hugging Face's
+  // padding): bf16's times log2(e) is past f32's range.
+  const double lowest = d == DType::BF16 ? -3.3895313892515355e38 : -65504.0;
+  const ValueRef lowest_mask =
+      b.op("aten.where.self", {keep, input(b, "add_base", c({2, 1, 77, 93})), lowest});
+  output_of(b, "lowest_mask", kSdpa, {q, k, v, lowest_mask});
   // More queries than keys, causal: the rows past the keys see them all.
   output_of(b, "causal_fewer_keys", kSdpa, {k, q, values("vq", {2, 3, 77, 64})},
             {{"is_causal", true}});
@@ -67,10 +84,16 @@ TEST_P(CompiledAttention, MatchesTheReference) {
   output_of(b, "rank3_dim128", kSdpa, {q3, k3, values("v3", {3, 65, 128})}, {{"is_causal", true}});
   const ValueRef q16 = input(b, "q16", c({1, 1, 5, 16})), k16 = input(b, "k16", c({1, 1, 3, 16}));
   output_of(b, "dim16", kSdpa, {q16, k16, values("v16", {1, 1, 3, 16})});
+  // Head dim 80: its tiles' 16-byte chunks do not divide among the threads.
+  const ValueRef q80 = input(b, "q80", c({1, 2, 37, 80}), Range{-2, 2});
+  output_of(b, "dim80", kSdpa,
+            {q80, input(b, "k80", c({1, 2, 45, 80})), values("v80", {1, 2, 45, 80})});
+  // Queries in reverse order (a flipped view: negative strides, copied first).
+  output_of(b, "flipped", kSdpa, {b.op("aten.flip.default", {q, IntList{2}}), k, v});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
   if (offers_extern("attention", d)) {
-    EXPECT_EQ(st.externs, 11u) << "each attention is one call, and nothing else is";
+    EXPECT_EQ(st.externs, 15u) << "each attention is one call, and nothing else is";
   }
 }
 
