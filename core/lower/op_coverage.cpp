@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "core/lower/attention_library_call.h"
 #include "core/lower/lower_graph.h"
 #include "core/ops/complex_forms.h"
 #include "core/ops/op_registry.h"
@@ -56,7 +57,7 @@ OpCoverage classify(const OpRegistry& registry, const std::string& op,
     c.note = "2-d; other convolutions, and shapes the autotuner gives them, generated";
     return c;
   }
-  if (op == "aten.scaled_dot_product_attention.default") {
+  if (op == kAttentionOp) {
     const bool library = offers(externs, "attention");
     c.support = library ? OpSupport::Library : OpSupport::Decomposed;
     c.note = library ? "f16/bf16, head dims 16k up to 128; others decomposed" : "";

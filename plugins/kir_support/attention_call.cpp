@@ -8,6 +8,13 @@
 #include "plugins/kir_support/extern_params.h"
 
 namespace kiln::kir_support {
+namespace {
+
+// Where in kAttentionParams the scale's bits (the one parameter that may be negative), the
+// first operand layout and the mask kind are.
+constexpr size_t kScaleAt = 7, kLayoutsAt = 8, kMaskAt = 20;
+
+}  // namespace
 
 int64_t OperandLayout::extent(int64_t batches, int64_t heads, int64_t rows, int64_t cols) const {
   if (batches == 0 || heads == 0 || rows == 0 || cols == 0) return 0;
@@ -58,23 +65,23 @@ AttentionCall read_attention_call(const std::vector<int64_t>& p) {
       p[0] != static_cast<int64_t>(kir::DType::BF16))
     throw std::invalid_argument("dtype code " + std::to_string(p[0]) + " is not f16 or bf16");
   for (size_t i = 1; i < count; ++i)
-    if (i != 7 && p[i] < 0) throw std::invalid_argument("negative size, stride or offset");
+    if (i != kScaleAt && p[i] < 0) throw std::invalid_argument("negative size, stride or offset");
   c.dtype = static_cast<kir::DType>(p[0]);
   c.batch = p[1], c.heads = p[2], c.q_len = p[3], c.kv_len = p[4], c.head_dim = p[5];
   if (p[6] > 1) throw std::invalid_argument("causal is 0 or 1, got " + std::to_string(p[6]));
   c.causal = p[6] == 1;
-  c.scale = std::bit_cast<double>(p[7]);
+  c.scale = std::bit_cast<double>(p[kScaleAt]);
   if (!std::isfinite(c.scale)) throw std::invalid_argument("the scale is not finite");
-  size_t at = 8;
+  size_t at = kLayoutsAt;
   for (OperandLayout* o : {&c.q, &c.k, &c.v}) {
     o->offset = p[at], o->batch = p[at + 1], o->head = p[at + 2], o->row = p[at + 3];
     at += 4;
   }
-  if (p[20] > static_cast<int64_t>(AttentionMask::Add))
-    throw std::invalid_argument("unknown mask kind " + std::to_string(p[20]));
-  c.mask = static_cast<AttentionMask>(p[20]);
+  if (p[kMaskAt] > static_cast<int64_t>(AttentionMask::Add))
+    throw std::invalid_argument("unknown mask kind " + std::to_string(p[kMaskAt]));
+  c.mask = static_cast<AttentionMask>(p[kMaskAt]);
   c.mask_dtype = c.mask == AttentionMask::Add ? c.dtype : kir::DType::Bool;
-  c.mask_at = {p[21], p[22], p[23], p[24], p[25]};
+  c.mask_at = {p[kMaskAt + 1], p[kMaskAt + 2], p[kMaskAt + 3], p[kMaskAt + 4], p[kMaskAt + 5]};
   return c;
 }
 

@@ -38,10 +38,9 @@ CUfunction kernel_for(kiln_plugin& p, uint32_t device, const AttentionCall& call
   if (auto it = p.attention.loaded.find(key); it != p.attention.loaded.end())
     return it->second.function;
   refuse_in_capture(stream, "extern " + name + " (its first call compiles the kernel)");
-  const std::string arch = p.arch == "auto" ? p.use(device).arch : p.arch;
   PtxOutput ptx;
   try {
-    ptx = compile_attention_to_ptx(call, arch);
+    ptx = compile_attention_to_ptx(call, p.arch_for(device));
   } catch (const std::exception& e) {
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
   }

@@ -41,8 +41,7 @@ constexpr const char* kArtifactHeader = "kiln-ptx/1";
 
 PtxOptions options_for(kiln_plugin& p, uint32_t device) {
   PtxOptions o;
-  o.arch = p.arch == "auto" ? p.use(device).arch : p.arch;
-  p.use(device);
+  o.arch = p.arch_for(device);
   o.libdevice = p.libdevice;
   o.tuning = p.tuning;
   return o;

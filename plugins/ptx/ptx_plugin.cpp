@@ -22,6 +22,11 @@ kiln::ptx::Device& kiln_plugin::use(uint32_t device) {
   return devices[device];
 }
 
+std::string kiln_plugin::arch_for(uint32_t device) {
+  const std::string& own = use(device).arch;
+  return arch == "auto" ? own : arch;
+}
+
 void kiln_plugin::check(kiln::ptx::CUresult r, const std::string& what) const {
   if (r != 0) throw Failure(KILN_STATUS_INTERNAL, what + ": " + kiln::ptx::cuda_error(cuda, r));
 }

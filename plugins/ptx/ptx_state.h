@@ -98,6 +98,9 @@ struct kiln_plugin {
 
   // Makes `device`'s context current on this thread; throws when it does not exist.
   kiln::ptx::Device& use(uint32_t device);
+  // The sm_XY code is generated for on `device` (the `arch` option, or the device's own);
+  // makes the device current.
+  std::string arch_for(uint32_t device);
   // Throws with the driver's message when `r` is an error.
   void check(kiln::ptx::CUresult r, const std::string& what) const;
 };
