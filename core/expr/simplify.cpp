@@ -122,7 +122,15 @@ Expr rebuild(const Linear& form) {
   return make_expr(ExprKind::Add, parts);
 }
 
-Interval interval_of(const Expr& e, const VarRanges& ranges);
+// Expressions a mask bounds (KnownBound), each with its linear form, for interval_of.
+struct Known {
+  std::string text;
+  Linear form;
+  Interval range;
+};
+using KnownList = std::vector<Known>;
+
+Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* known = nullptr);
 
 Interval mul_interval(Interval a, Interval b) {
   const Wide c[] = {static_cast<Wide>(a.low) * b.low, static_cast<Wide>(a.low) * b.high,
@@ -131,7 +139,63 @@ Interval mul_interval(Interval a, Interval b) {
           clamp128(*std::max_element(std::begin(c), std::end(c)))};
 }
 
-Interval interval_of(const Expr& e, const VarRanges& ranges) {
+Interval add_interval(Interval a, Interval b) {
+  return {clamp128(static_cast<Wide>(a.low) + b.low), clamp128(static_cast<Wide>(a.high) + b.high)};
+}
+
+// The overlap of two sound bounds of one value; where they do not meet (the value is never
+// taken: a mask that is never on) the first, wider one stays.
+Interval overlap(Interval wide, Interval other) {
+  const Interval both{std::max(wide.low, other.low), std::min(wide.high, other.high)};
+  return both.low <= both.high ? both : wide;
+}
+
+// A sum holding a known expression G scaled, c*G's terms plus the rest, is bounded through
+// G's range: c*(G - g0) + rest, where g0 is G's constant. (An index a mask guards, such as a
+// row computed from a flat position, reappears multiplied by the row stride in a load.)
+// The int64 range when no known expression is found in it.
+Interval factored(const Expr& e, const VarRanges& ranges, const KnownList& known) {
+  Linear rest = linear_of(e);
+  Interval acc{rest.constant, rest.constant};
+  bool found = false;
+  for (const Known& k : known) {
+    if (k.form.terms.empty()) continue;
+    const auto& [first_key, first] = *k.form.terms.begin();
+    const auto hit = rest.terms.find(first_key);
+    if (hit == rest.terms.end() || (first.second == -1 && hit->second.second == kMin) ||
+        hit->second.second % first.second != 0)
+      continue;
+    const int64_t c = hit->second.second / first.second;
+    bool all = true;
+    for (const auto& [key, entry] : k.form.terms) {
+      const auto t = rest.terms.find(key);
+      all = all && t != rest.terms.end() && t->second.second == wrap_mul(c, entry.second);
+    }
+    if (!all) continue;
+    for (const auto& [key, entry] : k.form.terms) rest.terms.erase(key);
+    const Interval shifted = add_interval(k.range, {-k.form.constant, -k.form.constant});
+    acc = add_interval(acc, mul_interval(shifted, {c, c}));
+    found = true;
+  }
+  if (!found) return {kMin, kMax};
+  for (const auto& [key, entry] : rest.terms)
+    acc = add_interval(
+        acc, mul_interval(interval_of(entry.first, ranges, &known), {entry.second, entry.second}));
+  return acc;
+}
+
+// `i` narrowed by what `known` says of `e`: its own range where a mask guards `e` itself,
+// and through factored() where `e` is a sum holding a guarded expression.
+Interval narrowed(const Expr& e, Interval i, const VarRanges& ranges, const KnownList* known) {
+  if (known == nullptr || known->empty()) return i;
+  const std::string text = e.to_string();
+  for (const Known& k : *known)
+    if (k.text == text) i = overlap(i, k.range);
+  if (e.kind() == ExprKind::Add) i = overlap(i, factored(e, ranges, *known));
+  return i;
+}
+
+Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* known) {
   switch (e.kind()) {
     case ExprKind::Const:
       return {e.value(), e.value()};
@@ -142,9 +206,9 @@ Interval interval_of(const Expr& e, const VarRanges& ranges) {
     default:
       break;
   }
-  Interval acc = interval_of(e.operands()[0], ranges);
+  Interval acc = interval_of(e.operands()[0], ranges, known);
   for (size_t i = 1; i < e.operands().size(); ++i) {
-    const Interval v = interval_of(e.operands()[i], ranges);
+    const Interval v = interval_of(e.operands()[i], ranges, known);
     switch (e.kind()) {
       case ExprKind::Add:
         acc = {clamp128(static_cast<Wide>(acc.low) + v.low),
@@ -181,7 +245,7 @@ Interval interval_of(const Expr& e, const VarRanges& ranges) {
         break;
     }
   }
-  return acc;
+  return narrowed(e, acc, ranges, known);
 }
 
 Expr simplify_node(const Expr& e, const VarRanges& ranges);
@@ -298,6 +362,13 @@ Expr simplify_node(const Expr& e, const VarRanges& ranges) {
 
 Interval bounds(const Expr& e, const VarRanges& ranges) {
   return interval_of(e, ranges);
+}
+
+Interval bounds(const Expr& e, const VarRanges& ranges, const std::vector<KnownBound>& known) {
+  KnownList list;
+  for (const KnownBound& k : known)
+    list.push_back({k.expr.to_string(), linear_of(k.expr), k.range});
+  return interval_of(e, ranges, &list);
 }
 
 Expr simplify(const Expr& e, const VarRanges& ranges) {

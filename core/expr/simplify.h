@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/expr/expr.h"
 
@@ -26,5 +27,14 @@ Expr simplify(const Expr& e, const VarRanges& ranges = {});
 
 // Bounds of `e` when its variables stay in `ranges` (unbounded variables: the int64 range).
 Interval bounds(const Expr& e, const VarRanges& ranges);
+// An expression known to stay in `range` (an index a mask compares with constants).
+struct KnownBound {
+  Expr expr;
+  Interval range;
+};
+
+// The same, with what `known` says: each known expression wherever it occurs in `e`, and
+// in any sum holding a known expression's terms scaled alike (c*G + rest).
+Interval bounds(const Expr& e, const VarRanges& ranges, const std::vector<KnownBound>& known);
 
 }  // namespace kiln

@@ -293,8 +293,9 @@ Status parts_from_cache(std::string_view entry, std::shared_ptr<const OpRegistry
 }
 
 std::unique_ptr<CompiledGraph::Parts> fresh_parts(std::shared_ptr<const Plugin> plugin,
-                                                  uint32_t device) {
+                                                  uint32_t device, const Logging& logging) {
   auto parts = std::make_unique<CompiledGraph::Parts>();
+  parts->log = logging.get("runtime");
   parts->stats.target = plugin->name() + ":" + std::to_string(device);
   parts->roofline = roofline_of(*plugin, device);
   parts->plugin = std::move(plugin);
@@ -313,7 +314,7 @@ Result<CompiledGraph> compile_for_device(
   auto log = logging.get("runtime");
   const DebugDump dump(debug_dir, graph.name);
   dump.write("graph.txt", dump_graph(graph));
-  auto parts = fresh_parts(plugin, device);
+  auto parts = fresh_parts(plugin, device, logging);
   std::vector<kir::Kernel> batch;
   std::vector<std::string> configs;
   // With debug dumps asked for, every stage runs (and is dumped); the entry is still written.
@@ -326,7 +327,7 @@ Result<CompiledGraph> compile_for_device(
       if (!from_cache) {
         log->warn("compiled graph entry {} not used ({}); compiling '{}' again",
                   cache.path_of(*key), s.error().message(), graph.name);
-        parts = fresh_parts(plugin, device);
+        parts = fresh_parts(plugin, device, logging);
         batch.clear();
         configs.clear();
       }
@@ -355,7 +356,7 @@ Result<CompiledGraph> compile_for_device(
       if (!declined->empty()) {
         ScheduleOptions chosen = schedule;
         chosen.declined_library_calls = std::move(*declined);
-        parts = fresh_parts(plugin, device);
+        parts = fresh_parts(plugin, device, logging);
         batch.clear();
         record = CompiledGraphRecord{};
         if (auto s =

@@ -6,6 +6,7 @@
 #include "core/runtime/compiled_graph_parts.h"
 #include "core/runtime/device_timer.h"
 #include "core/runtime/plan_runner.h"
+#include "core/runtime/tensor_ref.h"
 #include "core/support/median.h"
 
 namespace kiln {
@@ -19,6 +20,15 @@ std::vector<std::byte> storage_bytes(const HostTensor& t, const TensorType& decl
     return {b.begin(), b.end()};
   }
   auto storage = std::make_shared<std::vector<std::byte>>(bytes);
+  const bool forward_strides = std::all_of(declared.strides.begin(), declared.strides.end(),
+                                           [](int64_t s) { return s >= 0; });
+  if (t.dtype() == declared.dtype && forward_strides &&
+      element_span(declared).high < std::max<int64_t>(extent, 1)) {
+    // Same dtype: bytes move as they are, no trip through doubles.
+    const HostTensor c = t.contiguous();
+    scatter_elements(declared, c.bytes(), storage->data());
+    return *storage;
+  }
   auto view = HostTensor::strided(declared, storage, 0);
   if (!view) return *storage;
   const bool fp = is_floating(declared.dtype);

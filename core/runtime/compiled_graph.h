@@ -136,6 +136,7 @@ class CompiledGraph {
  private:
   Result<std::vector<std::byte>> read_ref(const TensorRef& r) const;
   Status write_ref(const TensorRef& r, std::span<const std::byte> dense) const;
+  void warn_layout_once(size_t input, const TensorRef& r, bool usable) const;
 
   std::unique_ptr<Parts> parts_;
 };

@@ -62,12 +62,19 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
     bool never = false;
     for (const auto& [name, r] : where) never = never || r.low > r.high;
     if (never) continue;
-    Interval at = bounds(op.index, where);
     if (auto g = guarded.find(op.index.to_string()); g != guarded.end()) {
-      at.low = std::max(at.low, g->second.low);
-      at.high = std::min(at.high, g->second.high);
-      if (at.low > at.high) continue;  // the mask is never on
+      const Interval whole = bounds(op.index, where);
+      if (std::max(whole.low, g->second.low) > std::min(whole.high, g->second.high))
+        continue;  // the mask is never on
     }
+    // A guarded index inside this one (a flat position's row where a cat's half is read)
+    // counts with the bounds its mask gives it.
+    std::vector<KnownBound> known;
+    for (const LoopOp& def : k.body)
+      if (def.kind == LoopOpKind::Index)
+        if (auto g = guarded.find(def.index.to_string()); g != guarded.end())
+          known.push_back({def.index, g->second});
+    const Interval at = bounds(op.index, where, known);
     if (at.low < 0 || at.high >= buffers[static_cast<size_t>(op.buffer)].elements)
       return "kernel '" + k.name + "' reaches outside buffer '" +
              buffers[static_cast<size_t>(op.buffer)].name + "'";

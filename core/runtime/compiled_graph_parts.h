@@ -10,6 +10,10 @@
 #include "core/sched/kernel_cost.h"
 #include "core/sched/program_bytes.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace kiln {
 
 class PlanRunner;
@@ -54,9 +58,13 @@ struct CompiledGraph::Parts {
   mutable std::mutex warm_mutex;
   mutable std::unique_ptr<PlanRunner> warm;
   mutable int64_t last_copied_bytes = 0;  // run_into's staging, for callers to verify
-  bool asynchronous = false;              // RunConfig::asynchronous
-  bool staging = false;                   // RunConfig::staging
-  bool cuda_graphs = false;               // RunConfig::cuda_graphs
+  // Inputs run_into has warned about (they arrive in a layout other than the graph's and go
+  // through the host each call): said once per input, under warm_mutex.
+  mutable std::vector<bool> layout_warned;
+  std::shared_ptr<spdlog::logger> log;  // "runtime"
+  bool asynchronous = false;            // RunConfig::asynchronous
+  bool staging = false;                 // RunConfig::staging
+  bool cuda_graphs = false;             // RunConfig::cuda_graphs
   // Random ops: the seed, and the runs so far (each run draws with the next call number),
   // changed together under `random_mutex`.
   mutable std::mutex random_mutex;

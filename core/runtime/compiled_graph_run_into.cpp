@@ -1,6 +1,8 @@
 // CompiledGraph::run_into: a run on the caller's memory. Program buffers are bound to the
 // caller's tensors where those sit on the device in the layout the program uses (no copies);
 // the rest go through the host.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -91,6 +93,24 @@ Result<std::vector<std::byte>> CompiledGraph::read_ref(const TensorRef& r) const
   return dense;
 }
 
+// An input kernels could have read in place but for its strides goes through the host on
+// every call: slow enough (a transposed weight per training step) that the caller is told
+// once, with what to change.
+void CompiledGraph::warn_layout_once(size_t i, const TensorRef& r, bool usable) const {
+  const Graph& g = parts_->graph;
+  if (!usable || !parts_->log) return;
+  const TensorType& want = g.type(g.inputs[i]);
+  if (same_layout(r.type, want)) return;
+  auto& warned = parts_->layout_warned;
+  if (warned.size() < g.inputs.size()) warned.resize(g.inputs.size(), false);
+  if (warned[i]) return;
+  warned[i] = true;
+  parts_->log->warn(
+      "graph '{}': input {} ('{}') arrives with strides {} but was compiled for strides {}; "
+      "each call copies it through the host (compile the graph for the layout it is given)",
+      g.name, i, g.value(g.inputs[i]).name, shape_text(r.type.strides), shape_text(want.strides));
+}
+
 // Dense bytes into `r` on the host or the device; elements its layout skips keep their bytes.
 Status CompiledGraph::write_ref(const TensorRef& r, std::span<const std::byte> dense) const {
   if (dense.empty()) return Ok{};
@@ -175,6 +195,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
         if (g.inputs[i] == prog.buffers[b].value) needed[i] = true;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!needed[i]) continue;
+    warn_layout_once(i, inputs[i], reachable(inputs[i]) && aligned(inputs[i], host_memory()));
     auto dense = read_ref(inputs[i]);
     if (!dense) return std::move(dense).error();
     copied += static_cast<int64_t>(dense->size());

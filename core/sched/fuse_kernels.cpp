@@ -16,7 +16,25 @@ bool shares(const std::vector<int>& a, const std::vector<int>& b) {
   return std::any_of(a.begin(), a.end(), [&](int x) { return contains(b, x); });
 }
 
+// The buffers each kernel of a program reads and writes, listed once per round of fusion
+// (each attempt asks for them many times).
+struct Access {
+  std::vector<std::vector<int>> reads, writes;
+  explicit Access(const LoopProgram& prog) {
+    for (const LoopKernel& k : prog.kernels) {
+      reads.push_back(kernel_reads(k));
+      writes.push_back(kernel_writes(k));
+    }
+  }
+};
+
 // Whether a kernel other than `except` reads buffer `b`.
+bool read_elsewhere(const Access& access, int b, size_t except) {
+  for (size_t k = 0; k < access.reads.size(); ++k)
+    if (k != except && contains(access.reads[k], b)) return true;
+  return false;
+}
+
 bool read_elsewhere(const LoopProgram& prog, int b, size_t except) {
   for (size_t k = 0; k < prog.kernels.size(); ++k)
     if (k != except && contains(kernel_reads(prog.kernels[k]), b)) return true;
@@ -40,24 +58,24 @@ struct Attempt {
 };
 
 // Buffers `first` writes that only `second` reads afterwards: the merge need not store them.
-std::set<int> droppable(const LoopProgram& prog, size_t first, size_t second) {
+std::set<int> droppable(const LoopProgram& prog, const Access& access, size_t first,
+                        size_t second) {
   std::set<int> out;
-  for (int b : kernel_writes(prog.kernels[first])) {
+  for (int b : access.writes[first]) {
     if (prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp) continue;
-    if (!contains(prog.outputs, b) && !read_elsewhere(prog, b, second)) out.insert(b);
+    if (!contains(prog.outputs, b) && !read_elsewhere(access, b, second)) out.insert(b);
   }
   return out;
 }
 
 // Where the merged kernel can run without breaking a dependency on a kernel in between.
-std::optional<size_t> placement(const LoopProgram& prog, size_t first, size_t second) {
-  const auto first_writes = kernel_writes(prog.kernels[first]);
-  const auto second_reads = kernel_reads(prog.kernels[second]);
+std::optional<size_t> placement(const Access& access, size_t first, size_t second) {
+  const auto& first_writes = access.writes[first];
+  const auto& second_reads = access.reads[second];
   bool at_first = true, at_second = true;
   for (size_t k = first + 1; k < second; ++k) {
-    const LoopKernel& between = prog.kernels[k];
-    at_first = at_first && !shares(kernel_writes(between), second_reads);
-    at_second = at_second && !shares(kernel_reads(between), first_writes);
+    at_first = at_first && !shares(access.writes[k], second_reads);
+    at_second = at_second && !shares(access.reads[k], first_writes);
   }
   if (at_first) return first;
   if (at_second) return second;
@@ -78,20 +96,20 @@ LoopProgram with_merge(const LoopProgram& prog, const Candidate& c) {
 }
 
 // `peak`: live_peak_bytes(prog), the same for every pair of a round.
-Attempt attempt(const LoopProgram& prog, size_t first, size_t second, int64_t peak,
-                const FuseOptions& o) {
+Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, size_t second,
+                int64_t peak, const FuseOptions& o) {
   Attempt a;
   const LoopKernel& p = prog.kernels[first];
   const LoopKernel& c = prog.kernels[second];
   a.failure.producer = p.name;
   a.failure.consumer = c.name;
-  const auto at = placement(prog, first, second);
+  const auto at = placement(access, first, second);
   if (!at) {
     a.failure.category = FusionCategory::Dependency;
     a.failure.detail = "a kernel between them reads one and writes what the other reads";
     return a;
   }
-  MergeOutcome m = merge_kernels(p, c, droppable(prog, first, second), o.merge);
+  MergeOutcome m = merge_kernels(p, c, droppable(prog, access, first, second), o.merge);
   if (!m.kernel) {
     a.failure.category = m.why;
     a.failure.detail = m.detail;
@@ -101,7 +119,18 @@ Attempt attempt(const LoopProgram& prog, size_t first, size_t second, int64_t pe
   cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(cand.merged, prog);
   auto est = [&](const LoopKernel& k) { return kernel_cost(k, prog, o.roofline).est_us; };
   cand.saved_us = est(p) + est(c) - est(cand.merged);
-  const int64_t after = live_peak_bytes(with_merge(prog, cand));
+  // with_merge's kernels, weighed without copying them
+  const std::vector<int> merged_reads = kernel_reads(cand.merged);
+  const std::vector<int> merged_writes = kernel_writes(cand.merged);
+  std::vector<KernelBuffers> order;
+  order.reserve(prog.kernels.size());
+  for (size_t k = 0; k < prog.kernels.size(); ++k) {
+    if (k == cand.at)
+      order.push_back({&merged_reads, &merged_writes});
+    else if (k != cand.first && k != cand.second)
+      order.push_back({&access.reads[k], &access.writes[k]});
+  }
+  const int64_t after = live_peak_bytes(prog, order);
   if (after > peak + o.max_peak_growth_bytes) {
     a.failure.category = FusionCategory::WouldRaiseMemory;
     a.failure.detail =
@@ -118,15 +147,16 @@ Attempt attempt(const LoopProgram& prog, size_t first, size_t second, int64_t pe
 }
 
 // Pairs that touch a common buffer: one reads what the other writes, or both read it.
-std::vector<std::pair<size_t, size_t>> related_pairs(const LoopProgram& prog) {
+std::vector<std::pair<size_t, size_t>> related_pairs(const LoopProgram& prog,
+                                                     const Access& access) {
   std::vector<std::pair<size_t, size_t>> pairs;
   for (size_t i = 0; i < prog.kernels.size(); ++i) {
     if (prog.kernels[i].kind == LoopKernelKind::Extern) continue;
-    const auto reads_i = kernel_reads(prog.kernels[i]);
-    const auto writes_i = kernel_writes(prog.kernels[i]);
+    const auto& reads_i = access.reads[i];
+    const auto& writes_i = access.writes[i];
     for (size_t j = i + 1; j < prog.kernels.size(); ++j) {
       if (prog.kernels[j].kind == LoopKernelKind::Extern) continue;
-      const auto reads_j = kernel_reads(prog.kernels[j]);
+      const auto& reads_j = access.reads[j];
       if (shares(writes_i, reads_j) || shares(reads_i, reads_j)) pairs.emplace_back(i, j);
     }
   }
@@ -141,8 +171,9 @@ FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
   for (;;) {
     std::optional<Candidate> best;
     const int64_t peak = live_peak_bytes(prog);
-    for (const auto& [i, j] : related_pairs(prog)) {
-      Attempt a = attempt(prog, i, j, peak, options);
+    const Access access(prog);
+    for (const auto& [i, j] : related_pairs(prog, access)) {
+      Attempt a = attempt(prog, access, i, j, peak, options);
       if (a.candidate && (!best || a.candidate->better_than(*best))) best = std::move(a.candidate);
     }
     if (!best) break;
@@ -150,8 +181,9 @@ FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
     ++report.fused;
   }
   const int64_t peak = live_peak_bytes(prog);
-  for (const auto& [i, j] : related_pairs(prog)) {
-    Attempt a = attempt(prog, i, j, peak, options);
+  const Access access(prog);
+  for (const auto& [i, j] : related_pairs(prog, access)) {
+    Attempt a = attempt(prog, access, i, j, peak, options);
     if (!a.candidate) report.failures.push_back(std::move(a.failure));
   }
   prune_buffers(prog);

@@ -18,5 +18,13 @@ int64_t program_bytes(const LoopProgram& program);
 // The most bytes of temporaries live at once when kernels run in order: a temporary lives
 // from the kernel that first writes it to the last that reads it (outputs to the end).
 int64_t live_peak_bytes(const LoopProgram& program);
+// The buffers one kernel reads and writes (kernel_reads, kernel_writes), listed elsewhere.
+struct KernelBuffers {
+  const std::vector<int>* reads = nullptr;
+  const std::vector<int>* writes = nullptr;
+};
+// The same for kernels touching `order`'s buffers in this order over `program`'s buffers
+// and outputs (a program with some kernels replaced, weighed without copying it).
+int64_t live_peak_bytes(const LoopProgram& program, const std::vector<KernelBuffers>& order);
 
 }  // namespace kiln

@@ -39,6 +39,7 @@ class Stats:
         self.eager = []  # (reason, op or None)
         self.ops = set()
         self.host_ops = set()  # ops kiln ran on its host interpreter inside compiled graphs
+        self.graphs = []  # the compiled graphs (kiln.runtime.CompiledGraph), in compile order
 
     def reset(self):
         self.__init__()
@@ -70,7 +71,8 @@ def _draw_seed():
 
 def _compile_graph(gm, example_inputs, config):
     try:
-        graph, weights, slots = fx_graph.convert(gm, list(example_inputs))
+        graph, weights, slots = fx_graph.convert(gm, list(example_inputs),
+                                                 memory_order_outputs=True)
     except fx_graph.Unsupported as exc:
         return _eager(gm, str(exc), exc.op)
     devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
@@ -91,6 +93,7 @@ def _compile_graph(gm, example_inputs, config):
     if _RANDOM_OPS & set(fx_graph.ops_of(graph)):
         compiled.set_random_seed(_draw_seed())
     stats.compiled += 1
+    stats.graphs.append(compiled)
     stats.deterministic += bool(compiled.stats.get("deterministic"))
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))
@@ -105,6 +108,7 @@ def _compile_graph(gm, example_inputs, config):
         outs = compiled(*args)
         return tuple(None if s is None
                      else torch.view_as_complex(outs[s]) if isinstance(s, fx_graph.ComplexSlot)
+                     else outs[s].permute(s.dims) if isinstance(s, fx_graph.PermutedSlot)
                      else outs[s] for s in slots)
 
     run.kiln_graph = compiled

@@ -49,6 +49,32 @@ class ComplexSlot(int):
     """An output slot whose kiln output holds complex values as f32 pairs (a last dim of 2)."""
 
 
+class PermutedSlot(int):
+    """An output slot whose traced tensor is a dense permutation of a row-major layout (a
+    transposed weight saved for the backward): kiln returns it in memory order, row-major,
+    and the caller views it back through `dims`, so it has the strides the trace gave it and
+    the graph that reads it next gets the layout it was compiled for."""
+
+    def __new__(cls, index, dims):
+        slot = super().__new__(cls, index)
+        slot.dims = dims
+        return slot
+
+
+def _memory_order(t):
+    """The dims of `t` from outermost to innermost in memory where its strides are a
+    permutation of a dense row-major layout other than its own, else None."""
+    if t.is_contiguous() or t.numel() <= 1:
+        return None
+    order = sorted(range(t.dim()), key=lambda d: (-t.stride(d), d))
+    step = 1
+    for d in reversed(order):
+        if t.shape[d] != 1 and t.stride(d) != step:
+            return None
+        step *= t.shape[d]
+    return order
+
+
 # Complex tensors cross into kiln as f32 pairs (torch.view_as_real: the same memory) and
 # become complex inside the graph through view_as_complex; kiln lowers them to pairs again.
 def _pairs_name(name):
@@ -98,13 +124,15 @@ class _Converter:
         raise Unsupported(f"{where}: argument {a!r} of type {type(a).__name__}")
 
 
-def convert(gm, placeholder_tensors, params=None, name=None):
+def convert(gm, placeholder_tensors, params=None, name=None, memory_order_outputs=False):
     """Returns (graph dict, weights {name: tensor}, outputs) where outputs lists, for each of
     the FX graph's outputs, its index among the kiln graph's outputs or None where the FX
     graph returns None.
 
     `placeholder_tensors` gives a tensor (real or fake) per placeholder for its type;
-    `params` maps placeholder names to weights, which become the graph's parameters."""
+    `params` maps placeholder names to weights, which become the graph's parameters. With
+    `memory_order_outputs`, an output traced as a dense permutation of a row-major layout
+    leaves kiln in memory order and its slot (a PermutedSlot) says how to view it back."""
     params = params or {}
     c = _Converter(gm)
     inputs, param_specs, weights, nodes = [], [], {}, []
@@ -214,6 +242,12 @@ def convert(gm, placeholder_tensors, params=None, name=None):
                           "args": [ref]})
             ref = f"%{o.name}_as_pairs_{k}"
             slots.append(ComplexSlot(len(graph_outputs)))
+        elif (memory_order_outputs and isinstance(val, torch.Tensor)
+              and (order := _memory_order(val)) is not None):
+            nodes.append({"name": f"{o.name}_in_memory_order_{k}", "op": "aten.permute.default",
+                          "args": [ref, order]})
+            ref = f"%{o.name}_in_memory_order_{k}"
+            slots.append(PermutedSlot(len(graph_outputs), [order.index(d) for d in range(len(order))]))
         else:
             slots.append(len(graph_outputs))
         graph_outputs.append(ref)

@@ -270,6 +270,9 @@ class Models(unittest.TestCase):
               f"eager {s.eager}, host ops {sorted(s.host_ops)}, max gradient error {worst:.2e}")
         self.assertGreaterEqual(s.compiled, 2, "the backward graph goes through kiln too")
         self.assertEqual(sorted(s.host_ops), [], "embedding gradients are kernels too")
+        # Transposed weights the forward saves reach the backward in the layout the backward
+        # was compiled for: nothing of the step goes through kiln's host staging.
+        self.assertEqual([g.last_run_copied_bytes for g in s.graphs], [0] * len(s.graphs))
 
     def test_cnns_train_with_eager_gradients_and_no_host_steps(self):
         torch.manual_seed(11)
@@ -300,6 +303,25 @@ class Models(unittest.TestCase):
                 self.assertGreaterEqual(s.compiled, 2)
                 self.assertEqual(s.eager, [])
                 self.assertEqual(sorted(s.host_ops), [], "the forward and backward run as kernels")
+
+    def test_outputs_keep_the_strides_the_trace_gave_them(self):
+        # Transposed outputs leave kiln in memory order and are viewed back: the caller (and
+        # the backward graph that reads a saved transposed weight) sees eager's strides.
+        class Transposes(torch.nn.Module):
+            def forward(self, x, w):
+                return w.t(), (x @ w).permute(2, 0, 1), x * 2
+
+        torch._dynamo.reset()
+        args = (torch.randn(2, 5, 7), torch.randn(7, 3))
+        expected = Transposes()(*args)
+        with torch.no_grad():
+            actual = torch.compile(Transposes(), backend="kiln")(*args)
+        for a, e in zip(actual, expected):
+            torch.testing.assert_close(a, e, **TOLERANCE)
+            self.assertEqual(a.stride(), e.stride())
+        self.assertEqual(fx_graph._memory_order(torch.empty(4, 6).t()), [1, 0])
+        self.assertIsNone(fx_graph._memory_order(torch.empty(4, 6)[:, ::2]), "not dense")
+        self.assertIsNone(fx_graph._memory_order(torch.empty(4, 6)), "row-major already")
 
 
 class Calls(unittest.TestCase):
@@ -405,6 +427,27 @@ class Cache(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("compiled 1 hits 0", runs[0].stdout)
         self.assertIn("compiled 1 hits 1", runs[1].stdout)
+
+    def test_a_second_process_takes_a_training_step_from_the_cache(self):
+        # The backward graph of a GPT-2-shaped step reads each half of a cat at rows computed
+        # from a flat position, in bounds only where the half's mask holds: the entry's bounds
+        # check must see that, or every warm start compiles the backward again.
+        script = ("import sys, torch, kiln.dynamo as b\n"
+                  f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+                  "import models\n"
+                  "torch.manual_seed(3)\n"
+                  "m = models.Gpt2().train()\n"
+                  "ids = torch.randint(0, 100, (2, 16))\n"
+                  "torch.compile(m, backend='kiln')(ids).sum().backward()\n"
+                  "print('compiled', b.stats.compiled, 'hits', b.stats.cache_hits)\n")
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, KILN_CACHE_DIR=cache)
+            runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+                    for _ in range(2)]
+        for r in runs:
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("compiled 2 hits 0", runs[0].stdout)
+        self.assertIn("compiled 2 hits 2", runs[1].stdout, runs[1].stderr[-2000:])
 
 
 if __name__ == "__main__":

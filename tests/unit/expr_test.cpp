@@ -2,7 +2,9 @@
 // never changes a value inside the variables' ranges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 #include "core/expr/simplify.h"
 
@@ -128,6 +130,67 @@ TEST(Simplify, NeverChangesAValueInsideTheRanges) {
       }
     }
     EXPECT_EQ(simplify(s, ranges), s) << "not a fixed point: " << s.to_string();
+  }
+}
+
+TEST(Bounds, AMaskedRowBoundsTheTermsItScales) {
+  // A flat position's row G (what a cat's mask compares) reappears in a load's index scaled
+  // by the row stride, spread over its terms: bounds use G's range for them.
+  const Expr flat = x + y * c(64);
+  const Expr row = floordiv(mod(flat, c(192)), c(64)) + floordiv(flat, c(192)) * c(3);
+  const Expr index = mod(floordiv(flat, c(192)), c(32)) +
+                     floordiv(mod(flat, c(192)), c(64)) * c(32) + floordiv(flat, c(192)) * c(96);
+  const VarRanges ranges{{"x", {0, 63}}, {"y", {0, 191}}};
+  const Interval plain = bounds(index, ranges);
+  EXPECT_EQ(plain.high, 31 + 2 * 32 + 63 * 96);
+  const Interval masked = bounds(index, ranges, {{row, {64, 127}}});
+  EXPECT_EQ(masked.low, 2048);
+  EXPECT_EQ(masked.high, 4095);
+  // Sound: every value the index takes where the mask holds lies inside.
+  for (int64_t xv = 0; xv < 64; ++xv)
+    for (int64_t yv = 0; yv < 192; ++yv) {
+      const std::map<std::string, int64_t> at{{"x", xv}, {"y", yv}};
+      const int64_t r = evaluate(row, at);
+      if (r < 64 || r > 127) continue;
+      const int64_t v = evaluate(index, at);
+      ASSERT_TRUE(v >= masked.low && v <= masked.high) << "x=" << xv << " y=" << yv;
+    }
+  // The guarded expression itself, and a sum that holds its terms with another ratio (not
+  // a multiple of it: nothing to use).
+  EXPECT_EQ(bounds(row + c(5), ranges, {{row, {64, 127}}}).high, 132);
+  const Expr unlike = floordiv(mod(flat, c(192)), c(64)) * c(2) + floordiv(flat, c(192));
+  EXPECT_EQ(bounds(unlike, ranges, {{row, {64, 127}}}).high, bounds(unlike, ranges).high);
+}
+
+TEST(Bounds, KnownRangesNeverMakeBoundsUnsound) {
+  // Random expressions with a random sub-sum known to stay in the range it takes where a
+  // random condition holds: every value inside that condition is inside the bounds.
+  std::mt19937 rng(std::random_device{}());
+  const VarRanges ranges{{"x", {0, 5}}, {"y", {0, 3}}, {"z", {-2, 2}}};
+  for (int trial = 0; trial < 500; ++trial) {
+    const Expr g = random_expr(rng, 2);
+    const int64_t scale = std::uniform_int_distribution<int>(-3, 4)(rng);
+    const Expr e = g * c(scale) + random_expr(rng, 3);
+    std::vector<int64_t> seen;
+    for (int64_t xv = 0; xv <= 5; ++xv)
+      for (int64_t yv = 0; yv <= 3; ++yv)
+        for (int64_t zv = -2; zv <= 2; ++zv)
+          seen.push_back(evaluate(g, {{"x", xv}, {"y", yv}, {"z", zv}}));
+    std::sort(seen.begin(), seen.end());
+    const Interval range{seen[seen.size() / 3], seen[2 * seen.size() / 3]};
+    const Expr gs = simplify(g, ranges), es = simplify(e, ranges);
+    const Interval b = bounds(es, ranges, {{gs, range}});
+    for (int64_t xv = 0; xv <= 5; ++xv)
+      for (int64_t yv = 0; yv <= 3; ++yv)
+        for (int64_t zv = -2; zv <= 2; ++zv) {
+          const std::map<std::string, int64_t> at{{"x", xv}, {"y", yv}, {"z", zv}};
+          const int64_t gv = evaluate(g, at);
+          if (gv < range.low || gv > range.high) continue;
+          const int64_t v = evaluate(e, at);
+          ASSERT_TRUE(v >= b.low && v <= b.high)
+              << es.to_string() << " with " << gs.to_string() << " in [" << range.low << ", "
+              << range.high << "]: " << v << " outside [" << b.low << ", " << b.high << "]";
+        }
   }
 }
 
