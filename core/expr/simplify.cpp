@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <vector>
 
 namespace kiln {
@@ -251,6 +253,37 @@ Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* kn
 Expr simplify_node(const Expr& e, const VarRanges& ranges);
 
 // (d*A + R) floordiv d = A + R floordiv d; R floordiv d = 0 when R lies in [0, d).
+Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges);
+
+// (c*A + S) floordiv (c*m) = A floordiv m when S lies in [0, c): a flat position over a
+// reshape (row*width + column, column < width) divided by a multiple of the width. Tries
+// each factor c that a term's coefficient shares with d, largest first; nothing when none
+// leaves a small enough rest.
+std::optional<Expr> floordiv_by_common_factor(const Linear& form, int64_t d,
+                                              const VarRanges& ranges) {
+  std::vector<int64_t> factors;
+  for (const auto& [key, entry] : form.terms) {
+    if (entry.second == kMin) continue;
+    const int64_t c = std::gcd(entry.second < 0 ? -entry.second : entry.second, d);
+    if (c > 1 && c < d) factors.push_back(c);
+  }
+  std::sort(factors.rbegin(), factors.rend());
+  for (const int64_t c : factors) {
+    Linear scaled, small;
+    small.constant = floor_mod(form.constant, c);
+    scaled.constant = floor_div(form.constant, c);
+    for (const auto& [key, entry] : form.terms) {
+      if (entry.second % c == 0)
+        scaled.add(entry.first, entry.second / c);
+      else
+        small.add(entry.first, entry.second);
+    }
+    const Interval si = interval_of(rebuild(small), ranges);
+    if (si.low >= 0 && si.high < c) return simplify_floordiv(rebuild(scaled), d / c, ranges);
+  }
+  return std::nullopt;
+}
+
 Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
   if (d == 1) return a;
   if (a.kind() == ExprKind::FloorDiv && a.operands()[1].is_const() && a.operands()[1].value() > 0) {
@@ -271,6 +304,8 @@ Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
   if (!(ri.low >= 0 && ri.high < d)) {
     if (ri.low != kMin && ri.high != kMax && floor_div(ri.low, d) == floor_div(ri.high, d)) {
       quotient.constant += floor_div(ri.low, d);  // the remainder part always divides to one value
+    } else if (auto reduced = floordiv_by_common_factor(rest, d, ranges)) {
+      quotient.add(*reduced, 1);
     } else {
       quotient.add(make_expr(ExprKind::FloorDiv, {r, Expr::constant(d)}), 1);
     }

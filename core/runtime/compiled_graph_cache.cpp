@@ -77,7 +77,10 @@ std::string access_outside_buffer(const LoopKernel& k, const std::vector<LoopBuf
     const Interval at = bounds(op.index, where, known);
     if (at.low < 0 || at.high >= buffers[static_cast<size_t>(op.buffer)].elements)
       return "kernel '" + k.name + "' reaches outside buffer '" +
-             buffers[static_cast<size_t>(op.buffer)].name + "'";
+             buffers[static_cast<size_t>(op.buffer)].name + "' (" +
+             std::to_string(buffers[static_cast<size_t>(op.buffer)].elements) +
+             " elements): index " + op.index.to_string() + " in [" + std::to_string(at.low) + ", " +
+             std::to_string(at.high) + "]";
   }
   return "";
 }

@@ -74,6 +74,19 @@ TEST(Simplify, AFlatPositionSplitAndJoinedIsItself) {
     EXPECT_EQ(evaluate(simplify(floordiv(z, c(4)) * c(4) + mod(z, c(4)), {}), {{"z", v}}), v);
 }
 
+TEST(Simplify, AFlatPositionDividedByAMultipleOfItsWidthIsItsRowDivided) {
+  // (row*width + column) floordiv (width*m) = row floordiv m for column in [0, width): the
+  // view of a [2, 1024, V] gradient as [2048, V] read back through its batch.
+  const VarRanges ranges{{"x", {0, 49}}, {"y", {0, 9}}};
+  EXPECT_EQ(simple(floordiv(x + y * c(50), c(200)), ranges), "y floordiv 4");
+  EXPECT_EQ(simple(floordiv(x + y * c(50) + c(100), c(200)), ranges), "(y + 2) floordiv 4");
+  EXPECT_EQ(simple(floordiv(x + y * c(50), c(200)) * c(200) + mod(y, c(4)) * c(50) + x, ranges),
+            "x + y*50");
+  // A column that can reach the width is not a column: nothing to reduce.
+  EXPECT_EQ(simple(floordiv(x + y * c(50), c(200)), {{"x", {0, 50}}, {"y", {0, 9}}}),
+            "(x + y*50) floordiv 200");
+}
+
 TEST(Simplify, MinMaxDecidedByRanges) {
   const VarRanges r{{"x", {0, 7}}};
   EXPECT_EQ(simple(min(x, c(10)), r), "x");
