@@ -24,10 +24,12 @@ int64_t wrap_add(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
 
-int64_t clamp128(Wide v) {
-  if (v > kMax) return kMax;
-  if (v < kMin) return kMin;
-  return static_cast<int64_t>(v);
+// An interval of int64 values from exact 128-bit bounds. Where a bound leaves the int64
+// range the value wraps at run time, and anything can come of it: the whole range, never
+// a clamped end that a later floordiv or min would turn into a narrow, wrong interval.
+Interval wide_interval(Wide low, Wide high) {
+  if (low < kMin || high > kMax) return {kMin, kMax};
+  return {static_cast<int64_t>(low), static_cast<int64_t>(high)};
 }
 
 // A sum of atoms times coefficients, plus a constant. Atoms are anything that is not a
@@ -132,17 +134,20 @@ struct Known {
 };
 using KnownList = std::vector<Known>;
 
-Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* known = nullptr);
+// `factor`: whether sums are also bounded through factored() (not inside factored()'s own
+// atoms, which keeps the work quadratic in the expression's depth, not exponential).
+Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* known = nullptr,
+                     bool factor = true);
 
 Interval mul_interval(Interval a, Interval b) {
   const Wide c[] = {static_cast<Wide>(a.low) * b.low, static_cast<Wide>(a.low) * b.high,
                     static_cast<Wide>(a.high) * b.low, static_cast<Wide>(a.high) * b.high};
-  return {clamp128(*std::min_element(std::begin(c), std::end(c))),
-          clamp128(*std::max_element(std::begin(c), std::end(c)))};
+  return wide_interval(*std::min_element(std::begin(c), std::end(c)),
+                       *std::max_element(std::begin(c), std::end(c)));
 }
 
 Interval add_interval(Interval a, Interval b) {
-  return {clamp128(static_cast<Wide>(a.low) + b.low), clamp128(static_cast<Wide>(a.high) + b.high)};
+  return wide_interval(static_cast<Wide>(a.low) + b.low, static_cast<Wide>(a.high) + b.high);
 }
 
 // The overlap of two sound bounds of one value; where they do not meet (the value is never
@@ -175,29 +180,31 @@ Interval factored(const Expr& e, const VarRanges& ranges, const KnownList& known
     }
     if (!all) continue;
     for (const auto& [key, entry] : k.form.terms) rest.terms.erase(key);
-    const Interval shifted = add_interval(k.range, {-k.form.constant, -k.form.constant});
+    const Interval shifted = wide_interval(static_cast<Wide>(k.range.low) - k.form.constant,
+                                           static_cast<Wide>(k.range.high) - k.form.constant);
     acc = add_interval(acc, mul_interval(shifted, {c, c}));
     found = true;
   }
   if (!found) return {kMin, kMax};
   for (const auto& [key, entry] : rest.terms)
-    acc = add_interval(
-        acc, mul_interval(interval_of(entry.first, ranges, &known), {entry.second, entry.second}));
+    acc = add_interval(acc, mul_interval(interval_of(entry.first, ranges, &known, false),
+                                         {entry.second, entry.second}));
   return acc;
 }
 
 // `i` narrowed by what `known` says of `e`: its own range where a mask guards `e` itself,
 // and through factored() where `e` is a sum holding a guarded expression.
-Interval narrowed(const Expr& e, Interval i, const VarRanges& ranges, const KnownList* known) {
+Interval narrowed(const Expr& e, Interval i, const VarRanges& ranges, const KnownList* known,
+                  bool factor) {
   if (known == nullptr || known->empty()) return i;
   const std::string text = e.to_string();
   for (const Known& k : *known)
     if (k.text == text) i = overlap(i, k.range);
-  if (e.kind() == ExprKind::Add) i = overlap(i, factored(e, ranges, *known));
+  if (factor && e.kind() == ExprKind::Add) i = overlap(i, factored(e, ranges, *known));
   return i;
 }
 
-Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* known) {
+Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* known, bool factor) {
   switch (e.kind()) {
     case ExprKind::Const:
       return {e.value(), e.value()};
@@ -208,13 +215,12 @@ Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* kn
     default:
       break;
   }
-  Interval acc = interval_of(e.operands()[0], ranges, known);
+  Interval acc = interval_of(e.operands()[0], ranges, known, factor);
   for (size_t i = 1; i < e.operands().size(); ++i) {
-    const Interval v = interval_of(e.operands()[i], ranges, known);
+    const Interval v = interval_of(e.operands()[i], ranges, known, factor);
     switch (e.kind()) {
       case ExprKind::Add:
-        acc = {clamp128(static_cast<Wide>(acc.low) + v.low),
-               clamp128(static_cast<Wide>(acc.high) + v.high)};
+        acc = add_interval(acc, v);
         break;
       case ExprKind::Mul:
         acc = mul_interval(acc, v);
@@ -247,7 +253,7 @@ Interval interval_of(const Expr& e, const VarRanges& ranges, const KnownList* kn
         break;
     }
   }
-  return narrowed(e, acc, ranges, known);
+  return narrowed(e, acc, ranges, known, factor);
 }
 
 Expr simplify_node(const Expr& e, const VarRanges& ranges);
@@ -287,7 +293,9 @@ std::optional<Expr> floordiv_by_common_factor(const Linear& form, int64_t d,
 Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
   if (d == 1) return a;
   if (a.kind() == ExprKind::FloorDiv && a.operands()[1].is_const() && a.operands()[1].value() > 0) {
-    return simplify_floordiv(a.operands()[0], wrap_mul(a.operands()[1].value(), d), ranges);
+    int64_t both = 0;  // (x floordiv a) floordiv d = x floordiv (a*d), unless a*d overflows
+    if (!__builtin_mul_overflow(a.operands()[1].value(), d, &both))
+      return simplify_floordiv(a.operands()[0], both, ranges);
   }
   const Linear form = linear_of(a);
   Linear quotient, rest;
@@ -305,7 +313,7 @@ Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
     if (ri.low != kMin && ri.high != kMax && floor_div(ri.low, d) == floor_div(ri.high, d)) {
       quotient.constant += floor_div(ri.low, d);  // the remainder part always divides to one value
     } else if (auto reduced = floordiv_by_common_factor(rest, d, ranges)) {
-      quotient.add(*reduced, 1);
+      accumulate(quotient, *reduced, 1);
     } else {
       quotient.add(make_expr(ExprKind::FloorDiv, {r, Expr::constant(d)}), 1);
     }

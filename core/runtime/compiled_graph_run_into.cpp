@@ -98,7 +98,7 @@ Result<std::vector<std::byte>> CompiledGraph::read_ref(const TensorRef& r) const
 // once, with what to change.
 void CompiledGraph::warn_layout_once(size_t i, const TensorRef& r, bool usable) const {
   const Graph& g = parts_->graph;
-  if (!usable || !parts_->log) return;
+  if (!usable || !parts_->log || r.type.numel() == 0) return;
   const TensorType& want = g.type(g.inputs[i]);
   if (same_layout(r.type, want)) return;
   auto& warned = parts_->layout_warned;

@@ -70,7 +70,8 @@ void narrow_from(const std::vector<LoopOp>& body, int id, VarRanges& ranges,
   if (!(c > -1e15 && c < 1e15) || c != static_cast<double>(int64_t(c))) return;
   if (guarded) {
     const std::string text = index->index.to_string();
-    if (!guarded->contains(text)) (*guarded)[text] = {INT64_MIN / 4, INT64_MAX / 4};
+    // Unbounded until a compare says otherwise: a one-sided guard bounds one side only.
+    if (!guarded->contains(text)) (*guarded)[text] = {INT64_MIN, INT64_MAX};
     narrow((*guarded)[text], cmp, static_cast<int64_t>(c));
   }
   std::string var;

@@ -10,6 +10,7 @@ torch.use_deterministic_algorithms(True) graphs compile in kiln's deterministic 
 """
 import threading
 import warnings
+import weakref
 
 import torch
 
@@ -39,10 +40,16 @@ class Stats:
         self.eager = []  # (reason, op or None)
         self.ops = set()
         self.host_ops = set()  # ops kiln ran on its host interpreter inside compiled graphs
-        self.graphs = []  # the compiled graphs (kiln.runtime.CompiledGraph), in compile order
+        # The compiled graphs still alive (kiln.runtime.CompiledGraph), in compile order:
+        # held weakly, so counting them keeps no device memory alive.
+        self._graphs = []
 
     def reset(self):
         self.__init__()
+
+    @property
+    def graphs(self):
+        return [g for g in (ref() for ref in self._graphs) if g is not None]
 
 
 stats = Stats()
@@ -93,7 +100,7 @@ def _compile_graph(gm, example_inputs, config):
     if _RANDOM_OPS & set(fx_graph.ops_of(graph)):
         compiled.set_random_seed(_draw_seed())
     stats.compiled += 1
-    stats.graphs.append(compiled)
+    stats._graphs.append(weakref.ref(compiled))
     stats.deterministic += bool(compiled.stats.get("deterministic"))
     stats.cache_hits += compiled.from_cache
     stats.ops.update(fx_graph.ops_of(graph))

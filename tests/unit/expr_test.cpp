@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -173,6 +174,34 @@ TEST(Bounds, AMaskedRowBoundsTheTermsItScales) {
   EXPECT_EQ(bounds(row + c(5), ranges, {{row, {64, 127}}}).high, 132);
   const Expr unlike = floordiv(mod(flat, c(192)), c(64)) * c(2) + floordiv(flat, c(192));
   EXPECT_EQ(bounds(unlike, ranges, {{row, {64, 127}}}).high, bounds(unlike, ranges).high);
+}
+
+TEST(Bounds, ValuesThatWrapAreNotNarrowedByALaterDivision) {
+  // x*4 leaves int64 for large x and wraps negative at run time: the bounds of a division of
+  // it must keep those values, not a clamped end divided down to [0, 1].
+  const VarRanges ranges{{"x", {0, int64_t{1} << 62}}};
+  const Interval b = bounds(floordiv(x * c(4), c(int64_t{1} << 62)), ranges);
+  EXPECT_LE(b.low, -2);
+  // A one-sided guard bounds one side only (what an unbounded side reaches wraps too).
+  const Interval one_sided = bounds(floordiv(x * c(4), c(int64_t{1} << 62)), ranges,
+                                    {{x * c(4), {std::numeric_limits<int64_t>::min(), 0}}});
+  EXPECT_LE(one_sided.low, -2);
+}
+
+TEST(Bounds, DeepSumsHoldingAKnownExpressionTakeLittleWork) {
+  // Each level holds the known sum again: bounds must not re-walk every level for each
+  // (2^64 walks would never end; this test would time out).
+  Expr e = x + y;
+  for (int level = 0; level < 64; ++level) e = x + y + floordiv(e, c(2));
+  const Interval b = bounds(e, {{"x", {0, 3}}, {"y", {0, 3}}}, {{x + y, {0, 2}}});
+  EXPECT_GE(b.high, 2);
+}
+
+TEST(Simplify, NestedDivisionsWhoseDivisorsOverflowStayAsTheyAre) {
+  const Expr e = floordiv(floordiv(x, c(int64_t{1} << 32)), c(int64_t{1} << 32));
+  const Expr s = simplify(e, {{"x", {0, int64_t{1} << 62}}});
+  for (const int64_t v : {int64_t{0}, int64_t{1} << 40, int64_t{1} << 62})
+    EXPECT_EQ(evaluate(s, {{"x", v}}), evaluate(e, {{"x", v}})) << s.to_string();
 }
 
 TEST(Bounds, KnownRangesNeverMakeBoundsUnsound) {
