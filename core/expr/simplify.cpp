@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -261,6 +262,21 @@ Expr simplify_node(const Expr& e, const VarRanges& ranges);
 // (d*A + R) floordiv d = A + R floordiv d; R floordiv d = 0 when R lies in [0, d).
 Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges);
 
+// `form` as d*scaled + rest: scaled takes the terms whose coefficient d divides (divided by
+// it) and the constant's floor quotient, rest the other terms and the constant's remainder.
+std::pair<Linear, Linear> split_by(const Linear& form, int64_t d) {
+  Linear scaled, rest;
+  scaled.constant = floor_div(form.constant, d);
+  rest.constant = floor_mod(form.constant, d);
+  for (const auto& [key, entry] : form.terms) {
+    if (entry.second % d == 0)
+      scaled.add(entry.first, entry.second / d);
+    else
+      rest.add(entry.first, entry.second);
+  }
+  return {scaled, rest};
+}
+
 // (c*A + S) floordiv (c*m) = A floordiv m when S lies in [0, c): a flat position over a
 // reshape (row*width + column, column < width) divided by a multiple of the width. Tries
 // each factor c that a term's coefficient shares with d, largest first; nothing when none
@@ -275,15 +291,7 @@ std::optional<Expr> floordiv_by_common_factor(const Linear& form, int64_t d,
   }
   std::sort(factors.rbegin(), factors.rend());
   for (const int64_t c : factors) {
-    Linear scaled, small;
-    small.constant = floor_mod(form.constant, c);
-    scaled.constant = floor_div(form.constant, c);
-    for (const auto& [key, entry] : form.terms) {
-      if (entry.second % c == 0)
-        scaled.add(entry.first, entry.second / c);
-      else
-        small.add(entry.first, entry.second);
-    }
+    const auto [scaled, small] = split_by(form, c);
     const Interval si = interval_of(rebuild(small), ranges);
     if (si.low >= 0 && si.high < c) return simplify_floordiv(rebuild(scaled), d / c, ranges);
   }
@@ -297,16 +305,7 @@ Expr simplify_floordiv(const Expr& a, int64_t d, const VarRanges& ranges) {
     if (!__builtin_mul_overflow(a.operands()[1].value(), d, &both))
       return simplify_floordiv(a.operands()[0], both, ranges);
   }
-  const Linear form = linear_of(a);
-  Linear quotient, rest;
-  quotient.constant = floor_div(form.constant, d);
-  rest.constant = floor_mod(form.constant, d);
-  for (const auto& [key, entry] : form.terms) {
-    if (entry.second % d == 0)
-      quotient.add(entry.first, entry.second / d);
-    else
-      rest.add(entry.first, entry.second);
-  }
+  auto [quotient, rest] = split_by(linear_of(a), d);
   const Expr r = rebuild(rest);
   const Interval ri = interval_of(r, ranges);
   if (!(ri.low >= 0 && ri.high < d)) {

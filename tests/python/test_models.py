@@ -414,17 +414,21 @@ class BadInput(unittest.TestCase):
 
 
 class Cache(unittest.TestCase):
-    def test_a_second_process_compiles_from_the_cache(self):
-        script = ("import torch, kiln.dynamo as b\n"
-                  "f = torch.compile(lambda x: torch.softmax(x * 3, -1), backend='kiln')\n"
-                  "f(torch.ones(4, 8))\n"
-                  "print('compiled', b.stats.compiled, 'hits', b.stats.cache_hits)\n")
+    def run_twice(self, script):
+        """`script` in two processes sharing a fresh kiln cache; both must succeed."""
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, KILN_CACHE_DIR=cache)
             runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
                     for _ in range(2)]
         for r in runs:
             self.assertEqual(r.returncode, 0, r.stderr)
+        return runs
+
+    def test_a_second_process_compiles_from_the_cache(self):
+        runs = self.run_twice("import torch, kiln.dynamo as b\n"
+                              "f = torch.compile(lambda x: torch.softmax(x * 3, -1), backend='kiln')\n"
+                              "f(torch.ones(4, 8))\n"
+                              "print('compiled', b.stats.compiled, 'hits', b.stats.cache_hits)\n")
         self.assertIn("compiled 1 hits 0", runs[0].stdout)
         self.assertIn("compiled 1 hits 1", runs[1].stdout)
 
@@ -432,20 +436,14 @@ class Cache(unittest.TestCase):
         # The backward graph of a GPT-2-shaped step reads each half of a cat at rows computed
         # from a flat position, in bounds only where the half's mask holds: the entry's bounds
         # check must see that, or every warm start compiles the backward again.
-        script = ("import sys, torch, kiln.dynamo as b\n"
-                  f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
-                  "import models\n"
-                  "torch.manual_seed(3)\n"
-                  "m = models.Gpt2().train()\n"
-                  "ids = torch.randint(0, 100, (2, 16))\n"
-                  "torch.compile(m, backend='kiln')(ids).sum().backward()\n"
-                  "print('compiled', b.stats.compiled, 'hits', b.stats.cache_hits)\n")
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, KILN_CACHE_DIR=cache)
-            runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
-                    for _ in range(2)]
-        for r in runs:
-            self.assertEqual(r.returncode, 0, r.stderr)
+        runs = self.run_twice("import sys, torch, kiln.dynamo as b\n"
+                              f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+                              "import models\n"
+                              "torch.manual_seed(3)\n"
+                              "m = models.Gpt2().train()\n"
+                              "ids = torch.randint(0, 100, (2, 16))\n"
+                              "torch.compile(m, backend='kiln')(ids).sum().backward()\n"
+                              "print('compiled', b.stats.compiled, 'hits', b.stats.cache_hits)\n")
         self.assertIn("compiled 2 hits 0", runs[0].stdout)
         self.assertIn("compiled 2 hits 2", runs[1].stdout, runs[1].stderr[-2000:])
 
