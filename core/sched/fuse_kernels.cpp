@@ -16,17 +16,7 @@ bool shares(const std::vector<int>& a, const std::vector<int>& b) {
   return std::any_of(a.begin(), a.end(), [&](int x) { return contains(b, x); });
 }
 
-// The buffers each kernel of a program reads and writes, listed once per round of fusion
-// (each attempt asks for them many times).
-struct Access {
-  std::vector<std::vector<int>> reads, writes;
-  explicit Access(const LoopProgram& prog) {
-    for (const LoopKernel& k : prog.kernels) {
-      reads.push_back(kernel_reads(k));
-      writes.push_back(kernel_writes(k));
-    }
-  }
-};
+using Access = ProgramAccess;  // made once per round of fusion
 
 // Whether a kernel other than `except` reads buffer `b`.
 bool read_elsewhere(const Access& access, int b, size_t except) {
@@ -128,7 +118,7 @@ Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, siz
     if (k == cand.at)
       order.push_back({&merged_reads, &merged_writes});
     else if (k != cand.first && k != cand.second)
-      order.push_back({&access.reads[k], &access.writes[k]});
+      order.push_back(access.of(k));
   }
   const int64_t after = live_peak_bytes(prog, order);
   if (after > peak + o.max_peak_growth_bytes) {

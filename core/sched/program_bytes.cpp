@@ -25,14 +25,17 @@ int64_t program_bytes(const LoopProgram& program) {
   return total;
 }
 
-int64_t live_peak_bytes(const LoopProgram& program) {
-  std::vector<std::vector<int>> reads, writes;
+ProgramAccess::ProgramAccess(const LoopProgram& program) {
   for (const LoopKernel& k : program.kernels) {
     reads.push_back(kernel_reads(k));
     writes.push_back(kernel_writes(k));
   }
+}
+
+int64_t live_peak_bytes(const LoopProgram& program) {
+  const ProgramAccess access(program);
   std::vector<KernelBuffers> order;
-  for (size_t k = 0; k < program.kernels.size(); ++k) order.push_back({&reads[k], &writes[k]});
+  for (size_t k = 0; k < program.kernels.size(); ++k) order.push_back(access.of(k));
   return live_peak_bytes(program, order);
 }
 

@@ -23,6 +23,14 @@ struct KernelBuffers {
   const std::vector<int>* reads = nullptr;
   const std::vector<int>* writes = nullptr;
 };
+
+// The buffers each kernel of a program reads and writes, listed once (fusion asks for them
+// many times per round).
+struct ProgramAccess {
+  std::vector<std::vector<int>> reads, writes;
+  explicit ProgramAccess(const LoopProgram& program);
+  KernelBuffers of(size_t kernel) const { return {&reads[kernel], &writes[kernel]}; }
+};
 // The same for kernels touching `order`'s buffers in this order over `program`'s buffers
 // and outputs (a program with some kernels replaced, weighed without copying it).
 int64_t live_peak_bytes(const LoopProgram& program, const std::vector<KernelBuffers>& order);
