@@ -1,6 +1,7 @@
 #include "core/lower/long_line_sort.h"
 
-#include <cmath>
+#include <algorithm>
+#include <bit>
 
 #include "core/lower/sort_order.h"
 #include "core/lower/window_index.h"
@@ -8,15 +9,38 @@
 namespace kiln {
 namespace {
 
-// Element j of chunk `chunk_index` (its position in the line), and whether it lies inside
-// the line (the last chunk may be short).
-std::pair<Expr, int> in_chunk(KernelBuilder& kb, const Expr& chunk_index, const Expr& j,
-                              int64_t chunk, int64_t len) {
-  const Expr pos = kb.simplify_index(chunk_index * Expr::constant(chunk) + j);
-  const int inside = kb.math("lt", DType::Bool,
-                             {kb.index(pos), kb.constant(DType::I64, static_cast<double>(len))});
-  return {pos, inside};
-}
+// A binary-search step (a dependent load) weighed as this many comparisons, and a kernel
+// launch as this many comparisons (shared by the lines it sorts).
+constexpr double kSearchStep = 4;
+constexpr double kLaunch = 1 << 19;
+
+// The runs of each level: level l's run j holds the first cap(l) in sort order of the line's
+// elements [j * span(l), (j + 1) * span(l)).
+struct MergeTree {
+  int64_t len, keep, chunk, lines;
+
+  int64_t span(int l) const { return chunk << l; }
+  int64_t cap(int l) const { return std::min(keep, span(l)); }
+  int64_t runs(int l) const { return (len + span(l) - 1) / span(l); }
+  int64_t slots(int l) const { return runs(l) * cap(l); }
+  // Levels above 0 until one run is left.
+  int levels() const {
+    int l = 0;
+    while (runs(l) > 1) ++l;
+    return l;
+  }
+  // How many elements run `j` (an index expression) holds: past the line's end, none.
+  Expr length(int l, const Expr& j) const {
+    return min(Expr::constant(cap(l)),
+               max(Expr::constant(0), Expr::constant(len) + Expr::constant(-span(l)) * j));
+  }
+  double cost() const {
+    double steps = static_cast<double>(len) * static_cast<double>(chunk);
+    for (int l = 0; l < levels(); ++l)
+      steps += kSearchStep * static_cast<double>(slots(l)) * std::bit_width(uint64_t(cap(l)));
+    return steps + kLaunch / static_cast<double>(lines) * (levels() + 2);
+  }
+};
 
 // Each element's rank inside its chunk of `chunk`, into `ranks` (i64, laid out like the input).
 void chunk_ranks(NodeLowering& n, size_t dim, bool descending, int64_t chunk, int ranks) {
@@ -25,8 +49,10 @@ void chunk_ranks(NodeLowering& n, size_t dim, bool descending, int64_t chunk, in
   const DType d = compute_dtype(in.dtype);
   KernelBuilder kb = n.kernel(in.sizes, {chunk});
   const std::vector<Expr> self = kb.pointwise_vars();
-  const auto [pos, inside] =
-      in_chunk(kb, floordiv(kb.x(dim), Expr::constant(chunk)), kb.r(0), chunk, len);
+  const Expr pos = kb.simplify_index(
+      floordiv(kb.x(dim), Expr::constant(chunk)) * Expr::constant(chunk) + kb.r(0));
+  const int inside = kb.math("lt", DType::Bool,
+                             {kb.index(pos), kb.constant(DType::I64, static_cast<double>(len))});
   const int a = kb.cast(n.load(kb, n.operand(0), self), d);
   const int b = kb.cast(
       n.load(kb, n.operand(0), with_dim(self, dim, clamp_index(pos, 0, len - 1)), inside), d);
@@ -38,202 +64,115 @@ void chunk_ranks(NodeLowering& n, size_t dim, bool descending, int64_t chunk, in
   n.emit(std::move(kb).finish());
 }
 
+// A level's storage: the line's runs one after another, `values` (compute dtype) and
+// `indices` (each element's position in the input line).
+struct Runs {
+  int values, indices;
+};
+
+Shape with_size(Shape sizes, size_t dim, int64_t size) {
+  sizes[dim] = size;
+  return sizes;
+}
+
 }  // namespace
 
-// The chunk length that makes a two-round topk cheapest (n*C + (n*k/C)^2 comparisons, least
-// near C = cbrt(2 n k^2)), at least 2k; 0 when one round over the whole line is as cheap.
-int64_t topk_chunk(int64_t len, int64_t k) {
-  const double ideal = std::cbrt(2.0 * static_cast<double>(len) * static_cast<double>(k * k));
-  const int64_t chunk = std::max<int64_t>(2 * k, (static_cast<int64_t>(ideal) + 31) / 32 * 32);
-  const int64_t chunks = (len + chunk - 1) / chunk;
-  const double two_rounds = static_cast<double>(len) * static_cast<double>(chunk) +
-                            std::pow(static_cast<double>(chunks * k), 2);
-  return chunk < len && two_rounds < 0.5 * static_cast<double>(len) * static_cast<double>(len)
-             ? chunk
-             : 0;
-}
-
-// topk in two rounds (long_line_sort.h). Candidate m of a line is place m % k of chunk
-// m / k; a chunk shorter than k leaves places empty, marked by a negative index, which sort
-// after every real candidate.
-void chunked_topk(NodeLowering& n, size_t dim, bool descending, int64_t k, int64_t chunk) {
-  const TensorType& in = n.in_type(0);
-  const TensorType& out = n.out_type(0);
-  const int64_t len = in.sizes[dim], chunks = (len + chunk - 1) / chunk, m = chunks * k;
-  const DType d = compute_dtype(in.dtype);
-  Shape cand_sizes = in.sizes;
-  cand_sizes[dim] = m;
-  const int64_t cand_numel = shape_numel(cand_sizes);
-  const int chunk_rank = n.temp_buffer("topk_chunk_rank", DType::I64, in.numel());
-  const int cand_value = n.temp_buffer("topk_candidate", d, cand_numel);
-  const int cand_index = n.temp_buffer("topk_candidate_index", DType::I64, cand_numel);
-  const int cand_rank = n.temp_buffer("topk_candidate_rank", DType::I64, cand_numel);
-  chunk_ranks(n, dim, descending, chunk, chunk_rank);
-  {  // 2: candidate m is the element of rank m % k in chunk m / k
-    KernelBuilder kb = n.kernel(cand_sizes, {chunk});
-    const std::vector<Expr> slot = kb.pointwise_vars();
-    const Expr place = mod(kb.x(dim), Expr::constant(k));
-    const auto [pos, inside] =
-        in_chunk(kb, floordiv(kb.x(dim), Expr::constant(k)), kb.r(0), chunk, len);
-    const Expr at = clamp_index(pos, 0, len - 1);
-    const int rank =
-        kb.load(chunk_rank, DType::I64,
-                kb.simplify_index(contiguous_index(in.sizes, with_dim(slot, dim, at))), inside, -1);
-    const int match = kb.math("eq", DType::Bool, {rank, kb.index(place)});
-    const int found = kb.reduce("argmax", DType::I64, kb.cast(match, DType::I64));
-    const int any = kb.reduce("max", DType::I64, kb.cast(match, DType::I64));
-    const Expr from = kb.simplify_index(clamp_index(
-        floordiv(kb.x(dim), Expr::constant(k)) * Expr::constant(chunk) + kb.indirect(found), 0,
-        len - 1));
-    const Expr here = contiguous_index(cand_sizes, slot);
-    kb.store(cand_value, here, kb.cast(n.load(kb, n.operand(0), with_dim(slot, dim, from)), d));
-    // -1 - m: distinct and negative
-    const int empty = kb.index(Expr::constant(-1) + Expr::constant(-1) * kb.x(dim));
-    kb.store(cand_index, here,
-             kb.where(kb.math("gt", DType::Bool, {any, kb.constant(DType::I64, 0)}), kb.index(from),
-                      empty));
-    n.emit(std::move(kb).finish());
-  }
-  {  // 3: each candidate's rank among its line's candidates (empty places last)
-    KernelBuilder kb = n.kernel(cand_sizes, {m});
-    const std::vector<Expr> self = kb.pointwise_vars();
-    const std::vector<Expr> other = with_dim(self, dim, kb.r(0));
-    const auto at = [&](const std::vector<Expr>& v) {
-      return kb.simplify_index(contiguous_index(cand_sizes, v));
-    };
-    const int a = kb.load(cand_value, d, at(self)), ia = kb.load(cand_index, DType::I64, at(self));
-    const int b = kb.load(cand_value, d, at(other)),
-              ib = kb.load(cand_index, DType::I64, at(other));
-    const auto cmp = [&](const char* fn, int x, int y) { return kb.math(fn, DType::Bool, {x, y}); };
-    const int zero = kb.constant(DType::I64, 0);
-    const int real_a = cmp("ge", ia, zero), real_b = cmp("ge", ib, zero);
-    // Empty places: after every real one, among themselves by (negated) position.
-    const int both_empty =
-        cmp("and", kb.math("not", DType::Bool, {real_a}), kb.math("not", DType::Bool, {real_b}));
-    const int before = cmp("or", cmp("and", real_b, kb.math("not", DType::Bool, {real_a})),
-                           cmp("or", cmp("and", both_empty, cmp("gt", ib, ia)),
-                               cmp("and", cmp("and", real_a, real_b),
-                                   sorts_before(kb, b, a, ib, ia, in.dtype, descending))));
-    kb.store(cand_rank, at(self), kb.reduce("sum", DType::I64, kb.cast(before, DType::I64)));
-    n.emit(std::move(kb).finish());
-  }
-  // 4: output place p is the candidate of rank p
-  KernelBuilder kb = n.kernel(out.sizes, {m});
-  const std::vector<Expr> place = kb.pointwise_vars();
-  const auto cand_at = [&](const Expr& j) {
-    return kb.simplify_index(contiguous_index(cand_sizes, with_dim(place, dim, j)));
-  };
-  const int rank = kb.load(cand_rank, DType::I64, cand_at(kb.r(0)));
-  const int match = kb.cast(kb.math("eq", DType::Bool, {rank, kb.index(kb.x(dim))}), DType::I64);
-  const int found = kb.reduce("argmax", DType::I64, match);
-  const Expr from = clamp_index(kb.indirect(found), 0, m - 1);
-  const Access values = n.realize_output(0);
-  const Access indices = n.realize_output(1);
-  const Expr here = contiguous_index(out.sizes, place);
-  kb.store(values.buffer, here, kb.cast(kb.load(cand_value, d, cand_at(from)), out.dtype));
-  kb.store(indices.buffer, here, kb.load(cand_index, DType::I64, cand_at(from)));
-  n.emit(std::move(kb).finish());
-}
-
-// n*C comparisons to rank the chunks, n*(n/C)*log2(C) dependent loads to place every
-// element, a load weighed as kSearchStep comparisons (each waits for the one before): the
-// power of two that minimises it, when that is less than half of n^2.
-constexpr double kSearchStep = 4;
-
-int64_t sort_chunk(int64_t len) {
+int64_t merge_tree_chunk(int64_t len, int64_t keep, int64_t lines) {
   int64_t best = 0;
-  double best_cost = 0.5 * static_cast<double>(len) * static_cast<double>(len);
-  for (int64_t chunk = 32; chunk < len; chunk *= 2) {
-    const double chunks = std::ceil(static_cast<double>(len) / static_cast<double>(chunk));
-    const double cost =
-        static_cast<double>(len) * static_cast<double>(chunk) +
-        kSearchStep * static_cast<double>(len) * chunks * std::log2(static_cast<double>(chunk));
-    if (cost < best_cost) best = chunk, best_cost = cost;
+  // One round: every element ranked against the line, then each kept place finds its element.
+  double best_cost = static_cast<double>(len) * static_cast<double>(len + keep) +
+                     2 * kLaunch / static_cast<double>(lines);
+  for (int64_t chunk = 16; chunk < len; chunk *= 2) {
+    if (const double cost = MergeTree{len, keep, chunk, lines}.cost(); cost < best_cost)
+      best = chunk, best_cost = cost;
   }
   return best;
 }
 
-// sort by chunks (long_line_sort.h). Slot g * C + r of a line's sorted chunks holds chunk g's
-// element of rank r; the slots past a short last chunk's end are never read.
-void chunked_sort(NodeLowering& n, size_t dim, bool descending, int64_t chunk) {
+void merge_tree_sort(NodeLowering& n, size_t dim, bool descending, int64_t keep, int64_t chunk) {
   const TensorType& in = n.in_type(0);
   const TensorType& out = n.out_type(0);
-  const int64_t len = in.sizes[dim], chunks = (len + chunk - 1) / chunk;
+  const int64_t lines = in.numel() / in.sizes[dim];
+  const MergeTree tree{in.sizes[dim], keep, chunk, lines};
+  const int levels = tree.levels();
   const DType d = compute_dtype(in.dtype);
-  Shape sorted_sizes = in.sizes;
-  sorted_sizes[dim] = chunks * chunk;
-  const int64_t sorted_numel = shape_numel(sorted_sizes);
-  const int chunk_rank = n.temp_buffer("sort_chunk_rank", DType::I64, in.numel());
-  const int sorted_value = n.temp_buffer("sort_chunk_value", d, sorted_numel);
-  const int sorted_index = n.temp_buffer("sort_chunk_index", DType::I64, sorted_numel);
-  const int place = n.temp_buffer("sort_place", DType::I64, in.numel());
-  chunk_ranks(n, dim, descending, chunk, chunk_rank);
-  {  // each element to its chunk's sorted slots
+  int64_t most = 0;  // the largest level kept in a temporary buffer
+  for (int l = 0; l < levels; ++l) most = std::max(most, tree.slots(l));
+  const Runs buffers[2] = {{n.temp_buffer("merge_values_a", d, lines * most),
+                            n.temp_buffer("merge_indices_a", DType::I64, lines * most)},
+                           {n.temp_buffer("merge_values_b", d, lines * most),
+                            n.temp_buffer("merge_indices_b", DType::I64, lines * most)}};
+  const int ranks = n.temp_buffer("merge_chunk_rank", DType::I64, in.numel());
+  chunk_ranks(n, dim, descending, chunk, ranks);
+  {  // level 0: each chunk's first cap(0) in order
     KernelBuilder kb = n.kernel(in.sizes);
     const std::vector<Expr> self = kb.pointwise_vars();
-    const int rank = kb.load(chunk_rank, DType::I64, contiguous_index(in.sizes, self));
+    const int rank = kb.load(ranks, DType::I64, contiguous_index(in.sizes, self));
+    const int kept = kb.math("lt", DType::Bool,
+                             {rank, kb.constant(DType::I64, static_cast<double>(tree.cap(0)))});
     const Expr slot = kb.simplify_index(contiguous_index(
-        sorted_sizes, with_dim(self, dim,
-                               floordiv(kb.x(dim), Expr::constant(chunk)) * Expr::constant(chunk) +
-                                   clamp_index(kb.indirect(rank), 0, chunk - 1))));
-    kb.scatter("store", sorted_value, slot, kb.cast(n.load(kb, n.operand(0), self), d));
-    kb.scatter("store", sorted_index, slot, kb.index(kb.x(dim)));
+        with_size(in.sizes, dim, tree.slots(0)),
+        with_dim(self, dim,
+                 floordiv(kb.x(dim), Expr::constant(chunk)) * Expr::constant(tree.cap(0)) +
+                     clamp_index(kb.indirect(rank), 0, tree.cap(0) - 1))));
+    kb.scatter("store", buffers[0].values, slot, kb.cast(n.load(kb, n.operand(0), self), d), kept);
+    kb.scatter("store", buffers[0].indices, slot, kb.index(kb.x(dim)), kept);
     n.emit(std::move(kb).finish());
   }
-  {  // each element's place: over the chunks, how many of theirs sort before it
-    KernelBuilder kb = n.kernel(in.sizes, {chunks});
+  for (int l = 0; l < levels; ++l) {  // level l + 1: pairs of runs merged
+    const Runs& from = buffers[l % 2];
+    const Runs& to = buffers[(l + 1) % 2];
+    const bool last = l + 1 == levels;
+    const int64_t cap = tree.cap(l), next_cap = tree.cap(l + 1);
+    const Shape sizes = with_size(in.sizes, dim, tree.slots(l));
+    KernelBuilder kb = n.kernel(sizes);
     const std::vector<Expr> self = kb.pointwise_vars();
-    const int a = kb.cast(n.load(kb, n.operand(0), self), d);
-    const int ia = kb.index(kb.x(dim));
-    // The chunk's length: C, or what is left of the line.
-    const int length = kb.index(
-        min(Expr::constant(chunk), Expr::constant(len) + Expr::constant(-chunk) * kb.r(0)));
-    // The count of the chunk's sorted elements before `a` grows by halving steps: a slot is
-    // taken when it exists and its element sorts before `a` (the order is monotone along the
-    // sorted chunk, and a is never before itself).
+    const Expr run = floordiv(kb.x(dim), Expr::constant(cap));
+    const Expr offset = mod(kb.x(dim), Expr::constant(cap));
+    const Expr partner = run + Expr::constant(1) + Expr::constant(-2) * mod(run, Expr::constant(2));
+    const auto cmp = [&](const char* fn, int x, int y) { return kb.math(fn, DType::Bool, {x, y}); };
+    const int real = cmp("lt", kb.index(offset), kb.index(tree.length(l, run)));
+    const int partner_length = kb.index(tree.length(l, partner));
+    const Expr here = contiguous_index(sizes, self);
+    const int a = kb.load(from.values, d, here, real);
+    const int ia = kb.load(from.indices, DType::I64, here, real);
+    // The partner's elements before `a`: steps from the largest power of two within cap reach
+    // every count up to cap.
+    // The slot before the partner's first, computed once (each step's index stays short).
+    const int before_partner = kb.index(partner * Expr::constant(cap) + Expr::constant(-1));
+    // Runs hold disjoint stretches of the line, so ties go the same way against the whole
+    // partner: its elements come earlier in the line when it is the left run of the pair.
+    const int partner_earlier = kb.math(
+        "eq", DType::Bool, {kb.index(mod(run, Expr::constant(2))), kb.constant(DType::I64, 1)});
     int count = kb.constant(DType::I64, 0);
-    for (int64_t step = chunk / 2; step >= 1; step /= 2) {
+    for (int64_t step = std::bit_floor(uint64_t(cap)); step >= 1; step /= 2) {
       const int next = kb.math("add", DType::I64, {count, kb.constant(DType::I64, step)});
-      const int exists = kb.math("le", DType::Bool, {next, length});
+      const int exists = cmp("and", real, cmp("le", next, partner_length));
       const Expr at = kb.simplify_index(contiguous_index(
-          sorted_sizes,
-          with_dim(self, dim,
-                   kb.r(0) * Expr::constant(chunk) +
-                       clamp_index(kb.indirect(next) + Expr::constant(-1), 0, chunk - 1))));
-      const int b = kb.load(sorted_value, d, at, exists);
-      const int ib = kb.load(sorted_index, DType::I64, at, exists);
-      const int take = kb.math("and", DType::Bool,
-                               {exists, sorts_before(kb, b, a, ib, ia, in.dtype, descending)});
-      count = kb.where(take, next, count);
+          sizes, with_dim(self, dim,
+                          clamp_index(kb.indirect(before_partner) + kb.indirect(next), 0,
+                                      tree.slots(l) - 1))));
+      const int b = kb.load(from.values, d, at, exists);
+      count = kb.where(
+          cmp("and", exists, sorts_before(kb, b, a, partner_earlier, in.dtype, descending)), next,
+          count);
     }
-    // The last slot (step 1 covers a chunk of C = 2^j with counts up to C - 1; a whole chunk
-    // before `a` needs one more look).
-    const int full = kb.math("eq", DType::Bool, {count, kb.constant(DType::I64, chunk - 1)});
-    const Expr last = kb.simplify_index(contiguous_index(
-        sorted_sizes,
-        with_dim(self, dim, kb.r(0) * Expr::constant(chunk) + Expr::constant(chunk - 1))));
-    const int last_exists =
-        kb.math("and", DType::Bool,
-                {full, kb.math("ge", DType::Bool, {length, kb.constant(DType::I64, chunk)})});
-    const int b = kb.load(sorted_value, d, last, last_exists);
-    const int ib = kb.load(sorted_index, DType::I64, last, last_exists);
-    const int take = kb.math("and", DType::Bool,
-                             {last_exists, sorts_before(kb, b, a, ib, ia, in.dtype, descending)});
-    count = kb.where(take, kb.constant(DType::I64, chunk), count);
-    kb.store(place, contiguous_index(in.sizes, self), kb.reduce("sum", DType::I64, count));
+    const int place = kb.math("add", DType::I64, {kb.index(offset), count});
+    const int kept = cmp("and", real, cmp("lt", place, kb.constant(DType::I64, double(next_cap))));
+    const Expr slot = floordiv(run, Expr::constant(2)) * Expr::constant(next_cap) +
+                      clamp_index(kb.indirect(place), 0, next_cap - 1);
+    if (last) {
+      const Expr at = kb.simplify_index(contiguous_index(out.sizes, with_dim(self, dim, slot)));
+      kb.scatter("store", n.realize_output(0).buffer, at, kb.cast(a, out.dtype), kept);
+      kb.scatter("store", n.realize_output(1).buffer, at, ia, kept);
+    } else {
+      const Expr at = kb.simplify_index(
+          contiguous_index(with_size(in.sizes, dim, tree.slots(l + 1)), with_dim(self, dim, slot)));
+      kb.scatter("store", to.values, at, a, kept);
+      kb.scatter("store", to.indices, at, ia, kept);
+    }
     n.emit(std::move(kb).finish());
   }
-  // Every element to its place: the places are a permutation of the line.
-  const Access values = n.realize_output(0);
-  const Access indices = n.realize_output(1);
-  KernelBuilder kb = n.kernel(in.sizes);
-  const std::vector<Expr> self = kb.pointwise_vars();
-  const int at = kb.check_index(kb.load(place, DType::I64, contiguous_index(in.sizes, self)), len);
-  const Expr to =
-      kb.simplify_index(contiguous_index(out.sizes, with_dim(self, dim, kb.indirect(at))));
-  kb.scatter("store", values.buffer, to, kb.cast(n.load(kb, n.operand(0), self), out.dtype));
-  kb.scatter("store", indices.buffer, to, kb.index(kb.x(dim)));
-  n.emit(std::move(kb).finish());
 }
 
 }  // namespace kiln

@@ -3,7 +3,7 @@
 //  - sort and topk by rank: an element's place is the count of elements that sort before it
 //    (sort_order.h: NaN last ascending, first descending, ties by index), O(n^2) per line;
 //    each output place then finds the element of that rank (the first index whose rank
-//    matches) and reads it. Long lines go through long_line_sort.h instead.
+//    matches) and reads it. Long lines go through a merge tree instead (long_line_sort.h).
 #include "core/lower/long_line_sort.h"
 #include "core/lower/scan_lowering.h"
 #include "core/lower/sort_order.h"
@@ -41,13 +41,8 @@ LowerFn sort_like(int dim_arg, int descending_arg, bool is_topk) {
     const auto dim = static_cast<size_t>(*normalize_dim(n.args().get_int(dim_arg), in.rank()));
     const bool descending = n.args().get_bool(descending_arg);
     const int64_t len = in.sizes[dim];
-    if (is_topk) {
-      if (const int64_t chunk = topk_chunk(len, out.sizes[dim]); chunk > 0) {
-        chunked_topk(n, dim, descending, out.sizes[dim], chunk);
-        return true;
-      }
-    } else if (const int64_t chunk = sort_chunk(len); chunk > 0) {
-      chunked_sort(n, dim, descending, chunk);
+    if (const int64_t chunk = merge_tree_chunk(len, out.sizes[dim], in.numel() / len); chunk > 0) {
+      merge_tree_sort(n, dim, descending, out.sizes[dim], chunk);
       return true;
     }
     const DType d = compute_dtype(in.dtype);

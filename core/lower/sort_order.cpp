@@ -3,8 +3,11 @@
 namespace kiln {
 
 int sorts_before(KernelBuilder& kb, int b, int a, int ib, int ia, DType d, bool descending) {
+  return sorts_before(kb, b, a, kb.math("lt", DType::Bool, {ib, ia}), d, descending);
+}
+
+int sorts_before(KernelBuilder& kb, int b, int a, int earlier, DType d, bool descending) {
   const auto cmp = [&](const char* fn, int x, int y) { return kb.math(fn, DType::Bool, {x, y}); };
-  const int earlier = cmp("lt", ib, ia);
   int same = cmp("eq", b, a);
   int ahead = cmp(descending ? "gt" : "lt", b, a);
   if (is_floating(d)) {
