@@ -31,14 +31,12 @@ int PhiloxKernel::shift_right(int value, int shift) {
 }
 
 std::pair<int, int> PhiloxKernel::mulhilo(uint32_t m, int a) {
-  // a = a_hi * 2^16 + a_lo; m * a = p_hi * 2^16 + p_lo with p_hi, p_lo < 2^48.
-  const int a_hi = shift_right(a, 16), a_lo = math("and", a, constant(0xFFFF));
-  const int p_hi = math("mul", a_hi, constant(m)), p_lo = math("mul", a_lo, constant(m));
-  const int lo = math(
-      "and", math("add", p_lo, math("mul", math("and", p_hi, constant(0xFFFF)), constant(0x10000))),
-      constant(kWord));
-  const int hi = shift_right(math("add", p_hi, shift_right(p_lo, 16)), 16);
-  return {hi, lo};
+  // KIR's int64 multiply wraps: the 64 bits of m * a (below 2^64) are exact, whatever the
+  // sign they read as. floordiv by 2^32 shifts arithmetically; the mask keeps bits 32..63.
+  // Every word masked to 32 bits lets a GPU compiler prove it fits (one widening multiply).
+  const int product = math("mul", a, constant(m));
+  return {math("and", shift_right(product, 32), constant(kWord)),
+          math("and", product, constant(kWord))};
 }
 
 std::array<int, 4> PhiloxKernel::words(int block) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "plugins/gpu/narrow_wide_integers.h"
+
 namespace kiln::gpu {
 
 void internalize_all_but(llvm::Module& m, const std::vector<std::string>& entries) {
@@ -27,6 +29,9 @@ void optimize_o3(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(m, mam);
+  // 64-bit integer operations on values that fit 32 bits, on 32 bits (after O3, whose
+  // InstCombine would widen them back).
+  narrow_wide_integers(m);
 }
 
 }  // namespace kiln::gpu

@@ -14,7 +14,7 @@ namespace kiln::gpu {
 // Gives every defined function but the `entries` internal linkage.
 void internalize_all_but(llvm::Module& m, const std::vector<std::string>& entries);
 
-// The O3 module pipeline with `tm`'s analyses.
+// The O3 module pipeline with `tm`'s analyses, then narrow_wide_integers.
 void optimize_o3(llvm::Module& m, llvm::TargetMachine& tm);
 
 }  // namespace kiln::gpu

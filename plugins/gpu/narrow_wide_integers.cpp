@@ -1,0 +1,136 @@
+#include "plugins/gpu/narrow_wide_integers.h"
+
+#include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/Analysis/DemandedBits.h>
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/Support/KnownBits.h>
+#include <llvm/Transforms/Utils/Local.h>
+
+#include <vector>
+
+namespace kiln::gpu {
+namespace {
+
+constexpr uint64_t kLow32 = 0xFFFFFFFFull;
+
+bool fits_32_bits(llvm::Value* v, const llvm::DataLayout& dl) {
+  return llvm::computeKnownBits(v, dl).countMinLeadingZeros() >= 32;
+}
+
+// Whether the low 32 bits of `op`'s result depend only on the low 32 bits of its operands.
+bool low_bits_from_low_bits(unsigned opcode) {
+  switch (opcode) {
+    case llvm::Instruction::Add:
+    case llvm::Instruction::Sub:
+    case llvm::Instruction::Mul:
+    case llvm::Instruction::And:
+    case llvm::Instruction::Or:
+    case llvm::Instruction::Xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The value `v` as i32 (its low bits): the source of a zero extension, else a truncation.
+llvm::Value* low_word(llvm::IRBuilder<>& ir, llvm::Value* v) {
+  if (auto* z = llvm::dyn_cast<llvm::ZExtInst>(v); z && z->getSrcTy()->isIntegerTy(32))
+    return z->getOperand(0);
+  return ir.CreateTrunc(v, ir.getInt32Ty());
+}
+
+// The 32-bit form of a 64-bit binary operation, or null: where only its low 32 bits are used
+// (`demanded`), or where its operands fit 32 bits (a widening multiply; and, or, xor and
+// right shifts by a constant, zero-extended).
+llvm::Value* narrowed(llvm::BinaryOperator& inst, const llvm::APInt& demanded,
+                      const llvm::DataLayout& dl) {
+  llvm::Value* a = inst.getOperand(0);
+  llvm::Value* b = inst.getOperand(1);
+  const unsigned opcode = inst.getOpcode();
+  llvm::IRBuilder<> ir(&inst);
+  llvm::Type* i64 = ir.getInt64Ty();
+  if ((demanded.getZExtValue() & ~kLow32) == 0 && low_bits_from_low_bits(opcode))
+    return ir.CreateZExt(ir.CreateBinOp(static_cast<llvm::Instruction::BinaryOps>(opcode),
+                                        low_word(ir, a), low_word(ir, b)),
+                         i64);
+  if (!fits_32_bits(a, dl)) return nullptr;
+  switch (opcode) {
+    case llvm::Instruction::Mul:
+      // Both below 2^32: the product fits 64 bits unsigned, and NVPTX selects mul.wide.u32.
+      if (!fits_32_bits(b, dl)) return nullptr;
+      return ir.CreateMul(ir.CreateZExt(low_word(ir, a), i64), ir.CreateZExt(low_word(ir, b), i64),
+                          "", /*HasNUW=*/true);
+    case llvm::Instruction::And:
+    case llvm::Instruction::Or:
+    case llvm::Instruction::Xor:
+      if (!fits_32_bits(b, dl)) return nullptr;
+      return ir.CreateZExt(ir.CreateBinOp(static_cast<llvm::Instruction::BinaryOps>(opcode),
+                                          low_word(ir, a), low_word(ir, b)),
+                           i64);
+    case llvm::Instruction::LShr:
+    case llvm::Instruction::AShr:  // of a value below 2^32: the same as a logical shift
+      if (auto* shift = llvm::dyn_cast<llvm::ConstantInt>(b); shift && shift->getZExtValue() < 32)
+        return ir.CreateZExt(ir.CreateLShr(low_word(ir, a), shift->getZExtValue()), i64);
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+int narrow_function(llvm::Function& f) {
+  const llvm::DataLayout& dl = f.getParent()->getDataLayout();
+  llvm::AssumptionCache assumptions(f);
+  llvm::DominatorTree dominators(f);
+  llvm::DemandedBits demanded(f, assumptions, dominators);
+  std::vector<std::pair<llvm::BinaryOperator*, llvm::APInt>> candidates;
+  for (llvm::BasicBlock& block : f)
+    for (llvm::Instruction& inst : block)
+      if (auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&inst);
+          op && op->getType()->isIntegerTy(64))
+        candidates.emplace_back(op, demanded.getDemandedBits(op));
+  int count = 0;
+  for (auto& [op, bits] : candidates) {
+    if (llvm::Value* narrow = narrowed(*op, bits, dl)) {
+      op->replaceAllUsesWith(narrow);
+      op->eraseFromParent();
+      ++count;
+    }
+  }
+  // Masks to 32 bits of values that now fit 32 bits, and what nothing uses any more.
+  for (llvm::BasicBlock& block : f)
+    for (llvm::Instruction& inst : llvm::make_early_inc_range(block)) {
+      auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&inst);
+      auto* mask = op ? llvm::dyn_cast<llvm::ConstantInt>(op->getOperand(1)) : nullptr;
+      if (op && op->getOpcode() == llvm::Instruction::And && mask &&
+          mask->getZExtValue() == kLow32 && op->getType()->isIntegerTy(64) &&
+          fits_32_bits(op->getOperand(0), dl)) {
+        op->replaceAllUsesWith(op->getOperand(0));
+        op->eraseFromParent();
+      }
+    }
+  for (llvm::BasicBlock& block : f)
+    for (llvm::Instruction& inst : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (llvm::isInstructionTriviallyDead(&inst)) inst.eraseFromParent();
+  return count;
+}
+
+}  // namespace
+
+int narrow_wide_integers(llvm::Module& m) {
+  int count = 0;
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration()) continue;
+    // Each round's narrowed operations leave fewer bits demanded of their operands.
+    for (int round = 0; round < 4; ++round) {
+      const int narrowed_now = narrow_function(f);
+      count += narrowed_now;
+      if (narrowed_now == 0) break;
+    }
+  }
+  return count;
+}
+
+}  // namespace kiln::gpu
