@@ -53,6 +53,12 @@ def cases(only):
         # Top-p sampling sorts the vocabulary.
         add(f"sort_desc_8x50257_{tag}", lambda x: torch.sort(x, 1, descending=True)[0],
             randn(8, 50257))
+        # Shapes beyond the vocabulary: a mixture-of-experts router (top 2 of 64 experts for
+        # 16384 tokens), top-k sampling over a 128256-word vocabulary, and one long vector
+        # sorted (values compared: ties may order differently).
+        add(f"topk2_16384x64_{tag}", lambda x: torch.topk(x, 2, 1)[0], randn(16384, 64))
+        add(f"topk50_4x128256_{tag}", lambda x: torch.topk(x, 50, 1)[0], randn(4, 128256))
+        add(f"sort_1048576_{tag}", lambda x: torch.sort(x)[0], randn(1 << 20))
         # An embedding gradient (GPT-2 small, 4096 tokens): scatter-add rows into the table.
         ids = torch.randint(0, 50257, (4096,), device=dev)
         add(f"embedding_grad_scatter_add_{tag}",

@@ -154,10 +154,15 @@ class CompiledGraph:
         on the graph's device, or writes them into `out`."""
         if len(tensors) != len(self.inputs):
             raise KilnError(f"the graph takes {len(self.inputs)} inputs, got {len(tensors)}")
+        return self.caller()(tensors, out)
+
+    def caller(self):
+        """The per-call path: a function of (a sequence of tensors in graph input order, out
+        or None), without the argument count check."""
         call = self.__dict__.get("_call")
         if call is None:
             call = self._call = _Call(self)
-        return call(tensors, out)
+        return call
 
 
 class SharedTensor:
@@ -209,14 +214,12 @@ class _Call:
                 lambda: torch.cuda.current_stream(self.device).cuda_stream)
 
     def __call__(self, tensors, out):
-        import torch
-
         if out is None:
             out = self.empty()
         # kiln launches on the legacy default stream and waits for the device before it
         # returns; work queued on another stream must be done before kiln reads it.
         if self.cuda and self.raw_stream() != 0:
-            torch.cuda.current_stream(self.device).synchronize()
+            _torch().cuda.current_stream(self.device).synchronize()
         alive = []
         with self.lock:
             ins = self.ins.fill(tensors, alive)
