@@ -9,10 +9,10 @@
 namespace kiln {
 namespace {
 
-// Runs merged per level: each element searches the group's other runs, searches whose loads
-// overlap, so a level costs about one search's latency and four runs take half the levels
-// of two.
-constexpr int64_t kFanIn = 4;
+// Runs merged per level. Four (three binary searches per element, half the levels) measured
+// slower on an H200 than pairs: 0.15 -> 0.18 ms for 8 vocabulary-long lines, 0.43 -> 0.53 ms
+// for 2^20 values (bench/results/2026-11-27-h200-merge-tree/).
+constexpr int64_t kFanIn = 2;
 // A binary-search step (a dependent load) weighed as this many comparisons, and a kernel
 // launch as this many comparisons (shared by the lines it sorts).
 constexpr double kSearchStep = 4;
@@ -146,8 +146,8 @@ void merge_tree_sort(NodeLowering& n, size_t dim, bool descending, int64_t keep,
     const int a = kb.load(from.values, d, here, real);
     const SortPivot pivot = sort_pivot(kb, a, in.dtype);
     const int ia = kb.load(from.indices, DType::I64, here, real);
-    // Over the group's other runs (the s-th after this one, cyclically), each one's elements
-    // before `a`: independent binary searches, whose loads overlap.
+    // Over the group's other runs (the s-th after this one, cyclically), how many of each
+    // one's elements sort before `a`: a binary search each.
     int count = kb.constant(DType::I64, 0);
     for (int64_t s = 1; s < kFanIn; ++s) {
       const Expr shifted = in_group + Expr::constant(s);

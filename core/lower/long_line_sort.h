@@ -1,12 +1,11 @@
 // sort and topk of long lines as a merge tree, without comparing every pair of elements:
 //  - level 0: each chunk of C elements ranked inside itself (n*C comparisons, one reduction
 //    kernel) and written out in order, its first `keep` elements only (topk keeps k, sort all);
-//  - level l+1: groups of four level-l runs merged, one pointwise kernel per level: an
-//    element's place in the merged run is its place in its own run plus, for each other run
-//    of the group, how many of its elements sort before it (a binary search: log2 of the
-//    run's length in loads; the three searches overlap). Merged runs again keep their first
-//    `keep`.
-// Sort costs n*C + 3n*sum(log2 run) steps in 2 + log4(n/C) kernels (n = 50257, C = 32: ~1%
+//  - level l+1: pairs of level-l runs merged, one pointwise kernel per level: an element's
+//    place in the merged run is its place in its own run plus how many of the partner run's
+//    elements sort before it, a binary search of the partner (log2 of its length in loads).
+//    Merged runs again keep their first `keep`.
+// Sort costs n*C + n*sum(log2 run) steps in 2 + log2(n/C) kernels (n = 50257, C = 32: ~1%
 // of the n^2 a whole-line rank takes); topk with runs capped at k much less.
 #pragma once
 

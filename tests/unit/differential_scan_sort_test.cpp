@@ -92,9 +92,10 @@ TEST_P(CompiledScanSort, SortAndTopkAreKernels) {
 }
 
 // Long lines (1201 along dim 1, 700 down a strided dim 0, 4099 in one line; many ties and
-// NaNs, both directions) through the merge tree: chunks of 128 and 256 (the last one short),
-// groups of four runs with members missing (10 runs, then 3; 33, 9, 3), runs capped at k (1,
-// 20, 50, 100) and growing to a k that is no power of two (1000), sorts of 1, 2 and 3 levels.
+// NaNs, both directions) through the merge tree: chunks of 256 and 512 (the last one short),
+// levels with an odd run count (a run without a partner), runs capped at k (1, 50, 100) and
+// growing to a k that is no power of two (1000), sorts of 1, 2 and 5 levels; topk 20 of 700
+// in one round.
 TEST_P(CompiledScanSort, LongLinesSortAndTopkByMergeTree) {
   const DType d = GetParam();
   GraphBuilder b = builder();
@@ -112,7 +113,7 @@ TEST_P(CompiledScanSort, LongLinesSortAndTopkByMergeTree) {
   both("dim0_top20", "aten.topk.default", {xt, int64_t{20}, int64_t{0}, true, true});
   both("sorted_descending", "aten.sort.default", {x, int64_t{1}, true});
   both("sorted_dim0", "aten.sort.default", {xt, int64_t{0}, false});
-  // Three levels with a k that grows past a chunk: one float, one half-width and one integer
+  // Five levels with a k that grows past a chunk: one float, one half-width and one integer
   // dtype (the others differ from them only in loads and casts, covered above).
   if (d == DType::F32 || d == DType::BF16 || d == DType::I64) {
     const ValueRef one = b.op("aten.round.default",
@@ -124,17 +125,18 @@ TEST_P(CompiledScanSort, LongLinesSortAndTopkByMergeTree) {
   EXPECT_EQ(st.host_steps, 0u);
 }
 
-// The lines above take the merge tree with the chunks their comment names; short lines
-// rank in one round; a vocabulary-wide topk and sort take chunks of 64 (5 levels).
+// The lines above take the merge tree with the chunks their comment names; short lines and
+// few kept elements of short lines rank in one round; a vocabulary-wide topk and sort take
+// chunks of 32 (11 levels).
 TEST(MergeTreeChunk, ByLineLengthKeptElementsAndLines) {
-  EXPECT_EQ(merge_tree_chunk(1201, 50, 2), 128);
-  EXPECT_EQ(merge_tree_chunk(1201, 1201, 2), 128);
-  EXPECT_EQ(merge_tree_chunk(700, 700, 3), 256);
-  EXPECT_EQ(merge_tree_chunk(700, 20, 3), 256);
-  EXPECT_EQ(merge_tree_chunk(4099, 1000, 1), 128);
+  EXPECT_EQ(merge_tree_chunk(1201, 50, 2), 256);
+  EXPECT_EQ(merge_tree_chunk(1201, 1201, 2), 512);
+  EXPECT_EQ(merge_tree_chunk(700, 700, 3), 512);
+  EXPECT_EQ(merge_tree_chunk(4099, 1000, 1), 256);
+  EXPECT_EQ(merge_tree_chunk(700, 20, 3), 0);
   EXPECT_EQ(merge_tree_chunk(13, 13, 4), 0);
-  EXPECT_EQ(merge_tree_chunk(50257, 50, 8), 64);
-  EXPECT_EQ(merge_tree_chunk(50257, 50257, 8), 64);
+  EXPECT_EQ(merge_tree_chunk(50257, 50, 8), 32);
+  EXPECT_EQ(merge_tree_chunk(50257, 50257, 8), 32);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledScanSort,
