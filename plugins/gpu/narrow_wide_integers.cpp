@@ -9,6 +9,7 @@
 #include <llvm/Support/KnownBits.h>
 #include <llvm/Transforms/Utils/Local.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace kiln::gpu {
@@ -35,10 +36,39 @@ bool low_bits_from_low_bits(unsigned opcode) {
   }
 }
 
+bool from_32_bits(llvm::Value* v) {
+  auto* z = llvm::dyn_cast<llvm::ZExtInst>(v);
+  return z && z->getSrcTy()->isIntegerTy(32);
+}
+
+// Already the form this pass gives a multiply (so a second round leaves it).
+bool is_widening_multiply(const llvm::BinaryOperator& inst) {
+  return inst.hasNoUnsignedWrap() && from_32_bits(inst.getOperand(0)) &&
+         from_32_bits(inst.getOperand(1));
+}
+
+// A narrowed value's upper bits are now zero where they were not demanded: flags on its users
+// that assumed the old bits (nsw on a trunc, say) could make them poison. As LLVM's BDCE
+// does, they go, through phis and selects that pass the value on.
+void drop_poison_flags_of_users(llvm::Value* v) {
+  std::vector<llvm::Value*> work{v};
+  std::vector<llvm::Value*> seen;
+  while (!work.empty()) {
+    llvm::Value* next = work.back();
+    work.pop_back();
+    for (llvm::User* u : next->users()) {
+      auto* user = llvm::dyn_cast<llvm::Instruction>(u);
+      if (!user || std::find(seen.begin(), seen.end(), user) != seen.end()) continue;
+      seen.push_back(user);
+      user->dropPoisonGeneratingFlags();
+      if (llvm::isa<llvm::PHINode>(user) || llvm::isa<llvm::SelectInst>(user)) work.push_back(user);
+    }
+  }
+}
+
 // The value `v` as i32 (its low bits): the source of a zero extension, else a truncation.
 llvm::Value* low_word(llvm::IRBuilder<>& ir, llvm::Value* v) {
-  if (auto* z = llvm::dyn_cast<llvm::ZExtInst>(v); z && z->getSrcTy()->isIntegerTy(32))
-    return z->getOperand(0);
+  if (from_32_bits(v)) return llvm::cast<llvm::ZExtInst>(v)->getOperand(0);
   return ir.CreateTrunc(v, ir.getInt32Ty());
 }
 
@@ -60,7 +90,7 @@ llvm::Value* narrowed(llvm::BinaryOperator& inst, const llvm::APInt& demanded,
   switch (opcode) {
     case llvm::Instruction::Mul:
       // Both below 2^32: the product fits 64 bits unsigned, and NVPTX selects mul.wide.u32.
-      if (!fits_32_bits(b, dl)) return nullptr;
+      if (!fits_32_bits(b, dl) || is_widening_multiply(inst)) return nullptr;
       return ir.CreateMul(ir.CreateZExt(low_word(ir, a), i64), ir.CreateZExt(low_word(ir, b), i64),
                           "", /*HasNUW=*/true);
     case llvm::Instruction::And:
@@ -96,6 +126,7 @@ int narrow_function(llvm::Function& f) {
     if (llvm::Value* narrow = narrowed(*op, bits, dl)) {
       op->replaceAllUsesWith(narrow);
       op->eraseFromParent();
+      drop_poison_flags_of_users(narrow);
       ++count;
     }
   }
@@ -104,9 +135,8 @@ int narrow_function(llvm::Function& f) {
     for (llvm::Instruction& inst : llvm::make_early_inc_range(block)) {
       auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&inst);
       auto* mask = op ? llvm::dyn_cast<llvm::ConstantInt>(op->getOperand(1)) : nullptr;
-      if (op && op->getOpcode() == llvm::Instruction::And && mask &&
-          mask->getZExtValue() == kLow32 && op->getType()->isIntegerTy(64) &&
-          fits_32_bits(op->getOperand(0), dl)) {
+      if (op && op->getType()->isIntegerTy(64) && op->getOpcode() == llvm::Instruction::And &&
+          mask && mask->getZExtValue() == kLow32 && fits_32_bits(op->getOperand(0), dl)) {
         op->replaceAllUsesWith(op->getOperand(0));
         op->eraseFromParent();
       }

@@ -112,6 +112,7 @@ TEST_P(CompiledScanSort, LongLinesSortAndTopkByMergeTree) {
   both("bottom100", "aten.topk.default", {x, int64_t{100}, int64_t{1}, false, true});
   both("dim0_top20", "aten.topk.default", {xt, int64_t{20}, int64_t{0}, true, true});
   both("sorted_descending", "aten.sort.default", {x, int64_t{1}, true});
+  both("sorted_ascending", "aten.sort.default", {x, int64_t{1}, false});  // NaNs last
   both("sorted_dim0", "aten.sort.default", {xt, int64_t{0}, false});
   // Five levels with a k that grows past a chunk: one float, one half-width and one integer
   // dtype (the others differ from them only in loads and casts, covered above).
