@@ -1,6 +1,13 @@
 // kiln-ptx-codegen: KIR (a file, or - for stdin) to the optimized LLVM IR or the PTX the ptx
 // plugin generates, without a GPU; or, with --attention, the fused attention kernel for one
-// call. For golden tests and for reading generated code.
+// call; or, with --narrow, LLVM IR text through the integer narrowing that follows O3. For
+// golden tests and for reading generated code.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -9,6 +16,7 @@
 #include <string>
 
 #include "plugins/gpu/kir_input.h"
+#include "plugins/gpu/narrow_wide_integers.h"
 #include "plugins/ptx/ptx_compiler.h"
 
 namespace {
@@ -43,6 +51,28 @@ kiln::kir_support::AttentionCall attention_call(const std::string& spec) {
   return c;
 }
 
+// --narrow: the module in `path` (LLVM IR text, - for stdin) after narrow_wide_integers, with
+// the count of operations narrowed.
+int narrow(const std::string& path) {
+  auto buffer = path == "-" ? llvm::MemoryBuffer::getSTDIN() : llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    std::cerr << "kiln-ptx-codegen: cannot read " << path << "\n";
+    return 1;
+  }
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic error;
+  auto module = llvm::parseIR(**buffer, error, context);
+  if (!module) {
+    std::cerr << "kiln-ptx-codegen: " << path << ":" << error.getLineNo() << ": "
+              << error.getMessage().str() << "\n";
+    return 1;
+  }
+  const int count = kiln::gpu::narrow_wide_integers(*module);
+  llvm::outs() << "; narrowed " << count << "\n";
+  module->print(llvm::outs(), nullptr);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,6 +84,8 @@ int main(int argc, char** argv) {
       emit = argv[++i];
     } else if (a == "--arch" && i + 1 < argc) {
       options.arch = argv[++i];
+    } else if (a == "--narrow" && i + 1 < argc) {
+      return narrow(argv[++i]);
     } else if (a == "--attention" && i + 1 < argc) {
       attention = argv[++i];
     } else if (a == "--libdevice" && i + 1 < argc) {
@@ -70,7 +102,8 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] [--libdevice F] "
                    "[--config \"block_size=N ...\"] FILE.kir|- | --attention \"dtype=bf16 "
-                   "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep]\"\n";
+                   "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep]\" | "
+                   "--narrow FILE.ll|-\n";
       return 2;
     }
   }
