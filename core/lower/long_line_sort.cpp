@@ -9,10 +9,9 @@
 namespace kiln {
 namespace {
 
-// Runs merged per level. Four (three binary searches per element, half the levels) measured
-// slower on an H200 than pairs: 0.15 -> 0.18 ms for 8 vocabulary-long lines, 0.43 -> 0.53 ms
-// for 2^20 values (bench/results/2026-11-27-h200-merge-tree/).
-constexpr int64_t kFanIn = 2;
+// Pairs of runs merge per level. Groups of four (three binary searches per element, half the
+// levels) measured slower on an H200: 0.15 -> 0.18 ms for 8 vocabulary-long lines, 0.43 ->
+// 0.53 ms for 2^20 values (bench/results/2026-11-27-h200-merge-tree/).
 // A binary-search step (a dependent load) weighed as this many comparisons, and a kernel
 // launch as this many comparisons (shared by the lines it sorts).
 constexpr double kSearchStep = 4;
@@ -23,11 +22,7 @@ constexpr double kLaunch = 1 << 19;
 struct MergeTree {
   int64_t len, keep, chunk, lines;
 
-  int64_t span(int l) const {
-    int64_t s = chunk;
-    for (int i = 0; i < l; ++i) s *= kFanIn;
-    return s;
-  }
+  int64_t span(int l) const { return chunk << l; }
   int64_t cap(int l) const { return std::min(keep, span(l)); }
   int64_t runs(int l) const { return (len + span(l) - 1) / span(l); }
   int64_t slots(int l) const { return runs(l) * cap(l); }
@@ -45,8 +40,7 @@ struct MergeTree {
   double cost() const {
     double steps = static_cast<double>(len) * static_cast<double>(chunk);
     for (int l = 0; l < levels(); ++l)
-      steps += kSearchStep * static_cast<double>(slots(l) * (kFanIn - 1)) *
-               std::bit_width(uint64_t(cap(l)));
+      steps += kSearchStep * static_cast<double>(slots(l)) * std::bit_width(uint64_t(cap(l)));
     return steps + kLaunch / static_cast<double>(lines) * (levels() + 2);
   }
 };
@@ -128,7 +122,7 @@ void merge_tree_sort(NodeLowering& n, size_t dim, bool descending, int64_t keep,
     kb.scatter("store", buffers[0].indices, slot, kb.index(kb.x(dim)), kept);
     n.emit(std::move(kb).finish());
   }
-  for (int l = 0; l < levels; ++l) {  // level l + 1: groups of kFanIn runs merged
+  for (int l = 0; l < levels; ++l) {  // level l + 1: pairs of runs merged
     const Runs& from = buffers[l % 2];
     const Runs& to = buffers[(l + 1) % 2];
     const bool last = l + 1 == levels;
@@ -138,47 +132,39 @@ void merge_tree_sort(NodeLowering& n, size_t dim, bool descending, int64_t keep,
     const std::vector<Expr> self = kb.pointwise_vars();
     const Expr run = floordiv(kb.x(dim), Expr::constant(cap));
     const Expr offset = mod(kb.x(dim), Expr::constant(cap));
-    const Expr group = floordiv(run, Expr::constant(kFanIn));
-    const Expr in_group = mod(run, Expr::constant(kFanIn));
+    const Expr is_right = mod(run, Expr::constant(2));
+    const Expr partner = run + Expr::constant(1) + Expr::constant(-2) * is_right;
     const auto cmp = [&](const char* fn, int x, int y) { return kb.math(fn, DType::Bool, {x, y}); };
     const int real = cmp("lt", kb.index(offset), kb.index(tree.length(l, run)));
+    const int partner_length = kb.index(tree.length(l, partner));
     const Expr here = contiguous_index(sizes, self);
     const int a = kb.load(from.values, d, here, real);
     const SortPivot pivot = sort_pivot(kb, a, in.dtype);
     const int ia = kb.load(from.indices, DType::I64, here, real);
-    // Over the group's other runs (the s-th after this one, cyclically), how many of each
-    // one's elements sort before `a`: a binary search each.
+    // The slot before the partner's first, computed once (each step's index stays short).
+    const int before_partner = kb.index(partner * Expr::constant(cap) + Expr::constant(-1));
+    // Runs hold disjoint stretches of the line, so ties go the same way against the whole
+    // partner: its elements come earlier in the line when it is the left run of the pair.
+    const int partner_earlier = cmp("eq", kb.index(is_right), kb.constant(DType::I64, 1));
+    // How many of the partner's elements sort before `a`: steps from the largest power of
+    // two within cap reach every count up to cap.
     int count = kb.constant(DType::I64, 0);
-    for (int64_t s = 1; s < kFanIn; ++s) {
-      const Expr shifted = in_group + Expr::constant(s);
-      const Expr other = group * Expr::constant(kFanIn) + mod(shifted, Expr::constant(kFanIn));
-      const int other_length = kb.index(tree.length(l, other));
-      // The slot before the other run's first, computed once (each step's index stays short).
-      const int before_other = kb.index(other * Expr::constant(cap) + Expr::constant(-1));
-      // Runs hold disjoint stretches of the line, so ties go the same way against a whole
-      // run: its elements come earlier in the line when it lies before this one (wrapped).
-      const int other_earlier =
-          cmp("ge", kb.index(shifted), kb.constant(DType::I64, static_cast<double>(kFanIn)));
-      int found = kb.constant(DType::I64, 0);
-      // Steps from the largest power of two within cap reach every count up to cap.
-      for (int64_t step = std::bit_floor(uint64_t(cap)); step >= 1; step /= 2) {
-        const int next = kb.math("add", DType::I64, {found, kb.constant(DType::I64, step)});
-        const int exists = cmp("and", real, cmp("le", next, other_length));
-        const Expr at = kb.simplify_index(contiguous_index(
-            sizes, with_dim(self, dim,
-                            clamp_index(kb.indirect(before_other) + kb.indirect(next), 0,
-                                        tree.slots(l) - 1))));
-        const int b = kb.load(from.values, d, at, exists);
-        found = kb.where(
-            cmp("and", exists, sorts_before(kb, b, pivot, other_earlier, in.dtype, descending)),
-            next, found);
-      }
-      count = kb.math("add", DType::I64, {count, found});
+    for (int64_t step = std::bit_floor(uint64_t(cap)); step >= 1; step /= 2) {
+      const int next = kb.math("add", DType::I64, {count, kb.constant(DType::I64, step)});
+      const int exists = cmp("and", real, cmp("le", next, partner_length));
+      const Expr at = kb.simplify_index(contiguous_index(
+          sizes, with_dim(self, dim,
+                          clamp_index(kb.indirect(before_partner) + kb.indirect(next), 0,
+                                      tree.slots(l) - 1))));
+      const int b = kb.load(from.values, d, at, exists);
+      count = kb.where(
+          cmp("and", exists, sorts_before(kb, b, pivot, partner_earlier, in.dtype, descending)),
+          next, count);
     }
     const int place = kb.math("add", DType::I64, {kb.index(offset), count});
     const int kept = cmp("and", real, cmp("lt", place, kb.constant(DType::I64, double(next_cap))));
-    const Expr slot =
-        group * Expr::constant(next_cap) + clamp_index(kb.indirect(place), 0, next_cap - 1);
+    const Expr slot = floordiv(run, Expr::constant(2)) * Expr::constant(next_cap) +
+                      clamp_index(kb.indirect(place), 0, next_cap - 1);
     if (last) {
       const Expr at = kb.simplify_index(contiguous_index(out.sizes, with_dim(self, dim, slot)));
       kb.scatter("store", n.realize_output(0).buffer, at, kb.cast(a, out.dtype), kept);

@@ -2,23 +2,6 @@
 
 namespace kiln {
 
-int sorts_before(KernelBuilder& kb, int b, int a, int ib, int ia, DType d, bool descending) {
-  const auto cmp = [&](const char* fn, int x, int y) { return kb.math(fn, DType::Bool, {x, y}); };
-  const int earlier = cmp("lt", ib, ia);
-  int same = cmp("eq", b, a);
-  int ahead = cmp(descending ? "gt" : "lt", b, a);
-  if (is_floating(d)) {
-    const int bn = kb.math("isnan", DType::Bool, {b}), an = kb.math("isnan", DType::Bool, {a});
-    same = cmp("or", same, cmp("and", bn, an));
-    // Descending: a NaN b comes before any number; ascending: any number before a NaN a.
-    const int nan_first = descending ? cmp("and", bn, kb.math("not", DType::Bool, {an}))
-                                     : cmp("and", an, kb.math("not", DType::Bool, {bn}));
-    ahead = cmp("or", ahead, nan_first);
-  }
-  return cmp("or", cmp("and", kb.math("not", DType::Bool, {same}), ahead),
-             cmp("and", same, earlier));
-}
-
 SortPivot sort_pivot(KernelBuilder& kb, int value, DType d) {
   SortPivot p{value};
   if (is_floating(d)) {
@@ -43,6 +26,11 @@ int sorts_before(KernelBuilder& kb, int b, const SortPivot& a, int earlier, DTyp
                            : cmp("and", a.nan, kb.math("not", DType::Bool, {bn})));
   }
   return kb.where(earlier, ahead_or_tied, ahead);
+}
+
+int sorts_before(KernelBuilder& kb, int b, int a, int ib, int ia, DType d, bool descending) {
+  return sorts_before(kb, b, sort_pivot(kb, a, d), kb.math("lt", DType::Bool, {ib, ia}), d,
+                      descending);
 }
 
 std::vector<Expr> with_dim(std::vector<Expr> vars, size_t dim, const Expr& at) {

@@ -130,17 +130,7 @@ int narrow_function(llvm::Function& f) {
       ++count;
     }
   }
-  // Masks to 32 bits of values that now fit 32 bits, and what nothing uses any more.
-  for (llvm::BasicBlock& block : f)
-    for (llvm::Instruction& inst : llvm::make_early_inc_range(block)) {
-      auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&inst);
-      auto* mask = op ? llvm::dyn_cast<llvm::ConstantInt>(op->getOperand(1)) : nullptr;
-      if (op && op->getType()->isIntegerTy(64) && op->getOpcode() == llvm::Instruction::And &&
-          mask && mask->getZExtValue() == kLow32 && fits_32_bits(op->getOperand(0), dl)) {
-        op->replaceAllUsesWith(op->getOperand(0));
-        op->eraseFromParent();
-      }
-    }
+  // What nothing uses any more (the truncations of narrowed operands' old forms).
   for (llvm::BasicBlock& block : f)
     for (llvm::Instruction& inst : llvm::make_early_inc_range(llvm::reverse(block)))
       if (llvm::isInstructionTriviallyDead(&inst)) inst.eraseFromParent();

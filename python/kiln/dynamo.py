@@ -107,27 +107,24 @@ def _compile_graph(gm, example_inputs, config):
     stats.host_ops.update(h.rsplit("(", 1)[-1].rstrip(")") for h in compiled.stats["host_ops"])
 
     complex_inputs = any(isinstance(t, torch.Tensor) and t.is_complex() for t in example_inputs)
-    plain = not complex_inputs and all(
-        type(s) is int for s in slots)  # noqa: E721 (the slot subclasses need more work)
-
-    def run(*args):
-        if complex_inputs:
-            args = [torch.view_as_real(a) if isinstance(a, torch.Tensor) and a.is_complex() else a
-                    for a in args]
-        outs = compiled(*args)
-        return tuple(None if s is None
-                     else torch.view_as_complex(outs[s]) if isinstance(s, fx_graph.ComplexSlot)
-                     else outs[s].permute(s.dims) if isinstance(s, fx_graph.PermutedSlot)
-                     else outs[s] for s in slots)
-
-    if plain:
+    if not complex_inputs and all(type(s) is int for s in slots):  # noqa: E721 (subclasses)
         # The common case on the per-call path: real tensors in, each output a kiln output.
         call = compiled.caller()
         identity = list(slots) == list(range(len(compiled.outputs)))
 
-        def run(*args):  # noqa: F811
+        def run(*args):
             outs = call(args, None)
             return tuple(outs) if identity else tuple(outs[s] for s in slots)
+    else:
+        def run(*args):
+            if complex_inputs:
+                args = [torch.view_as_real(a) if isinstance(a, torch.Tensor) and a.is_complex()
+                        else a for a in args]
+            outs = compiled(*args)
+            return tuple(None if s is None
+                         else torch.view_as_complex(outs[s]) if isinstance(s, fx_graph.ComplexSlot)
+                         else outs[s].permute(s.dims) if isinstance(s, fx_graph.PermutedSlot)
+                         else outs[s] for s in slots)
 
     run.kiln_graph = compiled
     return run
