@@ -120,6 +120,7 @@ KRT_INLINE inline int64_t imax(int64_t a, int64_t b) {
   return a > b ? a : b;
 }
 
+// clang-format off
 #include "krt/lane_helpers.inc"
 #include "krt/loads_and_stores.inc"
 #include "krt/conversions.inc"
@@ -127,4 +128,5 @@ KRT_INLINE inline int64_t imax(int64_t a, int64_t b) {
 #include "krt/math.inc"
 #include "krt/scalar_rules.inc"
 #include "krt/reductions.inc"
+// clang-format on
 }  // namespace krt
