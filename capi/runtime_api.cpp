@@ -8,6 +8,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "capi/dlpack_tensor.h"
@@ -139,6 +140,18 @@ kiln_runtime_error* kiln_session_open(const kiln_session_options* options, kiln_
       loaded->schedule.deterministic = true;
       loaded->autotune.deterministic = true;
     }
+    // 1.3 callers' struct ends before the TF32 choices.
+    const size_t has_tf32 = offsetof(kiln_session_options, matmul_tf32) + sizeof(int32_t);
+    if (options && options->struct_size >= has_tf32) {
+      for (auto [choice, name, field] :
+           {std::tuple{options->conv_tf32, "conv_tf32", &loaded->schedule.conv_tf32},
+            std::tuple{options->matmul_tf32, "matmul_tf32", &loaded->schedule.matmul_tf32}}) {
+        if (choice < -1 || choice > 1)
+          return kiln::Error::user(std::string("kiln_session_open: ") + name +
+                                   " is 0 (the config's), 1 or -1, got " + std::to_string(choice));
+        if (choice != 0) *field = choice > 0;
+      }
+    }
     auto session = kiln::Session::open(std::move(*loaded));
     if (!session) return std::move(session).error();
     *out = new kiln_session{std::move(*session)};
@@ -204,6 +217,8 @@ kiln_runtime_error* kiln_graph_compile(kiln_session* session, const kiln_graph_s
                          {"host_ops", host_ops},
                          {"from_cache", st.graph_cache_hit && st.units_cached == st.units},
                          {"deterministic", s.options().schedule.deterministic},
+                         {"conv_tf32", s.options().schedule.conv_tf32},
+                         {"matmul_tf32", s.options().schedule.matmul_tf32},
                          {"compile_ms", st.compile_ms}};
     g->stats_json = stats.dump();
     *out = g.release();

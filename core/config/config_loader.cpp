@@ -236,7 +236,8 @@ RunConfig read_run(const Reader& r, const YAML::Node& node) {
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "schedule",
                {"fusion", "max_readers", "max_inline_ops", "max_kernel_ops", "min_fused_rows",
-                "max_peak_growth_bytes", "library_matmul", "library_conv", "deterministic"});
+                "max_peak_growth_bytes", "library_matmul", "library_conv", "deterministic",
+                "conv_tf32", "matmul_tf32"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
   if (node["max_readers"])
@@ -253,6 +254,9 @@ ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
     schedule.library_conv = r.boolean(node["library_conv"], "schedule.library_conv");
   if (node["deterministic"])
     schedule.deterministic = r.boolean(node["deterministic"], "schedule.deterministic");
+  if (node["conv_tf32"]) schedule.conv_tf32 = r.boolean(node["conv_tf32"], "schedule.conv_tf32");
+  if (node["matmul_tf32"])
+    schedule.matmul_tf32 = r.boolean(node["matmul_tf32"], "schedule.matmul_tf32");
   if (node["max_peak_growth_bytes"]) {
     schedule.max_peak_growth_bytes =
         r.integer(node["max_peak_growth_bytes"], "schedule.max_peak_growth_bytes", 0);

@@ -93,6 +93,12 @@ struct ScheduleOptions {
   // same bits every run: fixed-point integer sums instead of float atomics
   // (core/lower/deterministic_scatter_sum.h); float scatter products are refused.
   bool deterministic = false;
+  // f32 convolutions (and matmuls) may multiply on TF32 tensor cores (10-bit mantissas) in the
+  // plugins' libraries that list `tf32`: what PyTorch's torch.backends.cudnn.allow_tf32 (on
+  // by default) and torch.backends.cuda.matmul.allow_tf32 (off) permit; the bridge follows
+  // them. Generated kernels keep f32 either way.
+  bool conv_tf32 = false;
+  bool matmul_tf32 = false;
   // Not a config key: library calls (library_call_signature) the autotuner found slower than
   // the kernels generated instead (core/tune/library_choice.h).
   std::vector<std::string> declined_library_calls = {};

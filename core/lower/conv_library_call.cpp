@@ -58,13 +58,13 @@ bool fits_int(const XLayout& x, std::initializer_list<int64_t> sizes) {
 
 // The call `name` with the forward convolution's parameters: x of sizes `xs` laid out as
 // `x`, the output of sizes `ys`.
-LoopKernel conv_call(const std::string& name, DType dtype, const Shape& xs, const XLayout& x,
-                     const Shape& ys, const ConvArgs& a) {
+LoopKernel conv_call(const NodeLowering& n, const std::string& name, DType dtype, const Shape& xs,
+                     const XLayout& x, const Shape& ys, const ConvArgs& a) {
   const Window& win = a.window;
   LoopKernel k;
   k.kind = LoopKernelKind::Extern;
   k.extern_name = name;
-  k.attrs = {{"dtype", static_cast<int64_t>(dtype)},
+  k.attrs = {{"dtype", n.library_dtype(name, dtype, n.options().conv_tf32)},
              {"n", xs[0]},
              {"c", xs[1]},
              {"h", xs[2]},
@@ -105,7 +105,7 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   // for other strides, measured on the H100): the call then reads the contiguous copy.
   const XLayout layout = x_layout(x_in);
   if (!fits_int(layout, {x_in.type.numel(), out.numel()})) return false;
-  LoopKernel k = conv_call("conv2d", out.dtype, x_in.type.sizes, layout, out.sizes, a);
+  LoopKernel k = conv_call(n, "conv2d", out.dtype, x_in.type.sizes, layout, out.sizes, a);
   // The autotuner timed this shape's generated kernels faster than the library.
   if (n.declines_library_call(library_call_signature(k))) return false;
   const Access x = layout.copy ? n.contiguous(x_in) : x_in;
@@ -130,7 +130,8 @@ bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Acce
   XLayout layout{{0}, false};  // dx: the contiguous output
   for (int64_t v : contiguous_strides(dx.sizes)) layout.strides.push_back(v);
   if (!fits_int(layout, {dx.numel(), dy.type.numel()})) return false;
-  LoopKernel k = conv_call("conv2d_backward_input", dx.dtype, dx.sizes, layout, dy.type.sizes, a);
+  LoopKernel k =
+      conv_call(n, "conv2d_backward_input", dx.dtype, dx.sizes, layout, dy.type.sizes, a);
   if (n.declines_library_call(library_call_signature(k))) return false;
   const Access dyc = n.contiguous(dy);
   const Access wc = n.contiguous(w);
@@ -150,7 +151,7 @@ bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x_in, const A
   if (layout.strides != nchw) layout = {{0, nchw[1], nchw[2], nchw[3], nchw[4]}, true};
   if (!fits_int(layout, {x_in.type.numel(), dy.type.numel()})) return false;
   LoopKernel k =
-      conv_call("conv2d_backward_weight", dw.dtype, x_in.type.sizes, layout, dy.type.sizes, a);
+      conv_call(n, "conv2d_backward_weight", dw.dtype, x_in.type.sizes, layout, dy.type.sizes, a);
   if (n.declines_library_call(library_call_signature(k))) return false;
   const Access x = layout.copy ? n.contiguous(x_in) : x_in;
   const Access dyc = n.contiguous(dy);

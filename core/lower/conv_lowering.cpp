@@ -178,9 +178,10 @@ bool pointwise_conv(NodeLowering& n, const Access& x, const Access& w, const Acc
     }
     xv = view_of(x, {batch, in_ch, positions}, x_dims);
   }
-  if (!bias) return emit_matmul_call(n, wv, xv, n.realize_output(0).buffer, out.dtype, -1);
+  const bool tf32 = n.options().conv_tf32;  // a convolution's precision, whatever its form
+  if (!bias) return emit_matmul_call(n, wv, xv, n.realize_output(0).buffer, out.dtype, -1, tf32);
   const int product = n.temp_buffer("product", out.dtype, out.numel());
-  if (!emit_matmul_call(n, wv, xv, product, out.dtype, -1)) return false;
+  if (!emit_matmul_call(n, wv, xv, product, out.dtype, -1, tf32)) return false;
   KernelBuilder kb = n.kernel(out.sizes);
   const DType acc = compute_dtype(out.dtype);
   const Expr at = contiguous_index(out.sizes, kb.pointwise_vars());

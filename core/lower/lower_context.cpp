@@ -178,4 +178,12 @@ bool NodeLowering::deterministic() const {
   return program_.deterministic();
 }
 
+int64_t NodeLowering::library_dtype(const std::string& name, DType dtype, bool tf32_allowed) const {
+  return program_.library_dtype(name, dtype, tf32_allowed);
+}
+
+const LowerOptions& NodeLowering::options() const {
+  return program_.options();
+}
+
 }  // namespace kiln

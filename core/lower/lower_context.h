@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/lower/kernel_builder.h"
+#include "core/lower/lower_options.h"
 #include "core/ops/arg_view.h"
 
 namespace kiln {
@@ -83,6 +84,9 @@ class NodeLowering {
   bool declines_library_call(const std::string& signature) const;
   // Whether float scatter sums must give the same bits every run.
   bool deterministic() const;
+  // Library call `name`'s dtype parameter (ProgramBuilder::library_dtype).
+  int64_t library_dtype(const std::string& name, DType dtype, bool tf32_allowed) const;
+  const LowerOptions& options() const;
 
  private:
   ProgramBuilder& program_;
@@ -123,8 +127,10 @@ std::optional<std::vector<int64_t>> affine_strides(const Access& a);
 // An mm (rank-2 operands) or bmm (rank 3) library call writing the contiguous product into
 // `out_buffer`: operands pass by offset and strides (a copy first when not affine in their
 // dims); a plugin without the library gets a generated matmul instead. `node` is the graph
-// node the call stands for, or -1 when it is only part of one (a 1x1 convolution).
-bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType dtype, int node);
+// node the call stands for, or -1 when it is only part of one (a 1x1 convolution);
+// `tf32_allowed`: f32 products may round to TF32 where the plugin's library lists it.
+bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType dtype, int node,
+                      bool tf32_allowed);
 
 // The dtype elementwise math runs in: f16/bf16/f32 compute in f32, f64 in f64, integers and
 // bools in i64 (results are cast to the output dtype when stored).

@@ -69,9 +69,9 @@ bool has_lowering_rule(std::string_view op) {
 }
 
 Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs,
-                                 const std::vector<std::string>& declined, bool deterministic) {
+                                 const LowerOptions& options) {
   const std::map<std::string, LowerFn> rules = all_lowerings();
-  ProgramBuilder pb(graph, externs, declined, deterministic);
+  ProgramBuilder pb(graph, externs, options);
   LoweredGraph out;
   for (ValueRef r : graph.inputs) bind_external(pb, graph, r, BufferKind::Input);
   for (ValueRef r : graph.params) bind_external(pb, graph, r, BufferKind::Param);

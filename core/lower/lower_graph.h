@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/lower/loop_ir.h"
+#include "core/lower/lower_options.h"
 #include "core/support/result.h"
 
 namespace kiln {
@@ -19,12 +20,9 @@ struct LoweredGraph {
 };
 
 // `externs`: the plugin's library calls ("conv2d f32 f16 bf16", as extern_names lists them),
-// for the lowerings that choose one over a generated kernel when it is there; `declined`: the
-// library_call_signature()s the autotuner found slower than generated kernels;
-// `deterministic`: float scatter sums in fixed point (ScheduleOptions::deterministic).
+// for the lowerings that choose one over a generated kernel when it is there.
 Result<LoweredGraph> lower_graph(const Graph& graph, const std::vector<std::string>& externs = {},
-                                 const std::vector<std::string>& declined = {},
-                                 bool deterministic = false);
+                                 const LowerOptions& options = {});
 
 // Whether composite `node` has a lowering of its own (var through Welford, softmax; attention
 // where the plugin's library call `externs` take it): decompose() keeps such nodes.

@@ -1,6 +1,7 @@
 #include "core/lower/matmul_kernel.h"
 
 #include <algorithm>
+#include <kiln/kir.hpp>
 #include <sstream>
 
 #include "core/expr/simplify.h"
@@ -16,7 +17,7 @@ LoopOp op_with_id(LoopOp op, int id) {
 
 LoopKernel matmul_kernel(const LoopKernel& call) {
   auto p = [&](const std::string& key) { return extern_attr(call, key); };
-  const auto dtype = static_cast<DType>(p("dtype"));
+  const auto dtype = static_cast<DType>(p("dtype"));  // never kExternTf32 (see below)
   const DType acc = compute_dtype(dtype);
   LoopKernel k;
   k.name = call.name;
@@ -70,7 +71,9 @@ bool extern_available(const std::vector<std::string>& available, const LoopKerne
     std::string name, dtype;
     if (!(words >> name) || name != call.extern_name) continue;
     if (!(words >> dtype)) return true;  // every dtype
-    const std::string wanted(dtype_name(static_cast<DType>(extern_attr(call, "dtype"))));
+    const int64_t code = extern_attr(call, "dtype");
+    const std::string wanted =
+        code == kir::kExternTf32 ? "tf32" : std::string(dtype_name(static_cast<DType>(code)));
     do {
       if (dtype == wanted) return true;
     } while (words >> dtype);
@@ -80,9 +83,14 @@ bool extern_available(const std::vector<std::string>& available, const LoopKerne
 
 bool extern_available(const std::vector<std::string>& available, const std::string& name,
                       DType dtype) {
+  return extern_available(available, name, static_cast<int64_t>(dtype));
+}
+
+bool extern_available(const std::vector<std::string>& available, const std::string& name,
+                      int64_t dtype_code) {
   LoopKernel call;
   call.extern_name = name;
-  call.attrs = {{"dtype", static_cast<int64_t>(dtype)}};
+  call.attrs = {{"dtype", dtype_code}};
   return extern_available(available, call);
 }
 
@@ -103,7 +111,15 @@ int generate_missing_matmuls(LoopProgram& program, const std::vector<std::string
   for (LoopKernel& k : program.kernels) {
     if (k.kind != LoopKernelKind::Extern || (k.extern_name != "mm" && k.extern_name != "bmm"))
       continue;
+    // TF32 products are a permission: without them (a library that does not list tf32, or the
+    // generated kernel) the product is f32's.
+    auto f32 = [&k] {
+      for (auto& [key, value] : k.attrs)
+        if (key == "dtype" && value == kir::kExternTf32) value = static_cast<int64_t>(DType::F32);
+    };
+    if (!extern_available(available, k)) f32();
     if (extern_available(available, k) && library_layout(k)) continue;
+    f32();
     k = matmul_kernel(k);
     ++replaced;
   }

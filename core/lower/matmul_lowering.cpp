@@ -33,7 +33,8 @@ std::optional<std::vector<int64_t>> affine_strides(const Access& a) {
 
 namespace {}  // namespace
 
-bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType dtype, int node) {
+bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType dtype, int node,
+                      bool tf32_allowed) {
   const bool batched = a.type.rank() == 3;
   auto sa = affine_strides(a);
   if (!sa) {
@@ -58,7 +59,7 @@ bool emit_matmul_call(NodeLowering& n, Access a, Access b, int out_buffer, DType
   const auto& as = a.type.sizes;
   const auto& s1 = *sa;
   const auto& s2 = *sb;
-  k.attrs = {{"dtype", static_cast<int64_t>(dtype)},
+  k.attrs = {{"dtype", n.library_dtype(k.extern_name, dtype, tf32_allowed)},
              {"batch", batched ? as[0] : 1},
              {"m", as[off]},
              {"n", b.type.sizes[off + 1]},
@@ -86,7 +87,7 @@ LowerFn matmul() {
     if (!affine_strides(a) || !n.operand_in_own_storage(0)) a = n.contiguous(a);
     if (!affine_strides(b) || !n.operand_in_own_storage(1)) b = n.contiguous(b);
     return emit_matmul_call(n, a, b, n.realize_output(0).buffer, n.out_type(0).dtype,
-                            n.node_index());
+                            n.node_index(), n.options().matmul_tf32);
   };
 }
 

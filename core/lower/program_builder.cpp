@@ -1,6 +1,7 @@
 #include "core/lower/program_builder.h"
 
 #include <algorithm>
+#include <kiln/kir.hpp>
 
 #include "core/expr/simplify.h"
 #include "core/lower/matmul_kernel.h"
@@ -10,19 +11,26 @@
 namespace kiln {
 
 ProgramBuilder::ProgramBuilder(const Graph& graph, std::vector<std::string> externs,
-                               std::vector<std::string> declined, bool deterministic)
+                               LowerOptions options)
     : graph_(graph),
       access_(graph.values.size()),
       externs_(std::move(externs)),
-      declined_(std::move(declined)),
-      deterministic_(deterministic) {}
+      options_(std::move(options)) {}
 
 bool ProgramBuilder::declines_library_call(const std::string& signature) const {
-  return std::find(declined_.begin(), declined_.end(), signature) != declined_.end();
+  const std::vector<std::string>& declined = options_.declined;
+  return std::find(declined.begin(), declined.end(), signature) != declined.end();
 }
 
 bool ProgramBuilder::offers_extern(const std::string& name, DType dtype) const {
   return extern_available(externs_, name, dtype);
+}
+
+int64_t ProgramBuilder::library_dtype(const std::string& name, DType dtype,
+                                      bool tf32_allowed) const {
+  const bool tf32 = dtype == DType::F32 && tf32_allowed &&
+                    extern_available(externs_, name, static_cast<int64_t>(kir::kExternTf32));
+  return tf32 ? kir::kExternTf32 : static_cast<int64_t>(dtype);
 }
 
 int ProgramBuilder::add_buffer(std::string name, DType dtype, int64_t elements, BufferKind kind,

@@ -7,13 +7,14 @@
 #include <vector>
 
 #include "core/lower/lower_context.h"
+#include "core/lower/lower_options.h"
 
 namespace kiln {
 
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(const Graph& graph, std::vector<std::string> externs = {},
-                          std::vector<std::string> declined = {}, bool deterministic = false);
+                          LowerOptions options = {});
 
   int add_buffer(std::string name, DType dtype, int64_t elements,
                  BufferKind kind = BufferKind::Temp, ValueRef value = {});
@@ -30,10 +31,14 @@ class ProgramBuilder {
   int random_state_buffer();
   // Whether the plugin offers library call `name` for `dtype`.
   bool offers_extern(const std::string& name, DType dtype) const;
+  // The dtype parameter of library call `name` on `dtype` tensors: kir::kExternTf32 for f32
+  // where `tf32_allowed` and the plugin lists `tf32` for the call, else the dtype's code.
+  int64_t library_dtype(const std::string& name, DType dtype, bool tf32_allowed) const;
   // Whether the autotuner chose generated kernels over the library call of this signature.
   bool declines_library_call(const std::string& signature) const;
   // Whether float scatter sums must give the same bits every run.
-  bool deterministic() const { return deterministic_; }
+  bool deterministic() const { return options_.deterministic; }
+  const LowerOptions& options() const { return options_; }
 
   LoopProgram& program() { return program_; }
 
@@ -44,8 +49,7 @@ class ProgramBuilder {
   int kernels_named_ = 0;
   int random_state_ = -1;
   std::vector<std::string> externs_;
-  std::vector<std::string> declined_;  // library_call_signature()s
-  bool deterministic_ = false;
+  LowerOptions options_;
 };
 
 }  // namespace kiln

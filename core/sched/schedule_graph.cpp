@@ -15,8 +15,12 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
   if (!decomposed) return std::move(decomposed).error();
   ScheduledGraph s;
   s.graph = std::move(*decomposed);
-  auto lowered =
-      lower_graph(s.graph, externs, schedule.declined_library_calls, schedule.deterministic);
+  LowerOptions lower;
+  lower.declined = schedule.declined_library_calls;
+  lower.deterministic = schedule.deterministic;
+  lower.conv_tf32 = schedule.conv_tf32;
+  lower.matmul_tf32 = schedule.matmul_tf32;
+  auto lowered = lower_graph(s.graph, externs, lower);
   if (!lowered) return std::move(lowered).error();
   s.unfused = std::move(lowered->program);
   s.fallbacks = std::move(lowered->fallbacks);

@@ -16,7 +16,7 @@ std::optional<ConvDirection> conv_direction(const std::string& name) {
 }
 
 std::string ConvCall::shape_key() const {
-  std::string key = kir::dtype_name(dtype);
+  std::string key = tf32 ? "tf32" : kir::dtype_name(dtype);
   for (int64_t v : {n,     c,      h,           w,           k,           r,          s,
                     out_h, out_w,  stride_h,    stride_w,    pad_h,       pad_w,      dil_h,
                     dil_w, groups, x_stride[0], x_stride[1], x_stride[2], x_stride[3]})
@@ -48,12 +48,12 @@ ConvCall read_conv_call(const std::vector<int64_t>& p) {
   if (p.size() != count)
     throw std::invalid_argument("takes " + std::to_string(count) + " parameters, got " +
                                 std::to_string(p.size()));
-  if (p[0] < 0 || p[0] > static_cast<int64_t>(kir::DType::F64))
-    throw std::invalid_argument("unknown dtype code " + std::to_string(p[0]));
+  const ExternDtype dtype = read_extern_dtype(p[0]);
   if (std::any_of(p.begin() + 1, p.end(), [](int64_t v) { return v < 0; }))
     throw std::invalid_argument("negative size, stride or offset");
   ConvCall c;
-  c.dtype = static_cast<kir::DType>(p[0]);
+  c.dtype = dtype.dtype;
+  c.tf32 = dtype.tf32;
   c.n = p[1], c.c = p[2], c.h = p[3], c.w = p[4], c.k = p[5], c.r = p[6], c.s = p[7];
   c.out_h = p[8], c.out_w = p[9], c.stride_h = p[10], c.stride_w = p[11], c.pad_h = p[12];
   c.pad_w = p[13], c.dil_h = p[14], c.dil_w = p[15], c.groups = p[16], c.x_offset = p[17];

@@ -25,6 +25,7 @@ std::optional<ConvDirection> conv_direction(const std::string& name);
 
 struct ConvCall {
   kir::DType dtype = kir::DType::F32;
+  bool tf32 = false;  // f32 products may be rounded to TF32 (dtype parameter kExternTf32)
   int64_t n = 0, c = 0, h = 0, w = 0;  // input
   int64_t k = 0, r = 0, s = 0;         // output channels, kernel height and width
   int64_t out_h = 0, out_w = 0;
@@ -44,9 +45,10 @@ inline constexpr const char* kConvParams[] = {
     "out_h",  "out_w",    "stride_h",   "stride_w",   "pad_h",      "pad_w",     "dil_h", "dil_w",
     "groups", "x_offset", "x_stride_n", "x_stride_c", "x_stride_h", "x_stride_w"};
 
-// Throws std::invalid_argument naming the problem: the count, an unknown dtype, a size that is
-// negative or does not follow from the others (channels not divisible by groups, an output
-// size that is not the convolution's).
+// Throws std::invalid_argument naming the problem: the count, an unknown dtype code (a DType's,
+// or kir::kExternTf32 for f32 with TF32 products), a size that is negative or does not follow
+// from the others (channels not divisible by groups, an output size that is not the
+// convolution's).
 ConvCall read_conv_call(const std::vector<int64_t>& params);
 ConvCall read_conv_call(const kiln_launch_args& args);
 

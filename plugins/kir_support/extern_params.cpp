@@ -1,6 +1,7 @@
 #include "plugins/kir_support/extern_params.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "kiln/plugin.hpp"
 
@@ -14,6 +15,13 @@ std::vector<int64_t> integer_params(const kiln_launch_args& args) {
     params.push_back(s.int_value);
   }
   return params;
+}
+
+ExternDtype read_extern_dtype(int64_t code) {
+  if (code == kir::kExternTf32) return {kir::DType::F32, true};
+  if (code < 0 || code > static_cast<int64_t>(kir::DType::F64))
+    throw std::invalid_argument("unknown dtype code " + std::to_string(code));
+  return {static_cast<kir::DType>(code), false};
 }
 
 }  // namespace kiln::kir_support

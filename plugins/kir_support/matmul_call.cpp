@@ -20,12 +20,12 @@ std::vector<int64_t> MatmulCall::buffer_bytes() const {
 MatmulCall read_matmul_call(const std::vector<int64_t>& p) {
   if (p.size() != 13)
     throw std::invalid_argument("takes 13 parameters, got " + std::to_string(p.size()));
-  if (p[0] < 0 || p[0] > static_cast<int64_t>(kir::DType::F64))
-    throw std::invalid_argument("unknown dtype code " + std::to_string(p[0]));
+  const ExternDtype dtype = read_extern_dtype(p[0]);
   if (std::any_of(p.begin() + 1, p.end(), [](int64_t v) { return v < 0; }))
     throw std::invalid_argument("negative size, stride or offset");
   MatmulCall c;
-  c.dtype = static_cast<kir::DType>(p[0]);
+  c.dtype = dtype.dtype;
+  c.tf32 = dtype.tf32;
   c.batch = p[1], c.m = p[2], c.n = p[3], c.k = p[4];
   c.a = {p[5], p[6], p[7], p[8]};
   c.b = {p[9], p[10], p[11], p[12]};

@@ -18,14 +18,15 @@ struct MatmulOperand {
 
 struct MatmulCall {
   kir::DType dtype = kir::DType::F32;
+  bool tf32 = false;  // f32 products may be rounded to TF32 (dtype parameter kExternTf32)
   int64_t batch = 0, m = 0, n = 0, k = 0;
   MatmulOperand a, b;
   // Bytes each buffer (A, B, output) must span for these sizes and strides.
   std::vector<int64_t> buffer_bytes() const;
 };
 
-// Throws std::invalid_argument naming the problem: not 13 parameters, an unknown dtype code,
-// a negative size, stride or offset.
+// Throws std::invalid_argument naming the problem: not 13 parameters, an unknown dtype code (a
+// DType's, or kir::kExternTf32), a negative size, stride or offset.
 MatmulCall read_matmul_call(const std::vector<int64_t>& params);
 // The same from an extern_call's scalars (all integers, or std::invalid_argument).
 MatmulCall read_matmul_call(const kiln_launch_args& args);

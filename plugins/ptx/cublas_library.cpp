@@ -13,7 +13,7 @@ namespace {
 // Values of cuBLAS's and CUDA's enums (cublas_api.h, library_types.h).
 constexpr int kOpN = 0, kOpT = 1;
 constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;
-constexpr int kCompute32F = 68, kCompute64F = 70;
+constexpr int kCompute32F = 68, kCompute32FFastTf32 = 77, kCompute64F = 70;
 constexpr int kGemmDefault = -1;
 
 std::vector<std::string> candidates(const std::string& path) {
@@ -70,7 +70,7 @@ CublasLibrary::~CublasLibrary() {
 
 std::vector<std::string> CublasLibrary::extern_lines() const {
   if (!available()) return {};
-  return {"mm f32 f64 f16 bf16", "bmm f32 f64 f16 bf16"};
+  return {"mm f32 f64 f16 bf16 tf32", "bmm f32 f64 f16 bf16 tf32"};
 }
 
 void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CUdeviceptr a,
@@ -100,7 +100,8 @@ void CublasLibrary::matmul(uint32_t device, const kir_support::MatmulCall& c, CU
       g.k, f64 ? static_cast<const void*>(&one_d) : &one_f, at(b, g.first_offset_bytes), type,
       g.ld_first, g.stride_first, at(a, g.second_offset_bytes), type, g.ld_second, g.stride_second,
       f64 ? static_cast<const void*>(&zero_d) : &zero_f, reinterpret_cast<void*>(out), type,
-      g.ld_out, g.stride_out, g.batch, f64 ? kCompute64F : kCompute32F, kGemmDefault);
+      g.ld_out, g.stride_out, g.batch,
+      f64 ? kCompute64F : (c.tf32 ? kCompute32FFastTf32 : kCompute32F), kGemmDefault);
   if (status != 0)
     throw std::runtime_error("cublasGemmStridedBatchedEx failed with status " +
                              std::to_string(status));

@@ -143,7 +143,7 @@ void CudnnGraph::finalize(Desc d, const char* what) const {
 std::vector<std::shared_ptr<CudnnGraph::Plan>> CudnnGraph::build(Handle handle,
                                                                  const kir_support::ConvCall& c,
                                                                  const int64_t alignment[3],
-                                                                 bool tf32, size_t limit) {
+                                                                 size_t limit) {
   auto owned = std::make_shared<Owned>(*this);
   Owned* const p = owned.get();
   const int type = cudnn_data_type(c.dtype);
@@ -202,7 +202,7 @@ std::vector<std::shared_ptr<CudnnGraph::Plan>> CudnnGraph::build(Handle handle,
   check(get_(heuristics, kHeurResults, kDescriptorType, kMaxConfigs, &returned, configs.data()),
         "cudnnBackendGetAttribute (engine heuristics' results)");
 
-  const bool exact_f32 = c.dtype == kir::DType::F32 && !tf32;
+  const bool exact_f32 = c.dtype == kir::DType::F32 && !c.tf32;
   std::vector<std::shared_ptr<Plan>> plans;
   for (int64_t i = 0; i < returned && i < kMaxConfigs; ++i) {
     Desc engine = p->own(make(kEngineDesc));
@@ -286,20 +286,19 @@ std::shared_ptr<CudnnGraph::Plan> CudnnGraph::fastest(
   return best;
 }
 
-bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w,
-                         void* y, const std::function<CUdeviceptr(size_t)>& workspace,
+bool CudnnGraph::forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
+                         const std::function<CUdeviceptr(size_t)>& workspace,
                          const Timer& time_ms) {
   const int64_t alignment[3] = {alignment_of(x), alignment_of(w), alignment_of(y)};
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(handle)) + "," + c.shape_key();
   for (int64_t a : alignment) key += "," + std::to_string(a);
-  key += tf32 ? ",tf32" : "";
   void* const pointers[3] = {x, w, y};
   auto found = plans_.find(key);
   if (found == plans_.end()) {
     std::shared_ptr<Plan> chosen;
     try {
-      chosen = fastest(handle, build(handle, c, alignment, tf32, time_ms ? kTimedEngines : 1),
-                       pointers, workspace, time_ms);
+      chosen = fastest(handle, build(handle, c, alignment, time_ms ? kTimedEngines : 1), pointers,
+                       workspace, time_ms);
     } catch (const std::runtime_error&) {
       // A cuDNN that refuses a step of the graph (an attribute older releases lack): the
       // legacy API serves this shape, as it does a shape no engine takes.

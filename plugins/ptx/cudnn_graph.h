@@ -30,10 +30,10 @@ class CudnnGraph {
   // Returns false (and runs nothing) when cuDNN has no engine for the call that keeps the
   // dtype's precision or refuses to plan it; throws std::runtime_error when running fails.
   using Handle = void*;
-  // `tf32` lets f32 calls take engines that multiply on TF32 tensor cores. `time_ms(work)`,
+  // A call's `tf32` lets f32 take engines that multiply on TF32 tensor cores. `time_ms(work)`,
   // when given, runs `work` on the handle's stream and returns the milliseconds it took.
   using Timer = std::function<float(const std::function<void()>&)>;
-  bool forward(Handle handle, const kir_support::ConvCall& c, bool tf32, void* x, void* w, void* y,
+  bool forward(Handle handle, const kir_support::ConvCall& c, void* x, void* w, void* y,
                const std::function<CUdeviceptr(size_t)>& workspace, const Timer& time_ms);
   // Destroys every plan (before the handles they were built with).
   void release();
@@ -45,7 +45,7 @@ class CudnnGraph {
   // Every engine (up to `limit`) that keeps the dtype's precision and finalizes, in the
   // heuristic's order.
   std::vector<std::shared_ptr<Plan>> build(Handle handle, const kir_support::ConvCall& c,
-                                           const int64_t alignment[3], bool tf32, size_t limit);
+                                           const int64_t alignment[3], size_t limit);
   // The fastest of `candidates` on the call's buffers; null when none ran.
   std::shared_ptr<Plan> fastest(Handle handle, std::vector<std::shared_ptr<Plan>> candidates,
                                 void* const pointers[3],

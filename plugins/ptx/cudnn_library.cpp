@@ -67,7 +67,7 @@ std::vector<std::string> CudnnLibrary::extern_lines() const {
   if (!available()) return {};
   std::vector<std::string> lines;
   for (const char* name : kir_support::kConvExterns)
-    lines.push_back(std::string(name) + " f32 f16 bf16");
+    lines.push_back(std::string(name) + " f32 f16 bf16 tf32");
   return lines;
 }
 
@@ -98,8 +98,7 @@ void CudnnLibrary::run(kir_support::ConvDirection direction, uint32_t device,
   const uint64_t x_offset = static_cast<uint64_t>(c.x_offset * kir::dtype_size(c.dtype));
   auto ptr = [](CUdeviceptr v, uint64_t offset = 0) { return reinterpret_cast<void*>(v + offset); };
   if (direction == ConvDirection::Forward && graph_.bound() &&
-      graph_.forward(handles_[device], c, tf32_, ptr(a, x_offset), ptr(b), ptr(out), workspace,
-                     time_ms))
+      graph_.forward(handles_[device], c, ptr(a, x_offset), ptr(b), ptr(out), workspace, time_ms))
     return;
   const std::string key = std::to_string(device) + "," +
                           std::to_string(static_cast<int>(direction)) + "," + c.shape_key();
@@ -164,7 +163,7 @@ CudnnLibrary::Plan CudnnLibrary::plan(kir_support::ConvDirection direction, uint
                   narrow(c.dil_h), narrow(c.dil_w), kCrossCorrelation, kCudnnFloat),
         "cudnnSetConvolution2dDescriptor");
   check(set_groups_(p.conv, narrow(c.groups)), "cudnnSetConvolutionGroupCount");
-  check(set_math_(p.conv, c.dtype == kir::DType::F32 && !tf32_ ? kFmaMath : kTensorOpMath),
+  check(set_math_(p.conv, c.dtype == kir::DType::F32 && !c.tf32 ? kFmaMath : kTensorOpMath),
         "cudnnSetConvolutionMathType");
   // Timed once per shape (cuDNN runs each algorithm, fastest first in its answer).
   AlgoPerf perf[8] = {};

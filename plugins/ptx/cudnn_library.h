@@ -36,9 +36,6 @@ class CudnnLibrary {
   bool available() const { return library_.loaded(); }
   // Gradients only from algorithms that give the same bits every run (ALGO_1: no atomics).
   void set_deterministic(bool on) { deterministic_ = on; }
-  // f32 products on TF32 tensor cores (10-bit mantissas), as eager PyTorch's convolutions by
-  // default (torch.backends.cudnn.allow_tf32); off, f32 keeps its precision.
-  void set_tf32(bool on) { tf32_ = on; }
   const std::string& path() const { return library_.path(); }
   std::vector<std::string> extern_lines() const;
   // Destroys the handles, each after `use_device(its device)` makes its context current.
@@ -67,7 +64,6 @@ class CudnnLibrary {
   kir_support::DynamicLibrary library_;
   CudnnGraph graph_;  // forward calls, where the library has the graph API
   bool deterministic_ = false;
-  bool tf32_ = false;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;
   int (*set_stream_)(Handle, CUstream) = nullptr;  // optional

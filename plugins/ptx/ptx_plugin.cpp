@@ -53,7 +53,6 @@ kiln::ptx::CudnnLibrary& kiln_plugin::conv_library() {
   std::string why;
   cudnn = kiln::ptx::CudnnLibrary::open(cudnn_option, why);
   cudnn.set_deterministic(deterministic);
-  cudnn.set_tf32(conv_tf32);
   if (cudnn.available())
     log(KILN_LOG_INFO, "ptx: 2-d convolutions through " + cudnn.path());
   else
@@ -161,9 +160,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {
-        "arch",          "libdevice", "cublas",        "cublas_prefetch", "cudnn",
-        "deterministic", "conv_tf32", "pad_rows_from", "fused_attention"};
+    std::vector<std::string> known = {"arch",  "libdevice",     "cublas",        "cublas_prefetch",
+                                      "cudnn", "deterministic", "pad_rows_from", "fused_attention"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
@@ -197,7 +195,6 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     };
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
-    plugin->conv_tf32 = flag("conv_tf32");
     plugin->fused_attention = flag("fused_attention", "true");
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     try {
@@ -208,8 +205,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "pad_rows_from is a count of multiply-adds (>= 0), got '" + pad_from + "'");
     }
-    // Library choices are tuned and cached per fingerprint; TF32 changes what they compute.
-    if (plugin->conv_tf32) plugin->fingerprint += "; conv_tf32";
+    // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     open_devices(*plugin, prefetch);
     *out = plugin.release();

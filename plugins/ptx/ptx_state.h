@@ -78,7 +78,6 @@ struct kiln_plugin {
   std::mutex cudnn_mutex;                // guards the four above
   std::atomic<int64_t> graphs_alive{0};  // recordings not yet destroyed (ptx_capture.cpp)
   bool deterministic = false;            // the `deterministic` option: cuDNN gradients that repeat
-  bool conv_tf32 = false;  // the `conv_tf32` option: f32 convolutions on TF32 tensor cores
   // The `pad_rows_from` option: products of at least this many multiply-adds whose output rows
   // are not 16-byte aligned run on padded rows (ptx_externs.cpp).
   int64_t pad_rows_from = int64_t{1} << 32;

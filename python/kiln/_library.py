@@ -37,6 +37,8 @@ class SessionOptions(ctypes.Structure):
         ("config_text", ctypes.c_char_p),
         ("config_path", ctypes.c_char_p),
         ("deterministic", ctypes.c_int32),
+        ("conv_tf32", ctypes.c_int32),  # since 1.4: 0 the config's, 1 allow, -1 forbid
+        ("matmul_tf32", ctypes.c_int32),
     ]
 
 

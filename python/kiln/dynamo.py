@@ -6,7 +6,10 @@ serves) runs eagerly instead, with one warning that names why.
 Options: torch.compile(model, backend="kiln", options={"config": "nvidia.yaml"}) or
 $KILN_CONFIG; the default is kiln's built-in config (the CPU plugin). Under
 torch.use_deterministic_algorithms(True) graphs compile in kiln's deterministic mode
-(schedule.deterministic: float scatter sums in fixed point, the same bits every run).
+(schedule.deterministic: float scatter sums in fixed point, the same bits every run). f32
+convolutions and matmuls multiply on TF32 tensor cores where torch.backends.cudnn.allow_tf32
+and torch.backends.cuda.matmul.allow_tf32 allow it (as eager and Inductor do), in the
+plugins' libraries that can (cuDNN, cuBLAS).
 """
 import threading
 import warnings
@@ -21,11 +24,12 @@ _sessions = {}
 _sessions_lock = threading.Lock()
 
 
-def _session(config, deterministic=False):
+def _session(config, deterministic=False, conv_tf32=None, matmul_tf32=None):
     with _sessions_lock:
-        key = (config, deterministic)
+        key = (config, deterministic, conv_tf32, matmul_tf32)
         if key not in _sessions:
-            _sessions[key] = Session(config, deterministic=deterministic)
+            _sessions[key] = Session(config, deterministic=deterministic, conv_tf32=conv_tf32,
+                                     matmul_tf32=matmul_tf32)
         return _sessions[key]
 
 
@@ -85,7 +89,12 @@ def _compile_graph(gm, example_inputs, config):
     devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
     try:
         deterministic = torch.are_deterministic_algorithms_enabled()
-        compiled = _session(config, deterministic).compile(graph, weights)
+        # The numerics PyTorch would give these f32 products (read when the graph compiles,
+        # as Inductor does).
+        conv_tf32 = bool(torch.backends.cudnn.allow_tf32)
+        matmul_tf32 = bool(torch.backends.cuda.matmul.allow_tf32)
+        compiled = _session(config, deterministic, conv_tf32,
+                            matmul_tf32).compile(graph, weights)
     except KilnError as exc:
         if not exc.user:
             raise

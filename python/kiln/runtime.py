@@ -21,12 +21,19 @@ class Session:
     file path, YAML text (anything with a newline or a colon-space), or None for
     $KILN_CONFIG, else the built-in default. `deterministic` compiles every graph with
     schedule.deterministic and autotune.deterministic on (fixed-point scatter sums, tuning
-    only over configs that keep the default's numerics), whatever the config says."""
+    only over configs that keep the default's numerics), whatever the config says.
+    `conv_tf32` and `matmul_tf32` (True, False, or None for the config's choice) let f32
+    convolutions and matmuls multiply on TF32 tensor cores where a plugin's library can."""
 
-    def __init__(self, config=None, deterministic=False):
+    def __init__(self, config=None, deterministic=False, conv_tf32=None, matmul_tf32=None):
         lib = L.library()
+
+        def choice(flag):
+            return 0 if flag is None else 1 if flag else -1
+
         options = L.SessionOptions(ctypes.sizeof(L.SessionOptions), None, None,
-                                   1 if deterministic else 0)
+                                   1 if deterministic else 0, choice(conv_tf32),
+                                   choice(matmul_tf32))
         if config is not None:
             text = str(config)
             if "\n" in text or (": " in text and not os.path.exists(text)):

@@ -170,6 +170,31 @@ class Models(unittest.TestCase):
         self.assertGreaterEqual(dynamo.stats.compiled, 1)
         self.assertEqual(dynamo.stats.deterministic, 0)
 
+    def test_tf32_flags_reach_the_compiled_graph(self):
+        """PyTorch's TF32 permissions at compile time become the graph's (a CPU plugin lists
+        no TF32 library, so the numbers stay f32's)."""
+        torch.manual_seed(17)
+        x, w, a = torch.randn(2, 3, 9, 7), torch.randn(5, 3, 3, 3), torch.randn(7, 4)
+
+        def f(x, w, a):
+            return torch.nn.functional.conv2d(x, w, padding=1), x[0, 0] @ a
+
+        saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+        try:
+            for conv, matmul in ((True, False), (False, True)):
+                torch.backends.cudnn.allow_tf32 = conv
+                torch.backends.cuda.matmul.allow_tf32 = matmul
+                torch._dynamo.reset()
+                dynamo.stats.reset()
+                got = torch.compile(f, backend="kiln")(x, w, a)
+                for g, e in zip(got, f(x, w, a)):
+                    torch.testing.assert_close(g, e, **TOLERANCE)
+                [graph] = dynamo.stats.graphs
+                self.assertEqual((graph.stats["conv_tf32"], graph.stats["matmul_tf32"]),
+                                 (conv, matmul))
+        finally:
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+
     def test_dropout_trains_through_kernels_and_repeats_under_a_seed(self):
         def dropout(x):
             return torch.nn.functional.dropout(x, 0.3, training=True)

@@ -44,7 +44,8 @@ selection: ptx
 placement: order
 autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
-schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true }
+schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true,
+            conv_tf32: true, matmul_tf32: true }
 run: { asynchronous: true, cuda_graphs: true }
 log: { level: warn, components: { sched: debug } }
 debug_dir: dumps
@@ -67,6 +68,7 @@ plugin_path: [/opt/kiln/plugins, extra]
   EXPECT_EQ(options->cache, (CacheOptions{false, "/home/tester/kc", 10}));
   ScheduleOptions schedule{false, 2, 9};
   schedule.deterministic = true;
+  schedule.conv_tf32 = schedule.matmul_tf32 = true;
   EXPECT_EQ(options->schedule, schedule);
   EXPECT_TRUE(options->run.asynchronous);
   EXPECT_TRUE(options->run.cuda_graphs);

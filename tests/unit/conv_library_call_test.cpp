@@ -26,7 +26,7 @@ struct Lowered {
 
 Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
                    const std::vector<std::string>& externs,
-                   const std::vector<std::string>& declined = {}) {
+                   const std::vector<std::string>& declined = {}, bool conv_tf32 = false) {
   auto registry = OpRegistry::create();
   EXPECT_TRUE(registry);
   GraphBuilder b(*registry, "conv");
@@ -38,7 +38,10 @@ Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
                                              transposed, ints{0, 0}, int64_t{1}}));
   auto g = b.finish();
   EXPECT_TRUE(g) << g.error().to_string();
-  auto lowered = lower_graph(*g, externs, declined);
+  LowerOptions options;
+  options.declined = declined;
+  options.conv_tf32 = conv_tf32;
+  auto lowered = lower_graph(*g, externs, options);
   EXPECT_TRUE(lowered) << lowered.error().to_string();
   Lowered out{lowered->program};
   for (size_t i = 0; i < out.program.kernels.size(); ++i)
@@ -164,6 +167,44 @@ TEST(ConvLibraryCall, GeneratedWhereTheCallDoesNotApply) {
   EXPECT_NE(lower_conv(DType::F16, f16, false, false, kCudnn).call, nullptr);
 }
 
+// With schedule.conv_tf32 an f32 call's dtype parameter says TF32 products are allowed, but
+// only to a plugin listing `tf32` for the call; other dtypes, and the option off, keep theirs.
+TEST(ConvLibraryCall, TF32ProductsOnlyWhereAllowedAndListed) {
+  const TensorType f32 = TensorType::contiguous(DType::F32, {2, 4, 6, 7});
+  const std::vector<std::string> tf32 = {"conv2d f32 bf16 tf32"};
+  const auto code = [](const Lowered& l) { return extern_attr(*l.call, "dtype"); };
+  EXPECT_EQ(code(lower_conv(DType::F32, f32, false, false, tf32, {}, true)), kir::kExternTf32);
+  EXPECT_EQ(code(lower_conv(DType::F32, f32, false, false, tf32, {}, false)), 8);
+  EXPECT_EQ(code(lower_conv(DType::F32, f32, false, false, kCudnn, {}, true)), 8);
+  const TensorType bf16 = TensorType::contiguous(DType::BF16, {2, 4, 6, 7});
+  EXPECT_EQ(code(lower_conv(DType::BF16, bf16, false, false, tf32, {}, true)), 7);
+}
+
+// A 1x1 convolution's matmul call takes the convolution's TF32 choice, not the matmuls'.
+TEST(ConvLibraryCall, PointwiseConvolutionMatmulsFollowConvTF32) {
+  auto registry = OpRegistry::create();
+  ASSERT_TRUE(registry);
+  GraphBuilder b(*registry, "conv1x1");
+  const ValueRef x = b.input("x", TensorType::contiguous(DType::F32, {2, 4, 5, 3}));
+  const ValueRef w = b.input("w", TensorType::contiguous(DType::F32, {6, 4, 1, 1}));
+  b.output(b.op("aten.convolution.default",
+                {x, w, None{}, ints{1, 1}, ints{0, 0}, ints{1, 1}, false, ints{0, 0}, int64_t{1}}));
+  auto g = b.finish();
+  ASSERT_TRUE(g) << g.error().to_string();
+  for (bool conv_tf32 : {false, true}) {
+    LowerOptions options;
+    options.conv_tf32 = conv_tf32;
+    options.matmul_tf32 = !conv_tf32;
+    auto lowered = lower_graph(*g, {"bmm f32 tf32"}, options);
+    ASSERT_TRUE(lowered) << lowered.error().to_string();
+    const LoopKernel* call = nullptr;
+    for (const LoopKernel& k : lowered->program.kernels)
+      if (k.extern_name == "bmm") call = &k;
+    ASSERT_NE(call, nullptr) << print_loop_program(lowered->program);
+    EXPECT_EQ(extern_attr(*call, "dtype"), conv_tf32 ? kir::kExternTf32 : 8);
+  }
+}
+
 TEST(ConvCall, ReadsAndChecksItsParameters) {
   //           dtype n  c  h  w  k  r  s  oh ow sh sw ph pw dh dw g  off sn   sc  sh sw
   std::vector<int64_t> p = {8, 2, 4, 6, 7, 3, 3, 2, 3, 6, 2, 1, 1, 0, 1, 1, 1, 0, 168, 42, 7, 1};
@@ -183,6 +224,12 @@ TEST(ConvCall, ReadsAndChecksItsParameters) {
   EXPECT_THROW(kir_support::read_conv_call(bad(16, 3)), std::invalid_argument);  // groups
   EXPECT_THROW(kir_support::read_conv_call(bad(8, 4)), std::invalid_argument);   // out_h
   EXPECT_THROW(kir_support::read_conv_call(bad(10, 0)), std::invalid_argument);  // stride 0
+  EXPECT_FALSE(c.tf32);
+  const kir_support::ConvCall t = kir_support::read_conv_call(bad(0, kir::kExternTf32));
+  EXPECT_TRUE(t.tf32);
+  EXPECT_EQ(t.dtype, kir::DType::F32);
+  EXPECT_NE(t.shape_key(), c.shape_key());  // plans made for one never serve the other
+  EXPECT_THROW(kir_support::read_conv_call(bad(0, kir::kExternTf32 + 1)), std::invalid_argument);
 }
 
 }  // namespace

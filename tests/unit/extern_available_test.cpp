@@ -2,6 +2,9 @@
 // followed by dtypes only those (a GPU BLAS has no integer matmul).
 #include <gtest/gtest.h>
 
+#include <kiln/kir.hpp>
+#include <utility>
+
 #include "core/lower/matmul_kernel.h"
 
 namespace kiln {
@@ -40,6 +43,32 @@ TEST(ExternAvailable, UncoveredDtypesBecomeGeneratedKernels) {
   EXPECT_EQ(generate_missing_matmuls(p, {"mm f32"}), 1);
   EXPECT_EQ(p.kernels[0].kind, LoopKernelKind::Extern);
   EXPECT_EQ(p.kernels[1].kind, LoopKernelKind::Reduction);
+}
+
+// A call allowed TF32 products (kExternTf32) is a library's only where it lists tf32;
+// elsewhere it is an f32 call, to the library or a generated kernel.
+TEST(ExternAvailable, TF32CallsFallBackToF32) {
+  LoopKernel call = mm_call(DType::F32);
+  call.attrs[0].second = kir::kExternTf32;
+  EXPECT_TRUE(extern_available({"mm f32 tf32"}, call));
+  EXPECT_FALSE(extern_available({"mm f32"}, call));
+  EXPECT_TRUE(extern_available({"mm"}, call));
+  EXPECT_TRUE(extern_available({"mm tf32"}, "mm", kir::kExternTf32));
+  call.extern_inputs = {0, 1};
+  call.extern_outputs = {2};
+  for (auto [line, kind] : {std::pair{"mm f32 tf32", LoopKernelKind::Extern},
+                            std::pair{"mm f32", LoopKernelKind::Extern},
+                            std::pair{"mm bf16", LoopKernelKind::Reduction}}) {
+    LoopProgram p;
+    p.kernels = {call};
+    generate_missing_matmuls(p, {line});
+    EXPECT_EQ(p.kernels[0].kind, kind) << line;
+    const bool kept = std::string(line) == "mm f32 tf32";
+    if (kind == LoopKernelKind::Extern)
+      EXPECT_EQ(extern_attr(p.kernels[0], "dtype"), kept ? kir::kExternTf32 : 8) << line;
+    else
+      EXPECT_EQ(p.kernels[0].body.at(0).dtype, DType::F32);  // the generated kernel's loads
+  }
 }
 
 TEST(ExternAvailable, OperandsWithoutAUnitStrideBecomeGeneratedKernels) {

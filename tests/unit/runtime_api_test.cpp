@@ -320,6 +320,45 @@ TEST_F(RuntimeApi, DeterministicSessionsCompileInDeterministicMode) {
   }
 }
 
+// The session's TF32 choices override the config's (0 keeps it); a 1.3 caller's struct,
+// ending before them, keeps the config's; anything but -1, 0, 1 is refused by name.
+TEST_F(RuntimeApi, SessionTf32ChoicesOverrideTheConfig) {
+  const std::string config = std::string(kConfig) + "schedule: {conv_tf32: true}\n";
+  struct Case {
+    int32_t conv, matmul;
+    bool old_struct, conv_expected, matmul_expected;
+  };
+  for (const Case& c : {Case{0, 0, false, true, false}, Case{-1, 1, false, false, true},
+                        Case{-1, 1, true, true, false}, Case{1, -1, false, true, false}}) {
+    kiln_session_options o{sizeof(o), config.c_str(), nullptr, 0, c.conv, c.matmul};
+    if (c.old_struct) o.struct_size = offsetof(kiln_session_options, conv_tf32);
+    kiln_session* s = nullptr;
+    ASSERT_OK(kiln_session_open(&o, &s));
+    kiln_graph_source src{};
+    src.struct_size = sizeof(src);
+    src.graph_text = kScatterGraph;
+    src.graph_text_size = std::strlen(kScatterGraph);
+    kiln_graph* g = nullptr;
+    ASSERT_OK(kiln_graph_compile(s, &src, &g));
+    const std::string stats = kiln_graph_stats_json(g);
+    const auto flag = [](const char* name, bool on) {
+      return std::string("\"") + name + "\":" + (on ? "true" : "false");
+    };
+    EXPECT_NE(stats.find(flag("conv_tf32", c.conv_expected)), std::string::npos) << stats;
+    EXPECT_NE(stats.find(flag("matmul_tf32", c.matmul_expected)), std::string::npos) << stats;
+    kiln_graph_destroy(g);
+    kiln_session_close(s);
+  }
+  kiln_session_options o{sizeof(o), kConfig, nullptr, 0, 2, 0};
+  kiln_session* s = nullptr;
+  auto e = take(kiln_session_open(&o, &s));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, KILN_RUNTIME_USER_ERROR);
+  EXPECT_NE(e->message.find("conv_tf32 is 0 (the config's), 1 or -1, got 2"), std::string::npos)
+      << e->message;
+  EXPECT_EQ(s, nullptr);
+}
+
 TEST_F(RuntimeApi, BadInputIsAUserErrorThatSaysWhy) {
   {
     kiln_session* s = nullptr;

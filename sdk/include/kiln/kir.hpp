@@ -59,6 +59,15 @@ inline bool parse_dtype(std::string_view s, DType& out) {
   }
   return false;
 }
+// A library call's dtype parameter (plugin-abi.md, "Externs") is a DType code, or this one:
+// f32 tensors whose products may be rounded to TF32 on tensor cores (what PyTorch's
+// allow_tf32 flags permit). The core sends it only to a plugin listing `tf32` for the call.
+inline constexpr int64_t kExternTf32 = 0x100 | static_cast<int64_t>(DType::F32);
+inline const char* extern_dtype_name(int64_t code) {
+  if (code == kExternTf32) return "tf32";
+  if (code < 0 || code > static_cast<int64_t>(DType::F64)) return "unknown";
+  return dtype_name(static_cast<DType>(code));
+}
 inline int dtype_size(DType d) {
   static const int sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
   return sizes[static_cast<int>(d)];

@@ -33,8 +33,9 @@ extern "C" {
 #endif
 
 #define KILN_RUNTIME_API_MAJOR 1u
-/* 1.1: kiln_graph_set_random_seed; 1.2: deterministic; 1.3: kiln_graph_import_memory */
-#define KILN_RUNTIME_API_MINOR 3u
+/* 1.1: kiln_graph_set_random_seed; 1.2: deterministic; 1.3: kiln_graph_import_memory;
+ * 1.4: conv_tf32 and matmul_tf32 */
+#define KILN_RUNTIME_API_MINOR 4u
 
 #if defined(_WIN32)
 #define KILN_RUNTIME_EXPORT __declspec(dllexport)
@@ -91,6 +92,12 @@ typedef struct kiln_session_options {
    * schedule.deterministic and autotune.deterministic on, whatever the config says (what
    * torch.use_deterministic_algorithms(True) asks of the PyTorch bridge). */
   int32_t deterministic;
+  /* Since 1.4: whether f32 convolutions (conv_tf32) and matmuls (matmul_tf32) may multiply on
+   * TF32 tensor cores where a plugin's library offers it (schedule.conv_tf32, .matmul_tf32):
+   * 0 keeps the config's choice, 1 allows, -1 forbids (what torch.backends.cudnn.allow_tf32
+   * and torch.backends.cuda.matmul.allow_tf32 say, for the PyTorch bridge). */
+  int32_t conv_tf32;
+  int32_t matmul_tf32;
 } kiln_session_options;
 
 /* Loads the configured plugins once, for every graph the session compiles. options may be

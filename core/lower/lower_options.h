@@ -1,0 +1,20 @@
+// What the schedule options decide about lowering (ScheduleOptions): library calls the
+// autotuner declined, fixed-point scatter sums, and the precision of f32 library products.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct LowerOptions {
+  // library_call_signature()s the autotuner found slower than generated kernels.
+  std::vector<std::string> declined;
+  bool deterministic = false;  // float scatter sums in fixed point
+  // f32 convolution (and matmul) library calls may multiply on TF32 tensor cores, where the
+  // plugin lists `tf32` for the call (kir::kExternTf32); generated kernels keep f32.
+  bool conv_tf32 = false;
+  bool matmul_tf32 = false;
+};
+
+}  // namespace kiln
