@@ -89,12 +89,49 @@ LoopKernel conv_call(const NodeLowering& n, const std::string& name, DType dtype
   return k;
 }
 
+// Strides (offset first) of a tensor of `sizes` packed with its dims in `order`.
+std::vector<int64_t> packed_in_order(const Shape& sizes, const std::vector<size_t>& order) {
+  std::vector<int64_t> strides(sizes.size() + 1, 0);
+  int64_t step = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    strides[order[i] + 1] = step;
+    step *= sizes[order[i]];
+  }
+  return strides;
+}
+
 // Whether the plugin offers `name` for `dtype` on a 2-d convolution that is not transposed.
 bool applies(const NodeLowering& n, const std::string& name, DType dtype, const ConvArgs& a) {
   return !a.transposed && a.window.dims == 2 && n.offers_extern(name, dtype);
 }
 
 }  // namespace
+
+Access packed_access(int buffer, const TensorType& t, const std::vector<size_t>& order) {
+  Shape sizes;
+  std::vector<Expr> vars;
+  for (size_t d : order) {
+    sizes.push_back(t.sizes.at(d));
+    vars.push_back(dim_var(d));
+  }
+  return {buffer, contiguous_index(sizes, vars), TensorType::contiguous(t.dtype, t.sizes)};
+}
+
+void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,
+                      const std::vector<size_t>& order) {
+  const TensorType& out = n.out_type(0);
+  const Access o = n.realize_output_in_order(0, order);
+  Shape ranges;
+  for (size_t d : order) ranges.push_back(out.sizes[d]);
+  KernelBuilder kb = n.kernel(ranges);  // walks memory order
+  std::vector<Expr> at(order.size());
+  for (size_t i = 0; i < order.size(); ++i) at[order[i]] = kb.x(i);
+  const DType acc = compute_dtype(out.dtype);
+  const int sum = kb.math(
+      "add", acc, {kb.cast(n.load(kb, y, at), acc), kb.cast(n.load(kb, bias, {at[1]}), acc)});
+  kb.store(o.buffer, n.address(kb, o, at), kb.cast(sum, out.dtype));
+  n.emit(std::move(kb).finish());
+}
 
 bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w,
                             const Access* bias, const ConvArgs& a) {
@@ -106,20 +143,34 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   const XLayout layout = x_layout(x_in);
   if (!fits_int(layout, {x_in.type.numel(), out.numel()})) return false;
   LoopKernel k = conv_call(n, "conv2d", out.dtype, x_in.type.sizes, layout, out.sizes, a);
+  // With the `strides` feature the weight is read in place when packed (NCHW or
+  // channels-last, from its buffer's start) and the output is channels-last where x is, as
+  // PyTorch keeps it: no transposes around the call, no copy after it.
+  const bool strided = n.offers_extern_feature("conv2d", "strides");
+  const XLayout w_contiguous{packed_in_order(w.type.sizes, kNchwOrder), true};
+  XLayout w_layout = strided ? x_layout(w) : w_contiguous;
+  if (w_layout.copy || w_layout.strides[0] != 0) w_layout = w_contiguous;
+  const std::vector<size_t>& y_order =
+      strided && layout.strides[2] == 1 && x_in.type.sizes[1] > 1 ? kChannelsLastOrder : kNchwOrder;
+  if (strided) {
+    const std::vector<int64_t> y_strides = packed_in_order(out.sizes, y_order);
+    const char* const w_names[] = {"w_stride_k", "w_stride_c", "w_stride_r", "w_stride_s"};
+    const char* const y_names[] = {"y_stride_n", "y_stride_k", "y_stride_h", "y_stride_w"};
+    for (size_t i = 0; i < 4; ++i) k.attrs.emplace_back(w_names[i], w_layout.strides[i + 1]);
+    for (size_t i = 0; i < 4; ++i) k.attrs.emplace_back(y_names[i], y_strides[i + 1]);
+  }
   // The autotuner timed this shape's generated kernels faster than the library.
   if (n.declines_library_call(library_call_signature(k))) return false;
   const Access x = layout.copy ? n.contiguous(x_in) : x_in;
-  const Access wc = n.contiguous(w);
-  const int y =
-      bias ? n.temp_buffer("convolution", out.dtype, out.numel()) : n.realize_output(0).buffer;
+  const Access wc = w_layout.copy ? n.contiguous(w) : w;
+  if (!bias) {
+    emit_library_call(n, std::move(k), {x.buffer, wc.buffer},
+                      n.realize_output_in_order(0, y_order).buffer);
+    return true;
+  }
+  const int y = n.temp_buffer("convolution", out.dtype, out.numel());
   emit_library_call(n, std::move(k), {x.buffer, wc.buffer}, y);
-  if (!bias) return true;
-  KernelBuilder kb = n.kernel(out.sizes);
-  const Expr at = contiguous_index(out.sizes, kb.pointwise_vars());
-  const int sum = kb.math("add", out.dtype,
-                          {kb.load(y, out.dtype, kb.simplify_index(at)),
-                           kb.cast(n.load(kb, *bias, {kb.x(1)}), out.dtype)});
-  n.store_output(kb, sum);
+  add_channel_bias(n, packed_access(y, out, y_order), *bias, y_order);
   return true;
 }
 

@@ -2,13 +2,27 @@
 // where the plugin offers one for the dtype: the input read in place through its offset and strides
 // (NCHW, channels-last or a view), the weight contiguous, the output contiguous NCHW; a bias added
 // by an elementwise kernel that fuses with what follows (f32 only: a half-precision product
-// rounded before its bias keeps the generated kernel, as the 1x1 matmul path does).
+// rounded before its bias keeps the generated kernel, as the 1x1 matmul path does). Where the
+// plugin lists the call's `strides` feature, the weight is read in place when packed and the
+// output is channels-last when x is (as PyTorch keeps it).
 #pragma once
+
+#include <vector>
 
 #include "core/lower/lower_context.h"
 #include "core/ops/conv_args.h"
 
 namespace kiln {
+
+// Dim orders of a 4-d tensor's memory, outermost first.
+inline const std::vector<size_t> kNchwOrder = {0, 1, 2, 3}, kChannelsLastOrder = {0, 2, 3, 1};
+
+// The Access of `buffer` holding a tensor of type `t` packed with its dims in `order`.
+Access packed_access(int buffer, const TensorType& t, const std::vector<size_t>& order);
+// Output 0 = y + bias (a vector over dim 1, cast to the output dtype after an add in the
+// compute dtype), realized packed in `order`; the kernel walks memory order.
+void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,
+                      const std::vector<size_t>& order);
 
 // False (nothing emitted) when the call does not apply.
 bool emit_conv_library_call(NodeLowering& n, const Access& x, const Access& w, const Access* bias,

@@ -129,7 +129,9 @@ Access view_of(const Access& a, const Shape& sizes, const std::vector<Expr>& old
 // A 1x1 convolution with stride 1, no padding and one group is a batched matrix product,
 // y[n] = W [O, C] @ x[n] [C, P] over the P spatial positions: a call to the plugin's matmul
 // library (a generated matmul where it has none), the bias added by an elementwise kernel
-// (f32 and f64; half types with a bias keep the gather form).
+// (f32 and f64; half types with a bias keep the gather form). A channels-last x gives a
+// channels-last y, as PyTorch's does: y[n] [P, O] = x[n] [P, C] @ Wᵀ [C, O], both read in
+// place, y written in its memory order.
 bool pointwise_conv(NodeLowering& n, const Access& x, const Access& w, const Access* bias,
                     const ConvArgs& a) {
   const Window& win = a.window;
@@ -163,6 +165,23 @@ bool pointwise_conv(NodeLowering& n, const Access& x, const Access& w, const Acc
       nested = stride == step * span;
     span *= spatial[d];
   }
+  const bool tf32 = n.options().conv_tf32;  // a convolution's precision, whatever its form
+  if (nested && xs.size() == 4 && in_ch > 1 && positions > 1 && (*sx)[2] == 1 && step == in_ch) {
+    const Access xt{x.buffer,
+                    Expr::constant((*sx)[0]) + dim_var(0) * Expr::constant((*sx)[1]) +
+                        dim_var(1) * Expr::constant(step) + dim_var(2),
+                    TensorType::contiguous(x.type.dtype, {batch, positions, in_ch})};
+    const Access wt = view_of(w, {batch, in_ch, out_ch},
+                              {dim_var(2), dim_var(1), Expr::constant(0), Expr::constant(0)});
+    if (!bias) {
+      const int y = n.realize_output_in_order(0, kChannelsLastOrder).buffer;
+      return emit_matmul_call(n, xt, wt, y, out.dtype, -1, tf32);
+    }
+    const int product = n.temp_buffer("product", out.dtype, out.numel());
+    if (!emit_matmul_call(n, xt, wt, product, out.dtype, -1, tf32)) return false;
+    add_channel_bias(n, packed_access(product, out, kChannelsLastOrder), *bias, kChannelsLastOrder);
+    return true;
+  }
   if (nested) {
     xv = {x.buffer,
           Expr::constant((*sx)[0]) + dim_var(0) * Expr::constant((*sx)[1]) +
@@ -178,19 +197,12 @@ bool pointwise_conv(NodeLowering& n, const Access& x, const Access& w, const Acc
     }
     xv = view_of(x, {batch, in_ch, positions}, x_dims);
   }
-  const bool tf32 = n.options().conv_tf32;  // a convolution's precision, whatever its form
   if (!bias) return emit_matmul_call(n, wv, xv, n.realize_output(0).buffer, out.dtype, -1, tf32);
   const int product = n.temp_buffer("product", out.dtype, out.numel());
   if (!emit_matmul_call(n, wv, xv, product, out.dtype, -1, tf32)) return false;
-  KernelBuilder kb = n.kernel(out.sizes);
-  const DType acc = compute_dtype(out.dtype);
-  const Expr at = contiguous_index(out.sizes, kb.pointwise_vars());
-  const int sum = kb.math("add", acc,
-                          {kb.cast(kb.load(product, out.dtype, kb.simplify_index(at)), acc),
-                           kb.cast(n.load(kb, *bias, {kb.x(1)}), acc)});
-  const Access o = n.realize_output(0);
-  kb.store(o.buffer, at, kb.cast(sum, out.dtype));
-  n.emit(std::move(kb).finish());
+  std::vector<size_t> order(out.sizes.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  add_channel_bias(n, packed_access(product, out, order), *bias, order);
   return true;
 }
 

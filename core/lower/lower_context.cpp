@@ -111,6 +111,21 @@ Access NodeLowering::realize_output(size_t k) {
   return a;
 }
 
+Access NodeLowering::realize_output_in_order(size_t k, const std::vector<size_t>& order) {
+  const TensorType& t = out_type(k);
+  const ValueRef ref = node_->outputs.at(k);
+  const int buffer = program_.add_buffer(graph_.value(ref).name, t.dtype, t.numel());
+  Shape sizes;
+  std::vector<Expr> vars;
+  for (size_t d : order) {
+    sizes.push_back(t.sizes.at(d));
+    vars.push_back(dim_var(d));
+  }
+  Access a{buffer, contiguous_index(sizes, vars), TensorType::contiguous(t.dtype, t.sizes)};
+  program_.set_access(ref, a);
+  return a;
+}
+
 bool NodeLowering::operand_in_own_storage(int arg) const {
   const Access& a = operand(arg);
   const LoopBuffer& b = program_.program().buffers.at(static_cast<size_t>(a.buffer));
@@ -168,6 +183,11 @@ int NodeLowering::random_state_buffer() {
 
 bool NodeLowering::offers_extern(const std::string& name, DType dtype) const {
   return program_.offers_extern(name, dtype);
+}
+
+bool NodeLowering::offers_extern_feature(const std::string& name,
+                                         const std::string& feature) const {
+  return program_.offers_extern_feature(name, feature);
 }
 
 bool NodeLowering::declines_library_call(const std::string& signature) const {

@@ -61,6 +61,9 @@ class NodeLowering {
 
   // A fresh contiguous buffer for output k; records it as that output's storage.
   Access realize_output(size_t k = 0);
+  // The same laid out with output k's dims in `order`, outermost first ({0, 2, 3, 1}:
+  // channels-last); the Access reads it over the output's own dims.
+  Access realize_output_in_order(size_t k, const std::vector<size_t>& order);
   // Whether output k is read, by a later node or as a graph output. An output nobody reads
   // needs no storage and no stores (max_pool's indices, dropout's mask, a bag's counts).
   bool output_read(size_t k) const;
@@ -80,6 +83,8 @@ class NodeLowering {
   int random_state_buffer();
   // Whether the plugin offers library call `name` for `dtype` (lower_graph's externs).
   bool offers_extern(const std::string& name, DType dtype) const;
+  // Whether the plugin lists `feature` for library call `name` (extern_list.h).
+  bool offers_extern_feature(const std::string& name, const std::string& feature) const;
   // Whether the autotuner chose generated kernels over the library call of this signature.
   bool declines_library_call(const std::string& signature) const;
   // Whether float scatter sums must give the same bits every run.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <kiln/kir.hpp>
-#include <sstream>
 
 #include "core/expr/simplify.h"
 #include "core/lower/lower_context.h"
@@ -64,35 +63,6 @@ LoopKernel matmul_kernel(const LoopKernel& call) {
 }
 
 }  // namespace
-
-bool extern_available(const std::vector<std::string>& available, const LoopKernel& call) {
-  for (const std::string& line : available) {
-    std::istringstream words(line);
-    std::string name, dtype;
-    if (!(words >> name) || name != call.extern_name) continue;
-    if (!(words >> dtype)) return true;  // every dtype
-    const int64_t code = extern_attr(call, "dtype");
-    const std::string wanted =
-        code == kir::kExternTf32 ? "tf32" : std::string(dtype_name(static_cast<DType>(code)));
-    do {
-      if (dtype == wanted) return true;
-    } while (words >> dtype);
-  }
-  return false;
-}
-
-bool extern_available(const std::vector<std::string>& available, const std::string& name,
-                      DType dtype) {
-  return extern_available(available, name, static_cast<int64_t>(dtype));
-}
-
-bool extern_available(const std::vector<std::string>& available, const std::string& name,
-                      int64_t dtype_code) {
-  LoopKernel call;
-  call.extern_name = name;
-  call.attrs = {{"dtype", dtype_code}};
-  return extern_available(available, call);
-}
 
 bool library_layout(const LoopKernel& call) {
   auto p = [&](const std::string& key) { return extern_attr(call, key); };

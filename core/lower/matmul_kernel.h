@@ -7,19 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/lower/extern_list.h"
 #include "core/lower/loop_ir.h"
 
 namespace kiln {
-
-// Whether the plugin's extern list (`available`: lines "NAME" for every dtype, or "NAME DTYPE..."
-// for those dtypes only, e.g. "mm f32 f16 bf16 f64") covers extern call `call`.
-bool extern_available(const std::vector<std::string>& available, const LoopKernel& call);
-// The same for extern `name` on `dtype`, before any call is made; `dtype_code` may also be
-// kir::kExternTf32 (listed as "tf32").
-bool extern_available(const std::vector<std::string>& available, const std::string& name,
-                      DType dtype);
-bool extern_available(const std::vector<std::string>& available, const std::string& name,
-                      int64_t dtype_code);
 
 // Whether both operands of mm/bmm call `call` have a BLAS layout: a unit stride, and the other
 // stride at least the extent along it. Libraries take nothing else.

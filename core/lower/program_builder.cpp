@@ -26,6 +26,11 @@ bool ProgramBuilder::offers_extern(const std::string& name, DType dtype) const {
   return extern_available(externs_, name, dtype);
 }
 
+bool ProgramBuilder::offers_extern_feature(const std::string& name,
+                                           const std::string& feature) const {
+  return extern_has_feature(externs_, name, feature);
+}
+
 int64_t ProgramBuilder::library_dtype(const std::string& name, DType dtype,
                                       bool tf32_allowed) const {
   const bool tf32 = dtype == DType::F32 && tf32_allowed &&

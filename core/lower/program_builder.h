@@ -31,6 +31,7 @@ class ProgramBuilder {
   int random_state_buffer();
   // Whether the plugin offers library call `name` for `dtype`.
   bool offers_extern(const std::string& name, DType dtype) const;
+  bool offers_extern_feature(const std::string& name, const std::string& feature) const;
   // The dtype parameter of library call `name` on `dtype` tensors: kir::kExternTf32 for f32
   // where `tf32_allowed` and the plugin lists `tf32` for the call, else the dtype's code.
   int64_t library_dtype(const std::string& name, DType dtype, bool tf32_allowed) const;

@@ -21,8 +21,47 @@ std::string ConvCall::shape_key() const {
                     out_h, out_w,  stride_h,    stride_w,    pad_h,       pad_w,      dil_h,
                     dil_w, groups, x_stride[0], x_stride[1], x_stride[2], x_stride[3]})
     key += "," + std::to_string(v);
+  for (const int64_t* strides : {w_stride, y_stride})
+    for (int i = 0; i < 4; ++i) key += "," + std::to_string(strides[i]);
   return key;
 }
+
+namespace {
+
+// The elements a tensor of `sizes` laid out by `strides` spans (0 when empty).
+int64_t extent(const int64_t sizes[4], const int64_t strides[4]) {
+  int64_t last = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (sizes[i] == 0) return 0;
+    last += (sizes[i] - 1) * strides[i];
+  }
+  return last + 1;
+}
+
+// Row-major strides of `sizes`.
+void contiguous(const int64_t sizes[4], int64_t strides[4]) {
+  int64_t step = 1;
+  for (int i = 4; i-- > 0;) {
+    strides[i] = step;
+    step *= sizes[i];
+  }
+}
+
+// Whether no two elements of a tensor of `sizes` share an address under `strides`: sorted by
+// stride, each dim's stride covers everything inside it.
+bool one_to_one(const int64_t sizes[4], const int64_t strides[4]) {
+  int order[4] = {0, 1, 2, 3};
+  std::sort(order, order + 4, [&](int a, int b) { return strides[a] < strides[b]; });
+  int64_t span = 1;
+  for (int i : order) {
+    if (sizes[i] <= 1) continue;
+    if (strides[i] < span) return false;
+    span = strides[i] * sizes[i];
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<int64_t> ConvCall::buffer_bytes(ConvDirection direction) const {
   const int64_t esize = kir::dtype_size(dtype);
@@ -31,8 +70,10 @@ std::vector<int64_t> ConvCall::buffer_bytes(ConvDirection direction) const {
                                   : (x_offset + (n - 1) * x_stride[0] + (c - 1) * x_stride[1] +
                                      (h - 1) * x_stride[2] + (w - 1) * x_stride[3] + 1) *
                                         esize;
-  const int64_t w_bytes = k * (groups > 0 ? c / groups : 0) * r * s * esize;
-  const int64_t y_bytes = n * k * out_h * out_w * esize;
+  const int64_t w_sizes[4] = {k, groups > 0 ? c / groups : 0, r, s};
+  const int64_t y_sizes[4] = {n, k, out_h, out_w};
+  const int64_t w_bytes = extent(w_sizes, w_stride) * esize;
+  const int64_t y_bytes = extent(y_sizes, y_stride) * esize;
   switch (direction) {
     case ConvDirection::BackwardInput:
       return {y_bytes, w_bytes, x_bytes};
@@ -45,8 +86,10 @@ std::vector<int64_t> ConvCall::buffer_bytes(ConvDirection direction) const {
 
 ConvCall read_conv_call(const std::vector<int64_t>& p) {
   constexpr size_t count = std::size(kConvParams);
-  if (p.size() != count)
-    throw std::invalid_argument("takes " + std::to_string(count) + " parameters, got " +
+  constexpr size_t strided = count + std::size(kConvStrideParams);
+  if (p.size() != count && p.size() != strided)
+    throw std::invalid_argument("takes " + std::to_string(count) + " parameters (" +
+                                std::to_string(strided) + " with strides), got " +
                                 std::to_string(p.size()));
   const ExternDtype dtype = read_extern_dtype(p[0]);
   if (std::any_of(p.begin() + 1, p.end(), [](int64_t v) { return v < 0; }))
@@ -57,7 +100,7 @@ ConvCall read_conv_call(const std::vector<int64_t>& p) {
   c.n = p[1], c.c = p[2], c.h = p[3], c.w = p[4], c.k = p[5], c.r = p[6], c.s = p[7];
   c.out_h = p[8], c.out_w = p[9], c.stride_h = p[10], c.stride_w = p[11], c.pad_h = p[12];
   c.pad_w = p[13], c.dil_h = p[14], c.dil_w = p[15], c.groups = p[16], c.x_offset = p[17];
-  std::copy(p.begin() + 18, p.end(), c.x_stride);
+  std::copy(p.begin() + 18, p.begin() + 22, c.x_stride);
   if (c.stride_h == 0 || c.stride_w == 0 || c.dil_h == 0 || c.dil_w == 0 || c.groups == 0 ||
       c.c % c.groups != 0 || c.k % c.groups != 0)
     throw std::invalid_argument(
@@ -69,6 +112,16 @@ ConvCall read_conv_call(const std::vector<int64_t>& p) {
   if (c.out_h != out(c.h, c.pad_h, c.dil_h, c.r, c.stride_h) ||
       c.out_w != out(c.w, c.pad_w, c.dil_w, c.s, c.stride_w))
     throw std::invalid_argument("the output size is not the convolution's");
+  const int64_t w_sizes[4] = {c.k, c.c / c.groups, c.r, c.s};
+  const int64_t y_sizes[4] = {c.n, c.k, c.out_h, c.out_w};
+  contiguous(w_sizes, c.w_stride);
+  contiguous(y_sizes, c.y_stride);
+  if (p.size() == strided) {
+    std::copy(p.begin() + 22, p.begin() + 26, c.w_stride);
+    std::copy(p.begin() + 26, p.end(), c.y_stride);
+    if (!one_to_one(w_sizes, c.w_stride) || !one_to_one(y_sizes, c.y_stride))
+      throw std::invalid_argument("the weight's or the output's strides make elements overlap");
+  }
   return c;
 }
 

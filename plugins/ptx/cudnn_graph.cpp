@@ -160,9 +160,10 @@ std::vector<std::shared_ptr<CudnnGraph::Plan>> CudnnGraph::build(Handle handle,
   };
   Desc x =
       tensor(0, {c.n, c.c, c.h, c.w}, {c.x_stride[0], c.x_stride[1], c.x_stride[2], c.x_stride[3]});
-  Desc w = tensor(1, {c.k, cg, c.r, c.s}, {cg * c.r * c.s, c.r * c.s, c.s, 1});
-  const int64_t plane = c.out_h * c.out_w;
-  Desc y = tensor(2, {c.n, c.k, c.out_h, c.out_w}, {c.k * plane, plane, c.out_w, 1});
+  Desc w =
+      tensor(1, {c.k, cg, c.r, c.s}, {c.w_stride[0], c.w_stride[1], c.w_stride[2], c.w_stride[3]});
+  Desc y = tensor(2, {c.n, c.k, c.out_h, c.out_w},
+                  {c.y_stride[0], c.y_stride[1], c.y_stride[2], c.y_stride[3]});
 
   Desc conv = p->own(make(kConvolutionDesc));
   const int64_t dims = 2, pads[2] = {c.pad_h, c.pad_w}, strides[2] = {c.stride_h, c.stride_w},

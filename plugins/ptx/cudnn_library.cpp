@@ -11,7 +11,7 @@ namespace kiln::ptx {
 namespace {
 
 // Values of cuDNN's enums (cudnn_graph.h, cudnn_cnn.h).
-constexpr int kNchw = 0;
+constexpr int kNchw = 0, kNhwc = 1;
 constexpr int kCrossCorrelation = 1;
 constexpr int kTensorOpMath = 1, kFmaMath = 3;
 
@@ -67,7 +67,8 @@ std::vector<std::string> CudnnLibrary::extern_lines() const {
   if (!available()) return {};
   std::vector<std::string> lines;
   for (const char* name : kir_support::kConvExterns)
-    lines.push_back(std::string(name) + " f32 f16 bf16 tf32");
+    lines.push_back(std::string(name) + " f32 f16 bf16 tf32" +
+                    (name == std::string("conv2d") ? " strides" : ""));
   return lines;
 }
 
@@ -150,14 +151,22 @@ CudnnLibrary::Plan CudnnLibrary::plan(kir_support::ConvDirection direction, uint
                     narrow(c.x_stride[3])),
         "cudnnSetTensor4dDescriptorEx (input)");
   check(create_tensor_(&p.y), "cudnnCreateTensorDescriptor");
-  const int64_t plane = c.out_h * c.out_w;
   check(set_tensor_(p.y, type, narrow(c.n), narrow(c.k), narrow(c.out_h), narrow(c.out_w),
-                    narrow(c.k * plane), narrow(plane), narrow(c.out_w), 1),
+                    narrow(c.y_stride[0]), narrow(c.y_stride[1]), narrow(c.y_stride[2]),
+                    narrow(c.y_stride[3])),
         "cudnnSetTensor4dDescriptorEx (output)");
   check(create_filter_(&p.w), "cudnnCreateFilterDescriptor");
-  check(
-      set_filter_(p.w, type, kNchw, narrow(c.k), narrow(c.c / c.groups), narrow(c.r), narrow(c.s)),
-      "cudnnSetFilter4dDescriptor");
+  // Filters are described by a format, not strides: packed NCHW or channels-last.
+  const int64_t cg = c.c / c.groups;
+  const bool nhwc = c.w_stride[1] == 1 && c.w_stride[3] == cg && c.w_stride[2] == c.s * cg &&
+                    c.w_stride[0] == c.r * c.s * cg;
+  const bool nchw = c.w_stride[3] == 1 && c.w_stride[2] == c.s && c.w_stride[1] == c.r * c.s &&
+                    c.w_stride[0] == cg * c.r * c.s;
+  if (!nhwc && !nchw)
+    throw std::runtime_error("cuDNN takes a weight packed NCHW or channels-last only");
+  check(set_filter_(p.w, type, nchw ? kNchw : kNhwc, narrow(c.k), narrow(cg), narrow(c.r),
+                    narrow(c.s)),
+        "cudnnSetFilter4dDescriptor");
   check(create_conv_(&p.conv), "cudnnCreateConvolutionDescriptor");
   check(set_conv_(p.conv, narrow(c.pad_h), narrow(c.pad_w), narrow(c.stride_h), narrow(c.stride_w),
                   narrow(c.dil_h), narrow(c.dil_w), kCrossCorrelation, kCudnnFloat),

@@ -205,6 +205,67 @@ TEST(ConvLibraryCall, PointwiseConvolutionMatmulsFollowConvTF32) {
   }
 }
 
+// With the call's `strides` feature a channels-last weight is read in place and a
+// channels-last x gives a channels-last y, written by the call: a graph whose output is that
+// y in its memory order (the bridge's permute) runs the call alone, no copy before or after.
+// Without the feature the weight is copied and y is NCHW.
+TEST(ConvLibraryCall, StridedCallsTakeChannelsLastWeightsAndOutputs) {
+  auto registry = OpRegistry::create();
+  ASSERT_TRUE(registry);
+  const Shape xs = {2, 4, 6, 7}, ws = {3, 4, 3, 2};
+  const std::vector<int> last = {0, 2, 3, 1};
+  GraphBuilder b(*registry, "conv_nhwc");
+  const ValueRef x = b.input("x", TensorType{DType::F32, xs, test::permuted_strides(xs, last)});
+  const ValueRef w = b.input("w", TensorType{DType::F32, ws, test::permuted_strides(ws, last)});
+  const ValueRef y = b.op("aten.convolution.default", {x, w, None{}, ints{2, 1}, ints{1, 0},
+                                                       ints{1, 1}, false, ints{0, 0}, int64_t{1}});
+  b.output(b.op("aten.permute.default", {y, ints{0, 2, 3, 1}}));
+  auto g = b.finish();
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto strided = lower_graph(*g, {"conv2d f32 strides"});
+  ASSERT_TRUE(strided) << strided.error().to_string();
+  const LoopProgram& p = strided->program;
+  ASSERT_EQ(p.kernels.size(), 1u) << print_loop_program(p);
+  const LoopKernel& call = p.kernels[0];
+  ASSERT_EQ(call.attrs.size(), 30u);
+  EXPECT_EQ(extern_attr(call, "w_stride_c"), 1);
+  EXPECT_EQ(extern_attr(call, "w_stride_s"), 4);
+  EXPECT_EQ(extern_attr(call, "w_stride_k"), 4 * 3 * 2);
+  EXPECT_EQ(extern_attr(call, "y_stride_k"), 1);
+  EXPECT_EQ(extern_attr(call, "y_stride_w"), 3);  // k = 3 output channels
+  EXPECT_EQ(extern_attr(call, "y_stride_n"), 3 * 3 * 6);
+  auto plain = lower_graph(*g, {"conv2d f32"});
+  ASSERT_TRUE(plain) << plain.error().to_string();
+  EXPECT_EQ(plain->program.kernels.size(), 3u) << "weight copy, call, output copy";
+  for (const LoopKernel& k : plain->program.kernels)
+    if (k.kind == LoopKernelKind::Extern) EXPECT_EQ(k.attrs.size(), 22u);
+}
+
+// A channels-last 1x1 convolution is one matmul writing y channels-last: x and the weight
+// read in place, and nothing copied when the graph's output is y in that order.
+TEST(ConvLibraryCall, ChannelsLastPointwiseConvolutionIsOneMatmul) {
+  auto registry = OpRegistry::create();
+  ASSERT_TRUE(registry);
+  const Shape xs = {2, 5, 3, 7};
+  GraphBuilder b(*registry, "conv1x1_nhwc");
+  const ValueRef x =
+      b.input("x", TensorType{DType::F32, xs, test::permuted_strides(xs, {0, 2, 3, 1})});
+  const ValueRef w = b.input("w", TensorType::contiguous(DType::F32, {4, 5, 1, 1}));
+  const ValueRef y = b.op("aten.convolution.default", {x, w, None{}, ints{1, 1}, ints{0, 0},
+                                                       ints{1, 1}, false, ints{0, 0}, int64_t{1}});
+  b.output(b.op("aten.permute.default", {y, ints{0, 2, 3, 1}}));
+  auto g = b.finish();
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto lowered = lower_graph(*g, {"bmm f32"});
+  ASSERT_TRUE(lowered) << lowered.error().to_string();
+  const LoopProgram& p = lowered->program;
+  ASSERT_EQ(p.kernels.size(), 1u) << print_loop_program(p);
+  EXPECT_EQ(p.kernels[0].extern_name, "bmm");
+  EXPECT_EQ(extern_attr(p.kernels[0], "m"), 3 * 7);  // positions
+  EXPECT_EQ(extern_attr(p.kernels[0], "n"), 4);      // output channels
+  EXPECT_EQ(extern_attr(p.kernels[0], "a_col_stride"), 1);
+}
+
 TEST(ConvCall, ReadsAndChecksItsParameters) {
   //           dtype n  c  h  w  k  r  s  oh ow sh sw ph pw dh dw g  off sn   sc  sh sw
   std::vector<int64_t> p = {8, 2, 4, 6, 7, 3, 3, 2, 3, 6, 2, 1, 1, 0, 1, 1, 1, 0, 168, 42, 7, 1};
@@ -230,6 +291,18 @@ TEST(ConvCall, ReadsAndChecksItsParameters) {
   EXPECT_EQ(t.dtype, kir::DType::F32);
   EXPECT_NE(t.shape_key(), c.shape_key());  // plans made for one never serve the other
   EXPECT_THROW(kir_support::read_conv_call(bad(0, kir::kExternTf32 + 1)), std::invalid_argument);
+  // The strided form: the weight and y channels-last (y's extent is its element count).
+  std::vector<int64_t> q = p;
+  for (int64_t v : {4 * 3 * 2, 1, 2 * 4, 4, 3 * 6 * 3, 1, 6 * 3, 3}) q.push_back(v);
+  const kir_support::ConvCall s = kir_support::read_conv_call(q);
+  EXPECT_EQ(s.y_stride[1], 1);
+  EXPECT_EQ(s.buffer_bytes(), c.buffer_bytes());
+  EXPECT_EQ(c.y_stride[3], 1);  // the 22-parameter form: contiguous
+  EXPECT_NE(s.shape_key(), c.shape_key());
+  q[27] = 2;  // y's k stride 2 against w stride 3: elements overlap
+  EXPECT_THROW(kir_support::read_conv_call(q), std::invalid_argument);
+  q.pop_back();
+  EXPECT_THROW(kir_support::read_conv_call(q), std::invalid_argument);  // 29 parameters
 }
 
 }  // namespace
