@@ -33,6 +33,12 @@ TEST_P(CompiledConv, ForwardIsAKernel) {
         in("x2", TensorType{d, {2, 5, 7, 9}, permuted_strides({2, 5, 7, 9}, {0, 2, 3, 1})});
     const ValueRef w3 = in("w3", c({3, 5, 3, 3})), w1x1 = in("w1x1", c({4, 5, 1, 1}));
     b.output(conv(b, x2, w3, None{}, {1}, {1}, {1}, false, {0}, 1));
+    // A channels-last weight too (read in place by a library with the strides feature; y
+    // channels-last), with a bias and a ReLU after it.
+    const ValueRef w3l =
+        in("w3l", TensorType{d, {3, 5, 3, 3}, permuted_strides({3, 5, 3, 3}, {0, 2, 3, 1})});
+    b.output(b.op("aten.relu.default",
+                  {conv(b, x2, w3l, in("b3l", c({3})), {1}, {1}, {1}, false, {0}, 1)}));
     // The same on NCHW with odd channel counts (a library may compute in a blocked layout
     // whose channels it pads: its copies must be sized for the padding).
     const ValueRef x4 = in("x4", c({2, 5, 9, 7})), w4 = in("w4", c({3, 5, 3, 3}));
