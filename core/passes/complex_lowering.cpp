@@ -8,6 +8,7 @@
 #include "core/ops/arg_view.h"
 #include "core/ops/op_def.h"
 #include "core/ops/op_error.h"
+#include "core/passes/map_args.h"
 
 namespace kiln {
 namespace {
@@ -30,17 +31,7 @@ class Rewrite {
   GraphBuilder& b;
   const ArgView args;
 
-  ArgValue mapped(const ArgValue& a) const {
-    if (const auto* r = std::get_if<ValueRef>(&a)) return map_[static_cast<size_t>(r->id)];
-    if (const auto* l = std::get_if<TensorList>(&a)) {
-      TensorList out;
-      for (const auto& item : l->items)
-        out.items.push_back(item ? std::optional(map_[static_cast<size_t>(item->id)])
-                                 : std::nullopt);
-      return out;
-    }
-    return a;
-  }
+  ArgValue mapped(const ArgValue& a) const { return map_arg(a, map_); }
   std::vector<ArgValue> mapped_args() const {
     std::vector<ArgValue> out;
     for (const ArgValue& a : node_.args) out.push_back(mapped(a));

@@ -5,6 +5,7 @@
 #include "core/graph/builder.h"
 #include "core/ops/op_error.h"
 #include "core/ops/op_registry.h"
+#include "core/passes/map_args.h"
 
 namespace kiln {
 namespace {
@@ -18,19 +19,6 @@ bool has_composite(const Graph& graph, const KeepOp& keep) {
     if (expands(graph, node, keep)) return true;
   }
   return false;
-}
-
-ArgValue map_arg(const ArgValue& a, const std::vector<ValueRef>& map) {
-  if (const auto* r = std::get_if<ValueRef>(&a)) return map[static_cast<size_t>(r->id)];
-  if (const auto* l = std::get_if<TensorList>(&a)) {
-    TensorList out;
-    for (const auto& item : l->items) {
-      out.items.push_back(item ? std::optional<ValueRef>(map[static_cast<size_t>(item->id)])
-                               : std::nullopt);
-    }
-    return out;
-  }
-  return a;
 }
 
 // One round: every composite node is replaced by its decomposition.

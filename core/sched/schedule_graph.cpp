@@ -1,6 +1,7 @@
 #include "core/sched/schedule_graph.h"
 
 #include "core/lower/lower_graph.h"
+#include "core/passes/attention_fusion.h"
 #include "core/passes/decompose.h"
 
 namespace kiln {
@@ -9,7 +10,9 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
                                       const ScheduleOptions& schedule, const Roofline& roofline,
                                       const std::vector<std::string>& externs) {
-  auto decomposed = decompose(graph, std::move(registry), [&](const Graph& g, const Node& node) {
+  auto fused = fuse_attention(graph);
+  if (!fused) return std::move(fused).error();
+  auto decomposed = decompose(*fused, std::move(registry), [&](const Graph& g, const Node& node) {
     return lowers_directly(g, node, externs);
   });
   if (!decomposed) return std::move(decomposed).error();

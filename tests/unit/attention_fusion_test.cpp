@@ -1,0 +1,86 @@
+// Which written-out attentions core/passes/attention_fusion.h rewrites: the pattern as matmul
+// traces it, with its scale and mask, becomes one scaled_dot_product_attention node (kᵀ taken
+// back to k, the scale from the division); patterns whose scores or softmax something else
+// reads, or whose mask is added after the scale is applied differently, keep their ops.
+#include "core/passes/attention_fusion.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/graph/builder.h"
+#include "core/ops/op_def.h"
+#include "core/ops/op_registry.h"
+
+namespace kiln {
+namespace {
+
+struct Built {
+  Graph graph;
+  int rewritten = 0;
+  Graph fused;
+};
+
+int count(const Graph& g, const std::string& op) {
+  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
+                                        [&](const Node& n) { return op_name(n) == op; }));
+}
+
+// softmax((q @ kᵀ) / 8 + mask) @ v over [2, 3, 5, 16] (`mask_first`: the mask added before
+// the division); with `probs_out` the softmax is a graph output too.
+Built build(bool mask_first, bool probs_out) {
+  auto registry = OpRegistry::create();
+  EXPECT_TRUE(registry);
+  GraphBuilder b(*registry, "attention");
+  const auto t = [](Shape s) { return TensorType::contiguous(DType::F32, std::move(s)); };
+  const ValueRef q = b.input("q", t({2, 3, 5, 16})), k = b.input("k", t({2, 3, 7, 16}));
+  const ValueRef v = b.input("v", t({2, 3, 7, 16})), mask = b.input("mask", t({5, 7}));
+  const ValueRef kt = b.op("aten.permute.default", {k, IntList{0, 1, 3, 2}});
+  ValueRef s = b.op("aten.bmm.default", {b.op("aten.view.default", {q, IntList{6, 5, 16}}),
+                                         b.op("aten.view.default", {kt, IntList{6, 16, 7}})});
+  s = b.op("aten.view.default", {s, IntList{2, 3, 5, 7}});
+  if (mask_first) s = b.op("aten.add.Tensor", {s, mask});
+  s = b.op("aten.div.Tensor", {s, 8.0});
+  if (!mask_first) s = b.op("aten.add.Tensor", {s, mask});
+  const ValueRef p = b.op("aten._softmax.default", {s, int64_t{-1}, false});
+  const ValueRef o = b.op("aten.bmm.default", {b.op("aten.view.default", {p, IntList{6, 5, 7}}),
+                                               b.op("aten.view.default", {v, IntList{6, 7, 16}})});
+  b.output(b.op("aten.view.default", {o, IntList{2, 3, 5, 16}}));
+  if (probs_out) b.output(p);
+  auto g = b.finish();
+  EXPECT_TRUE(g) << g.error().to_string();
+  Built out{*g};
+  auto fused = fuse_attention(*g, &out.rewritten);
+  EXPECT_TRUE(fused) << fused.error().to_string();
+  out.fused = *fused;
+  return out;
+}
+
+TEST(AttentionFusion, TheWrittenOutPatternBecomesOneAttention) {
+  const Built built = build(false, false);
+  EXPECT_EQ(built.rewritten, 1);
+  const Graph& g = built.fused;
+  EXPECT_EQ(count(g, "aten.scaled_dot_product_attention.default"), 1);
+  EXPECT_EQ(count(g, "aten._softmax.default"), 0);
+  EXPECT_EQ(count(g, "aten.bmm.default"), 0);
+  EXPECT_EQ(count(g, "aten.permute.default"), 0) << "kᵀ's permute is no longer read";
+  for (const Node& n : g.nodes) {
+    if (op_name(n) != "aten.scaled_dot_product_attention.default") continue;
+    EXPECT_EQ(g.value(std::get<ValueRef>(n.args[1])).name, "k");
+    EXPECT_EQ(g.value(std::get<ValueRef>(n.args[3])).name, "mask");
+    EXPECT_EQ(std::get<double>(n.args[6]), 1.0 / 8.0);
+  }
+  EXPECT_EQ(g.outputs.size(), 1u);
+  EXPECT_EQ(g.type(g.outputs[0]), built.graph.type(built.graph.outputs[0]));
+}
+
+TEST(AttentionFusion, PatternsItCannotTakeKeepTheirOps) {
+  const Built saved = build(false, true);
+  EXPECT_EQ(saved.rewritten, 0) << "the softmax is a graph output";
+  EXPECT_EQ(saved.fused.nodes.size(), saved.graph.nodes.size());
+  const Built masked_first = build(true, false);
+  EXPECT_EQ(masked_first.rewritten, 0) << "the mask is divided by the scale too";
+}
+
+}  // namespace
+}  // namespace kiln
