@@ -219,11 +219,13 @@ Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
                          const ScheduleOptions& schedule, const DebugDump& dump,
                          const Logging& logging, CompiledGraphRecord& record,
                          std::vector<kir::Kernel>& batch) {
-  // A graph with a 2-d convolution or an attention asks for the plugin's library calls
-  // before lowering: such a node becomes a library call where the plugin has one (listing
-  // them opens the libraries, which other graphs need not wait for).
+  // A graph with a 2-d convolution or an attention (or a softmax: attention written out, which
+  // scheduling makes one) asks for the plugin's library calls before lowering: such a node
+  // becomes a library call where the plugin has one (listing them opens the libraries, which
+  // other graphs need not wait for).
   const bool asks = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
-    return n.op->name.find("conv") != std::string::npos || n.op->name == kAttentionOp;
+    return n.op->name.find("conv") != std::string::npos || n.op->name == kAttentionOp ||
+           n.op->name == "aten._softmax.default";
   });
   if (asks) {
     record.asked_externs = true;

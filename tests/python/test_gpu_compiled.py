@@ -1,8 +1,9 @@
-"""TF32 products on a GPU, through torch.compile with the ptx plugin: f32 convolutions and
-matmuls follow torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 as
-they stand when a graph compiles. Allowed, a product is within TF32's error of the f64 result
-(and, for the matmul, visibly beyond f32's: the tensor cores ran); forbidden, within f32's.
-Without a CUDA device it exits 77 (ctest: skipped), saying why.
+"""What the ptx plugin runs through torch.compile on a GPU. TF32 products: f32 convolutions
+and matmuls follow torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32
+as they stand when a graph compiles; allowed, a product is within TF32's error of the f64
+result (and, for the matmul, visibly beyond f32's: the tensor cores ran); forbidden, within
+f32's. Attention written out (scores, scale, mask, softmax, product) runs as one fused
+attention call. Without a CUDA device it exits 77 (ctest: skipped), saying why.
 
 Needs KILN_LIBRARY (libkiln.so of the build under test)."""
 import sys
@@ -26,7 +27,7 @@ def relative_error(got, exact):
     return ((got.double() - exact).abs().max() / exact.abs().max()).item()
 
 
-class Tf32(unittest.TestCase):
+class Compiled(unittest.TestCase):
     def run_compiled(self, fn, args, conv, matmul):
         saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = conv, matmul
@@ -73,6 +74,23 @@ class Tf32(unittest.TestCase):
             if matmul:
                 self.assertGreater(matmul_error, f32_matmul_bound,
                                    "the matmul kept f32's precision")
+
+
+    def test_attention_written_out_is_one_fused_call(self):
+        torch.manual_seed(7)
+        q, k, v = (torch.randn(2, 4, 77, 64, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        mask = torch.zeros(2, 1, 1, 77, device="cuda", dtype=torch.bfloat16)
+        mask[1, ..., 60:] = torch.finfo(torch.bfloat16).min  # padding, as BERT masks it
+
+        def f(q, k, v, mask):
+            return (q @ k.transpose(-1, -2) / 8.0 + mask).softmax(-1) @ v
+
+        out = self.run_compiled(f, (q, k, v, mask), True, False)
+        [graph] = dynamo.stats.graphs
+        self.assertEqual(graph.stats["library_calls"], 1, graph.stats)
+        exact = (q.double() @ k.double().transpose(-1, -2) / 8.0 + mask.double()).softmax(-1)
+        self.assertLess(relative_error(out, exact @ v.double()), 1e-2)
 
 
 if __name__ == "__main__":
