@@ -1,6 +1,8 @@
 #include "core/passes/attention_fusion.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -8,6 +10,7 @@
 #include "core/graph/builder.h"
 #include "core/ops/arg_view.h"
 #include "core/ops/op_def.h"
+#include "core/passes/constant_value.h"
 #include "core/passes/map_args.h"
 
 namespace kiln {
@@ -19,6 +22,7 @@ struct Match {
   ValueRef q, k, v;              // k is kᵀ's transpose source, or kᵀ itself (then transposed)
   bool k_is_transposed = false;  // k holds kᵀ: the rewrite adds the transpose
   std::optional<ValueRef> mask;
+  bool causal = false;  // the mask was a constant hiding exactly the keys after each query
   double scale = 1.0;
   std::set<int> dead;  // nodes the rewrite leaves unread (the final product among them)
 };
@@ -177,6 +181,22 @@ class Pattern {
   std::set<int32_t> outputs_;
 };
 
+// Whether `mask` is a constant that adds 0 where key j <= query i and -inf where j > i (over
+// its last two dims, the same for every leading index): what is_causal means.
+bool causal_mask(const Graph& graph, ValueRef mask) {
+  const TensorType& t = graph.type(mask);
+  if (t.rank() < 2) return false;
+  const std::optional<HostTensor> value = constant_value(graph, mask);
+  if (!value) return false;
+  const int64_t rows = t.sizes.end()[-2], cols = t.sizes.end()[-1];
+  for (int64_t e = 0; e < value->numel(); ++e) {
+    const int64_t i = e / cols % rows, j = e % cols;
+    const double m = value->get(e);
+    if (j > i ? !(std::isinf(m) && m < 0) : m != 0.0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<Graph> fuse_attention(const Graph& graph, int* rewritten) {
@@ -184,9 +204,19 @@ Result<Graph> fuse_attention(const Graph& graph, int* rewritten) {
   const Pattern pattern(graph);
   std::vector<std::optional<Match>> matches(graph.nodes.size());
   std::set<int> dead;
+  std::map<int32_t, bool> causal;  // by mask value: layers share one mask
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     matches[n] = pattern.at(static_cast<int>(n));
-    if (matches[n]) dead.insert(matches[n]->dead.begin(), matches[n]->dead.end());
+    if (!matches[n]) continue;
+    dead.insert(matches[n]->dead.begin(), matches[n]->dead.end());
+    // A causal mask built in the graph (GPT-2's) is is_causal: the fused call then skips the
+    // hidden half instead of reading a mask.
+    const std::optional<ValueRef> mask = matches[n]->mask;
+    if (mask && !causal.contains(mask->id)) causal[mask->id] = causal_mask(graph, *mask);
+    if (mask && causal[mask->id]) {
+      matches[n]->mask.reset();
+      matches[n]->causal = true;
+    }
   }
   if (dead.empty()) return graph;
   GraphBuilder b(graph.registry, graph.name);
@@ -205,7 +235,7 @@ Result<Graph> fuse_attention(const Graph& graph, int* rewritten) {
                              : mapped(m->k);
       ArgValue mask = None{};
       if (m->mask) mask = mapped(*m->mask);
-      const ValueRef out = b.op(kSdpa, {mapped(m->q), k, mapped(m->v), mask, 0.0, false},
+      const ValueRef out = b.op(kSdpa, {mapped(m->q), k, mapped(m->v), mask, 0.0, m->causal},
                                 {{"scale", m->scale}}, node.name + "/attention");
       const IntList sizes = graph.type(node.outputs[0]).sizes;
       map[static_cast<size_t>(node.outputs[0].id)] =

@@ -4,7 +4,9 @@
 // offers one (no score matrix in memory); elsewhere it decomposes into the same products and
 // softmax again. Only where nothing else reads the scores or their softmax (a training graph
 // that saves them keeps its ops), q, k and v share their leading dims, the mask (added, of the
-// scores' dtype) broadcasts to the scores, and the dtypes agree.
+// scores' dtype) broadcasts to the scores, and the dtypes agree. A mask computed from no input
+// (core/passes/constant_value.h) that hides exactly the keys after each query becomes
+// is_causal.
 #pragma once
 
 #include "core/graph/graph.h"

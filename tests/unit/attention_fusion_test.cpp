@@ -1,7 +1,8 @@
 // Which written-out attentions core/passes/attention_fusion.h rewrites: the pattern as matmul
 // traces it, with its scale and mask, becomes one scaled_dot_product_attention node (kᵀ taken
 // back to k, the scale from the division); patterns whose scores or softmax something else
-// reads, or whose mask is added after the scale is applied differently, keep their ops.
+// reads, or whose mask is added after the scale is applied differently, keep their ops; a
+// causal mask built in the graph becomes is_causal.
 #include "core/passes/attention_fusion.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "core/graph/builder.h"
 #include "core/ops/op_def.h"
 #include "core/ops/op_registry.h"
+#include "tests/unit/traced_causal_mask.h"
 
 namespace kiln {
 namespace {
@@ -27,14 +29,17 @@ int count(const Graph& g, const std::string& op) {
 }
 
 // softmax((q @ kᵀ) / 8 + mask) @ v over [2, 3, 5, 16] (`mask_first`: the mask added before
-// the division); with `probs_out` the softmax is a graph output too.
-Built build(bool mask_first, bool probs_out) {
+// the division); with `probs_out` the softmax is a graph output too. The mask is an input, or
+// with `built_from` > 0 built in the graph hiding keys from that distance after the query on.
+Built build(bool mask_first, bool probs_out, int64_t built_from = 0) {
   auto registry = OpRegistry::create();
   EXPECT_TRUE(registry);
   GraphBuilder b(*registry, "attention");
   const auto t = [](Shape s) { return TensorType::contiguous(DType::F32, std::move(s)); };
   const ValueRef q = b.input("q", t({2, 3, 5, 16})), k = b.input("k", t({2, 3, 7, 16}));
-  const ValueRef v = b.input("v", t({2, 3, 7, 16})), mask = b.input("mask", t({5, 7}));
+  const ValueRef v = b.input("v", t({2, 3, 7, 16}));
+  const ValueRef mask = built_from > 0 ? test::traced_causal_mask(b, 5, 7, DType::F32, built_from)
+                                       : b.input("mask", t({5, 7}));
   const ValueRef kt = b.op("aten.permute.default", {k, IntList{0, 1, 3, 2}});
   ValueRef s = b.op("aten.bmm.default", {b.op("aten.view.default", {q, IntList{6, 5, 16}}),
                                          b.op("aten.view.default", {kt, IntList{6, 16, 7}})});
@@ -72,6 +77,20 @@ TEST(AttentionFusion, TheWrittenOutPatternBecomesOneAttention) {
   }
   EXPECT_EQ(g.outputs.size(), 1u);
   EXPECT_EQ(g.type(g.outputs[0]), built.graph.type(built.graph.outputs[0]));
+}
+
+// A mask built from no input that hides exactly the keys after each query is is_causal; one
+// hiding from the second key after on stays a mask.
+TEST(AttentionFusion, AConstantCausalMaskBecomesIsCausal) {
+  for (int64_t from : {1, 2}) {
+    const Built built = build(false, false, from);
+    EXPECT_EQ(built.rewritten, 1);
+    for (const Node& n : built.fused.nodes) {
+      if (op_name(n) != "aten.scaled_dot_product_attention.default") continue;
+      EXPECT_EQ(std::get<bool>(n.args[5]), from == 1) << "is_causal";
+      EXPECT_EQ(std::holds_alternative<None>(n.args[3]), from == 1) << "no mask";
+    }
+  }
 }
 
 TEST(AttentionFusion, PatternsItCannotTakeKeepTheirOps) {

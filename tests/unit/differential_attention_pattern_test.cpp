@@ -5,14 +5,16 @@
 // as written (the rewrite keeps its meaning); in f16 and bf16, where the graph as written
 // rounds the scores and the probabilities to the dtype and the fused form does not, the
 // rewritten graph is checked against its own reference (attention in f64). Odd lengths, the
-// scale as a division and as a product, a mask broadcast over batch and heads, no mask; a
-// pattern whose softmax the graph also returns keeps its ops.
+// scale as a division and as a product, a mask broadcast over batch and heads, no mask, a
+// causal mask built in the graph (is_causal); a pattern whose softmax the graph also returns
+// keeps its ops.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/passes/attention_fusion.h"
 #include "tests/unit/differential.h"
+#include "tests/unit/traced_causal_mask.h"
 
 namespace kiln::test {
 namespace {
@@ -73,6 +75,11 @@ TEST_P(CompiledAttentionPattern, MatchesTheGraphAsWritten) {
   const ValueRef v2 = input(b, "v2", c({1, 3, 19, 64}), values);
   b.output(written_out(b, input(b, "q2", c({1, 3, 7, 64}), unit), k2, v2, std::nullopt,
                        "aten.mul.Tensor", 0.125)[0]);
+  // GPT-2's causal mask built in the graph: is_causal.
+  const ValueRef q4 = input(b, "q4", c({1, 2, 33, 32}), unit);
+  b.output(written_out(b, q4, input(b, "k4", c({1, 2, 33, 32}), unit),
+                       input(b, "v4", c({1, 2, 33, 32}), values), traced_causal_mask(b, 33, 33, d),
+                       "aten.div.Tensor", std::sqrt(32.0))[0]);
   // The probabilities read too (as a training graph saves them): the ops stay.
   const std::vector<ValueRef> kept =
       written_out(b, input(b, "q3", c({1, 2, 5, 16})), input(b, "k3", c({1, 2, 6, 16})),
@@ -83,11 +90,11 @@ TEST_P(CompiledAttentionPattern, MatchesTheGraphAsWritten) {
   int rewritten = 0;
   auto fused = fuse_attention(graph, &rewritten);
   ASSERT_TRUE(fused) << fused.error().to_string();
-  EXPECT_EQ(rewritten, 2);
+  EXPECT_EQ(rewritten, 3);
   const CompileStats st = check(d == DType::F32 ? graph : *fused);
   EXPECT_EQ(st.host_steps, 0u);
   if (offers_extern("attention", d)) {
-    EXPECT_EQ(st.externs, 2u + 2u) << "two fused attentions, the kept pattern's two products";
+    EXPECT_EQ(st.externs, 3u + 2u) << "three fused attentions, the kept pattern's two products";
   }
 }
 
