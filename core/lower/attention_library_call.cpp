@@ -16,14 +16,19 @@ constexpr int64_t kMaxHeadDim = 128;   // the ptx kernel keeps a row block's out
 constexpr int64_t kAlignElements = 8;  // 16 bytes of f16/bf16: the kernel loads rows so
 
 // Whether the call takes these operands (the plugin's offer aside).
-bool shape_applies(const ArgView& a, const TensorType& q, const TensorType& k,
-                   const TensorType& v) {
+// The dtype, rank and head dims the call takes.
+bool types_apply(const TensorType& q, const TensorType& v) {
   if (q.dtype != DType::F16 && q.dtype != DType::BF16) return false;
   if (q.rank() < 2 || q.rank() > 4) return false;
   const int64_t e = q.sizes.back();
-  if (e % 16 != 0 || e > kMaxHeadDim || v.sizes.back() != e) return false;
+  return e % 16 == 0 && e <= kMaxHeadDim && v.sizes.back() == e && v.dtype == q.dtype;
+}
+
+bool shape_applies(const ArgView& a, const TensorType& q, const TensorType& k,
+                   const TensorType& v) {
+  if (!types_apply(q, v)) return false;
   if (a.get_float(4) != 0.0 || a.get_bool(7)) return false;  // dropout, grouped heads
-  return k.dtype == q.dtype && v.dtype == q.dtype;
+  return k.dtype == q.dtype;
 }
 
 // Where element (b, h, row, col) of a rank-2..4 operand is, from its [offset, strides...]
@@ -140,6 +145,11 @@ bool attention_call_applies(const Graph& graph, const Node& node,
   const TensorType& q = graph.type(a.ref(0));
   return shape_applies(a, q, graph.type(a.ref(1)), graph.type(a.ref(2))) &&
          extern_available(externs, kCall, q.dtype);
+}
+
+bool attention_call_takes(const TensorType& q, const TensorType& v,
+                          const std::vector<std::string>& externs) {
+  return types_apply(q, v) && extern_available(externs, kCall, q.dtype);
 }
 
 std::map<std::string, LowerFn> attention_lowerings() {

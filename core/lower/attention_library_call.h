@@ -22,6 +22,10 @@ inline constexpr const char* kAttentionOp = "aten.scaled_dot_product_attention.d
 // `externs`: decompose keeps such a node whole.
 bool attention_call_applies(const Graph& graph, const Node& node,
                             const std::vector<std::string>& externs);
+// The same for attention without dropout or grouped heads on q [..., S, D] and v [..., T, E]
+// (k like q): what core/passes/attention_fusion.h asks before it makes such a node.
+bool attention_call_takes(const TensorType& q, const TensorType& v,
+                          const std::vector<std::string>& externs);
 
 std::map<std::string, LowerFn> attention_lowerings();
 

@@ -41,8 +41,9 @@ bool extern_available(const std::vector<std::string>& available, const LoopKerne
       code == kir::kExternTf32 ? "tf32" : std::string(dtype_name(static_cast<DType>(code)));
   for (const std::string& text : available) {
     const ExternLine line = parse(text);
-    if (line.name == call.extern_name && (line.dtypes.empty() || contains(line.dtypes, wanted)))
-      return true;
+    // A bare name covers every dtype; TF32 products only where listed.
+    const bool every = line.dtypes.empty() && wanted != "tf32";
+    if (line.name == call.extern_name && (every || contains(line.dtypes, wanted))) return true;
   }
   return false;
 }

@@ -1,4 +1,5 @@
-// A plugin's extern list (extern_names): one line per library call, "NAME" for every dtype or
+// A plugin's extern list (extern_names): one line per library call, "NAME" for every dtype (not
+// `tf32`: TF32 products go only to a call that lists them) or
 // "NAME DTYPE..." for those only ("mm f32 f16 bf16 f64"; `tf32` for f32 calls allowed TF32
 // products, kir::kExternTf32), then any features of the call ("conv2d f32 strides": it also
 // takes the weight's and the output's strides).

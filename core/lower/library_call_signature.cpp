@@ -1,5 +1,7 @@
 #include "core/lower/library_call_signature.h"
 
+#include <kiln/kir.hpp>
+
 namespace kiln {
 
 std::string library_call_signature(const LoopKernel& call) {
@@ -7,8 +9,8 @@ std::string library_call_signature(const LoopKernel& call) {
   for (const auto& [key, value] : call.attrs) {
     if (key.find("offset") != std::string::npos) continue;
     s += " " + key + "=";
-    s +=
-        key == "dtype" ? std::string(dtype_name(static_cast<DType>(value))) : std::to_string(value);
+    // The dtype by name: "tf32" for f32 allowed TF32 products (a choice of its own).
+    s += key == "dtype" ? std::string(kir::extern_dtype_name(value)) : std::to_string(value);
   }
   return s;
 }

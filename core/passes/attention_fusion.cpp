@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "core/graph/builder.h"
 #include "core/ops/arg_view.h"
@@ -29,7 +30,8 @@ struct Match {
 
 class Pattern {
  public:
-  explicit Pattern(const Graph& g) : g_(g), users_(g.values.size()) {
+  Pattern(const Graph& g, const AttentionTaken& takes)
+      : g_(g), takes_(takes), users_(g.values.size()) {
     for (size_t n = 0; n < g.nodes.size(); ++n)
       for (ValueRef r : tensor_args(g.nodes[n])) users_[static_cast<size_t>(r.id)].insert(int(n));
     for (ValueRef r : g.outputs) outputs_.insert(r.id);
@@ -53,7 +55,7 @@ class Pattern {
     ValueRef scores = sa.ref(0);
     if (const Node* add = producer(scores); add && op_name(*add) == "aten.add.Tensor") {
       const ArgView aa(add->op->schema, add->args);
-      if (!aa.is_tensor(1) || aa.get_float(2) != 1.0) return std::nullopt;
+      if (!aa.is_tensor(0) || !aa.is_tensor(1) || aa.get_float(2) != 1.0) return std::nullopt;
       m.mask = aa.ref(1);
       scores = aa.ref(0);
       nodes.push_back(node_index(*add));
@@ -61,7 +63,8 @@ class Pattern {
     if (const Node* s = producer(scores);
         s && (op_name(*s) == "aten.div.Tensor" || op_name(*s) == "aten.mul.Tensor")) {
       const ArgView da(s->op->schema, s->args);
-      if (!da.is_wrapped_scalar(1) || da.get_float(1) == 0.0) return std::nullopt;
+      if (!da.is_tensor(0) || !da.is_wrapped_scalar(1) || da.get_float(1) == 0.0)
+        return std::nullopt;
       m.scale = op_name(*s) == "aten.div.Tensor" ? 1.0 / da.get_float(1) : da.get_float(1);
       scores = da.ref(0);
       nodes.push_back(node_index(*s));
@@ -85,6 +88,14 @@ class Pattern {
     // The scores and their softmax must go: read elsewhere, they would be computed anyway.
     for (int required : {softmax_node, node_index(*first)})
       if (!m.dead.contains(required)) return std::nullopt;
+    // What the attention reads must stay (a mask computed from the scores would not).
+    for (const std::optional<ValueRef>& operand :
+         {std::optional(m.q), std::optional(m.k), std::optional(m.v), m.mask}) {
+      if (!operand) continue;
+      const Value& value = g_.value(*operand);
+      if (value.kind == ValueKind::NodeOutput && m.dead.contains(value.node)) return std::nullopt;
+    }
+    if (!takes_(g_.type(m.q), g_.type(m.v))) return std::nullopt;
     return m;
   }
 
@@ -101,6 +112,10 @@ class Pattern {
   ValueRef through_layout(ValueRef v, std::vector<int>& nodes) const {
     for (const Node* n = producer(v); n; n = producer(v)) {
       const std::string& name = op_name(*n);
+      const bool layout_op = name == "aten.clone.default" || name == "aten.expand.default" ||
+                             name == "aten.view.default" || name == "aten._unsafe_view.default" ||
+                             name == "aten.reshape.default";
+      if (!layout_op) break;  // (a cat's or a creation op's first argument is no tensor)
       const ValueRef in = ArgView(n->op->schema, n->args).ref(0);
       const Shape &from = g_.type(in).sizes, &to = g_.type(v).sizes;
       const bool same_sizes = from == to;
@@ -177,18 +192,19 @@ class Pattern {
   }
 
   const Graph& g_;
+  const AttentionTaken& takes_;
   std::vector<std::set<int>> users_;  // by value id: the nodes reading it
   std::set<int32_t> outputs_;
 };
 
-// Whether `mask` is a constant that adds 0 where key j <= query i and -inf where j > i (over
-// its last two dims, the same for every leading index): what is_causal means.
-bool causal_mask(const Graph& graph, ValueRef mask) {
+// Whether `mask` is a constant that adds 0 where key j <= query i and -inf where j > i over
+// the scores' [rows, cols] (its own last two dims those, the same for every leading index):
+// what is_causal means.
+bool causal_mask(const Graph& graph, ValueRef mask, int64_t rows, int64_t cols) {
   const TensorType& t = graph.type(mask);
-  if (t.rank() < 2) return false;
+  if (t.rank() < 2 || t.sizes.end()[-2] != rows || t.sizes.end()[-1] != cols) return false;
   const std::optional<HostTensor> value = constant_value(graph, mask);
   if (!value) return false;
-  const int64_t rows = t.sizes.end()[-2], cols = t.sizes.end()[-1];
   for (int64_t e = 0; e < value->numel(); ++e) {
     const int64_t i = e / cols % rows, j = e % cols;
     const double m = value->get(e);
@@ -199,12 +215,13 @@ bool causal_mask(const Graph& graph, ValueRef mask) {
 
 }  // namespace
 
-Result<Graph> fuse_attention(const Graph& graph, int* rewritten) {
+Result<Graph> fuse_attention(const Graph& graph, const AttentionTaken& takes, int* rewritten) {
   if (rewritten) *rewritten = 0;
-  const Pattern pattern(graph);
+  const Pattern pattern(graph, takes);
   std::vector<std::optional<Match>> matches(graph.nodes.size());
   std::set<int> dead;
-  std::map<int32_t, bool> causal;  // by mask value: layers share one mask
+  // By mask value and scores' [S, T]: layers share one mask.
+  std::map<std::tuple<int32_t, int64_t, int64_t>, bool> causal;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     matches[n] = pattern.at(static_cast<int>(n));
     if (!matches[n]) continue;
@@ -212,8 +229,11 @@ Result<Graph> fuse_attention(const Graph& graph, int* rewritten) {
     // A causal mask built in the graph (GPT-2's) is is_causal: the fused call then skips the
     // hidden half instead of reading a mask.
     const std::optional<ValueRef> mask = matches[n]->mask;
-    if (mask && !causal.contains(mask->id)) causal[mask->id] = causal_mask(graph, *mask);
-    if (mask && causal[mask->id]) {
+    const int64_t s = graph.type(matches[n]->q).sizes.end()[-2];
+    const int64_t t = graph.type(matches[n]->v).sizes.end()[-2];
+    const auto key = std::tuple(mask ? mask->id : -1, s, t);
+    if (mask && !causal.contains(key)) causal[key] = causal_mask(graph, *mask, s, t);
+    if (mask && causal[key]) {
       matches[n]->mask.reset();
       matches[n]->causal = true;
     }

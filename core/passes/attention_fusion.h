@@ -9,12 +9,20 @@
 // is_causal.
 #pragma once
 
+#include <functional>
+
 #include "core/graph/graph.h"
 #include "core/support/result.h"
 
 namespace kiln {
 
+// Whether the plugin runs attention on q [..., S, D] and v [..., T, E] as one fused call: the
+// pass rewrites only then (elsewhere the rewrite would decompose into the same ops again, and
+// a row whose every score is -inf would give 0 instead of the graph's NaN).
+using AttentionTaken = std::function<bool(const TensorType& q, const TensorType& v)>;
+
 // `graph` with each such pattern rewritten; `rewritten` (may be null) counts them.
-Result<Graph> fuse_attention(const Graph& graph, int* rewritten = nullptr);
+Result<Graph> fuse_attention(const Graph& graph, const AttentionTaken& takes,
+                             int* rewritten = nullptr);
 
 }  // namespace kiln

@@ -1,5 +1,6 @@
 #include "core/sched/schedule_graph.h"
 
+#include "core/lower/attention_library_call.h"
 #include "core/lower/lower_graph.h"
 #include "core/passes/attention_fusion.h"
 #include "core/passes/decompose.h"
@@ -10,7 +11,9 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
                                       std::shared_ptr<const OpRegistry> registry,
                                       const ScheduleOptions& schedule, const Roofline& roofline,
                                       const std::vector<std::string>& externs) {
-  auto fused = fuse_attention(graph);
+  auto fused = fuse_attention(graph, [&](const TensorType& q, const TensorType& v) {
+    return attention_call_takes(q, v, externs);
+  });
   if (!fused) return std::move(fused).error();
   auto decomposed = decompose(*fused, std::move(registry), [&](const Graph& g, const Node& node) {
     return lowers_directly(g, node, externs);

@@ -163,6 +163,11 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     std::vector<std::string> known = {"arch",  "libdevice",     "cublas",        "cublas_prefetch",
                                       "cudnn", "deterministic", "pad_rows_from", "fused_attention"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
+    if (options.has("conv_tf32"))
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "the ptx option conv_tf32 is now the config's schedule.conv_tf32 (every "
+                    "plugin's library calls follow it; the PyTorch bridge sets it from "
+                    "torch.backends.cudnn.allow_tf32)");
     options.reject_unknown(known);
     auto plugin = std::unique_ptr<kiln_plugin, void (*)(kiln_plugin*)>(new kiln_plugin, destroy);
     plugin->log = kiln::sdk::HostLog(create.log, create.log_user_data);

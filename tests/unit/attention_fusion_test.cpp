@@ -10,6 +10,9 @@
 #include <algorithm>
 
 #include "core/graph/builder.h"
+#include "core/interp/compare.h"
+#include "core/interp/interpreter.h"
+#include "core/interp/random_tensor.h"
 #include "core/ops/op_def.h"
 #include "core/ops/op_registry.h"
 #include "tests/unit/traced_causal_mask.h"
@@ -23,6 +26,9 @@ struct Built {
   Graph fused;
 };
 
+// A plugin whose fused call takes every attention (which one does the pass does not see).
+const AttentionTaken kAnyAttention = [](const TensorType&, const TensorType&) { return true; };
+
 int count(const Graph& g, const std::string& op) {
   return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
                                         [&](const Node& n) { return op_name(n) == op; }));
@@ -31,15 +37,16 @@ int count(const Graph& g, const std::string& op) {
 // softmax((q @ kᵀ) / 8 + mask) @ v over [2, 3, 5, 16] (`mask_first`: the mask added before
 // the division); with `probs_out` the softmax is a graph output too. The mask is an input, or
 // with `built_from` > 0 built in the graph hiding keys from that distance after the query on.
-Built build(bool mask_first, bool probs_out, int64_t built_from = 0) {
+Built build(bool mask_first, bool probs_out, int64_t built_from = 0, int64_t mask_rows = 5) {
   auto registry = OpRegistry::create();
   EXPECT_TRUE(registry);
   GraphBuilder b(*registry, "attention");
   const auto t = [](Shape s) { return TensorType::contiguous(DType::F32, std::move(s)); };
   const ValueRef q = b.input("q", t({2, 3, 5, 16})), k = b.input("k", t({2, 3, 7, 16}));
   const ValueRef v = b.input("v", t({2, 3, 7, 16}));
-  const ValueRef mask = built_from > 0 ? test::traced_causal_mask(b, 5, 7, DType::F32, built_from)
-                                       : b.input("mask", t({5, 7}));
+  const ValueRef mask = built_from > 0
+                            ? test::traced_causal_mask(b, mask_rows, 7, DType::F32, built_from)
+                            : b.input("mask", t({5, 7}));
   const ValueRef kt = b.op("aten.permute.default", {k, IntList{0, 1, 3, 2}});
   ValueRef s = b.op("aten.bmm.default", {b.op("aten.view.default", {q, IntList{6, 5, 16}}),
                                          b.op("aten.view.default", {kt, IntList{6, 16, 7}})});
@@ -55,7 +62,7 @@ Built build(bool mask_first, bool probs_out, int64_t built_from = 0) {
   auto g = b.finish();
   EXPECT_TRUE(g) << g.error().to_string();
   Built out{*g};
-  auto fused = fuse_attention(*g, &out.rewritten);
+  auto fused = fuse_attention(*g, kAnyAttention, &out.rewritten);
   EXPECT_TRUE(fused) << fused.error().to_string();
   out.fused = *fused;
   return out;
@@ -93,12 +100,64 @@ TEST(AttentionFusion, AConstantCausalMaskBecomesIsCausal) {
   }
 }
 
+// The rewritten graph means what the graph as written does: both on the reference interpreter,
+// the same random inputs (f32), with the input mask, the causal one built in the graph, and
+// the one built hiding from the second key on.
+TEST(AttentionFusion, TheRewriteKeepsTheGraphsMeaning) {
+  for (int64_t built_from : {0, 1, 2}) {
+    const Built built = build(false, false, built_from);
+    ASSERT_EQ(built.rewritten, 1);
+    std::vector<HostTensor> inputs;
+    uint64_t seed = 11;
+    for (ValueRef r : built.graph.inputs)
+      inputs.push_back(random_tensor(built.graph.type(r), seed++, std::pair{-2.0, 2.0}));
+    auto written = interpret(built.graph, inputs);
+    auto fused = interpret(built.fused, inputs);
+    ASSERT_TRUE(written && fused);
+    const Comparison c = compare((*fused)[0], (*written)[0]);
+    EXPECT_TRUE(c.ok()) << "mask " << built_from << ": max abs error " << c.max_abs;
+  }
+}
+
 TEST(AttentionFusion, PatternsItCannotTakeKeepTheirOps) {
   const Built saved = build(false, true);
   EXPECT_EQ(saved.rewritten, 0) << "the softmax is a graph output";
   EXPECT_EQ(saved.fused.nodes.size(), saved.graph.nodes.size());
   const Built masked_first = build(true, false);
   EXPECT_EQ(masked_first.rewritten, 0) << "the mask is divided by the scale too";
+  // A plugin whose call does not take these shapes: nothing rewritten.
+  int rewritten = -1;
+  auto kept = fuse_attention(
+      saved.graph, [](const TensorType&, const TensorType&) { return false; }, &rewritten);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(rewritten, 0);
+}
+
+// A product whose operands come from ops the pattern does not follow (a cat: a tensor list,
+// not a tensor, as its first argument) is left alone, without an error; a constant mask of
+// one row, broadcast over the queries, is no causal mask even where its row reads like one.
+TEST(AttentionFusion, OtherProductsAndBroadcastMasksAreLeftAlone) {
+  auto registry = OpRegistry::create();
+  ASSERT_TRUE(registry);
+  GraphBuilder b(*registry, "other");
+  const auto t = [](Shape s) { return TensorType::contiguous(DType::F32, std::move(s)); };
+  const ValueRef x = b.input("x", t({2, 3, 4})), y = b.input("y", t({2, 4, 5}));
+  const ValueRef joined = b.op("aten.cat.default", {TensorList{{x, x}}, int64_t{1}});
+  b.output(b.op("aten.bmm.default", {joined, y}));
+  auto g = b.finish();
+  ASSERT_TRUE(g) << g.error().to_string();
+  int rewritten = -1;
+  ASSERT_TRUE(fuse_attention(*g, kAnyAttention, &rewritten));
+  EXPECT_EQ(rewritten, 0);
+
+  // The causal pattern's first row, [0, -inf, ...] over [1, 7], broadcast to every query.
+  const Built row = build(false, false, 1, 1);
+  EXPECT_EQ(row.rewritten, 1);
+  for (const Node& n : row.fused.nodes)
+    if (op_name(n) == "aten.scaled_dot_product_attention.default") {
+      EXPECT_FALSE(std::get<bool>(n.args[5])) << "not is_causal";
+      EXPECT_TRUE(std::holds_alternative<ValueRef>(n.args[3])) << "the mask stays";
+    }
 }
 
 }  // namespace

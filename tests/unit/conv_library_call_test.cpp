@@ -173,7 +173,12 @@ TEST(ConvLibraryCall, TF32ProductsOnlyWhereAllowedAndListed) {
   const TensorType f32 = TensorType::contiguous(DType::F32, {2, 4, 6, 7});
   const std::vector<std::string> tf32 = {"conv2d f32 bf16 tf32"};
   const auto code = [](const Lowered& l) { return extern_attr(*l.call, "dtype"); };
-  EXPECT_EQ(code(lower_conv(DType::F32, f32, false, false, tf32, {}, true)), kir::kExternTf32);
+  const Lowered allowed = lower_conv(DType::F32, f32, false, false, tf32, {}, true);
+  EXPECT_EQ(code(allowed), kir::kExternTf32);
+  // The autotuner's choice between library and generated kernels is kept per signature: TF32
+  // and exact f32 calls are different choices.
+  EXPECT_NE(library_call_signature(*allowed.call).find(" dtype=tf32 "), std::string::npos)
+      << library_call_signature(*allowed.call);
   EXPECT_EQ(code(lower_conv(DType::F32, f32, false, false, tf32, {}, false)), 8);
   EXPECT_EQ(code(lower_conv(DType::F32, f32, false, false, kCudnn, {}, true)), 8);
   const TensorType bf16 = TensorType::contiguous(DType::BF16, {2, 4, 6, 7});

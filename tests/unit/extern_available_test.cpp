@@ -52,13 +52,14 @@ TEST(ExternAvailable, TF32CallsFallBackToF32) {
   call.attrs[0].second = kir::kExternTf32;
   EXPECT_TRUE(extern_available({"mm f32 tf32"}, call));
   EXPECT_FALSE(extern_available({"mm f32"}, call));
-  EXPECT_TRUE(extern_available({"mm"}, call));
+  EXPECT_FALSE(extern_available({"mm"}, call)) << "a bare name: every dtype, not tf32";
   EXPECT_TRUE(extern_available({"mm tf32"}, "mm", kir::kExternTf32));
   call.extern_inputs = {0, 1};
   call.extern_outputs = {2};
-  for (auto [line, kind] : {std::pair{"mm f32 tf32", LoopKernelKind::Extern},
-                            std::pair{"mm f32", LoopKernelKind::Extern},
-                            std::pair{"mm bf16", LoopKernelKind::Reduction}}) {
+  for (auto [line, kind] :
+       {std::pair{"mm f32 tf32", LoopKernelKind::Extern},
+        std::pair{"mm f32", LoopKernelKind::Extern}, std::pair{"mm", LoopKernelKind::Extern},
+        std::pair{"mm bf16", LoopKernelKind::Reduction}}) {
     LoopProgram p;
     p.kernels = {call};
     generate_missing_matmuls(p, {line});

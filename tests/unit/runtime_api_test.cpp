@@ -331,7 +331,10 @@ TEST_F(RuntimeApi, SessionTf32ChoicesOverrideTheConfig) {
   for (const Case& c : {Case{0, 0, false, true, false}, Case{-1, 1, false, false, true},
                         Case{-1, 1, true, true, false}, Case{1, -1, false, true, false}}) {
     kiln_session_options o{sizeof(o), config.c_str(), nullptr, 0, c.conv, c.matmul};
-    if (c.old_struct) o.struct_size = offsetof(kiln_session_options, conv_tf32);
+    // A 1.3 caller's struct: its size, padded after `deterministic` (what sizeof gave it).
+    constexpr size_t kStruct13 = (offsetof(kiln_session_options, conv_tf32) + alignof(size_t) - 1) /
+                                 alignof(size_t) * alignof(size_t);
+    if (c.old_struct) o.struct_size = kStruct13;
     kiln_session* s = nullptr;
     ASSERT_OK(kiln_session_open(&o, &s));
     kiln_graph_source src{};
