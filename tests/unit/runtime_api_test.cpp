@@ -295,27 +295,43 @@ constexpr const char* kScatterGraph = R"({"format": "kiln.graph/1", "name": "sca
   "nodes": [{"name": "y", "op": "aten.scatter_add.default", "args": ["%x", 0, "%i", "%v"]}],
   "outputs": ["%y"]})";
 
+// The stats JSON of kScatterGraph compiled in a session opened with `o` ("" after a failure,
+// which the test reports).
+std::string scatter_stats(const kiln_session_options& o) {
+  kiln_session* s = nullptr;
+  if (kiln_runtime_error* e = kiln_session_open(&o, &s)) {
+    ADD_FAILURE() << kiln_runtime_error_message(e);
+    kiln_runtime_error_destroy(e);
+    return "";
+  }
+  kiln_graph_source src{};
+  src.struct_size = sizeof(src);
+  src.graph_text = kScatterGraph;
+  src.graph_text_size = std::strlen(kScatterGraph);
+  kiln_graph* g = nullptr;
+  std::string stats;
+  if (kiln_runtime_error* e = kiln_graph_compile(s, &src, &g)) {
+    ADD_FAILURE() << kiln_runtime_error_message(e);
+    kiln_runtime_error_destroy(e);
+  } else {
+    stats = kiln_graph_stats_json(g);
+    kiln_graph_destroy(g);
+  }
+  kiln_session_close(s);
+  return stats;
+}
+
 TEST_F(RuntimeApi, DeterministicSessionsCompileInDeterministicMode) {
   for (int32_t asked : {0, 1}) {
     for (bool old_struct : {false, true}) {
       kiln_session_options o{sizeof(o), kConfig, nullptr, asked};
       // A 1.1 caller's struct ends before the field: whatever lies there is not read.
       if (old_struct) o.struct_size = offsetof(kiln_session_options, deterministic);
-      kiln_session* s = nullptr;
-      ASSERT_OK(kiln_session_open(&o, &s));
-      kiln_graph_source src{};
-      src.struct_size = sizeof(src);
-      src.graph_text = kScatterGraph;
-      src.graph_text_size = std::strlen(kScatterGraph);
-      kiln_graph* g = nullptr;
-      ASSERT_OK(kiln_graph_compile(s, &src, &g));
-      const std::string stats = kiln_graph_stats_json(g);
+      const std::string stats = scatter_stats(o);
       const bool expected = asked && !old_struct;
       EXPECT_NE(stats.find(expected ? "\"deterministic\":true" : "\"deterministic\":false"),
                 std::string::npos)
           << stats;
-      kiln_graph_destroy(g);
-      kiln_session_close(s);
     }
   }
 }
@@ -335,22 +351,12 @@ TEST_F(RuntimeApi, SessionTf32ChoicesOverrideTheConfig) {
     constexpr size_t kStruct13 = (offsetof(kiln_session_options, conv_tf32) + alignof(size_t) - 1) /
                                  alignof(size_t) * alignof(size_t);
     if (c.old_struct) o.struct_size = kStruct13;
-    kiln_session* s = nullptr;
-    ASSERT_OK(kiln_session_open(&o, &s));
-    kiln_graph_source src{};
-    src.struct_size = sizeof(src);
-    src.graph_text = kScatterGraph;
-    src.graph_text_size = std::strlen(kScatterGraph);
-    kiln_graph* g = nullptr;
-    ASSERT_OK(kiln_graph_compile(s, &src, &g));
-    const std::string stats = kiln_graph_stats_json(g);
+    const std::string stats = scatter_stats(o);
     const auto flag = [](const char* name, bool on) {
       return std::string("\"") + name + "\":" + (on ? "true" : "false");
     };
     EXPECT_NE(stats.find(flag("conv_tf32", c.conv_expected)), std::string::npos) << stats;
     EXPECT_NE(stats.find(flag("matmul_tf32", c.matmul_expected)), std::string::npos) << stats;
-    kiln_graph_destroy(g);
-    kiln_session_close(s);
   }
   kiln_session_options o{sizeof(o), kConfig, nullptr, 0, 2, 0};
   kiln_session* s = nullptr;
