@@ -67,6 +67,23 @@ void add_specials(std::vector<float>& xs) {
                        std::numeric_limits<float>::denorm_min(), 1e30f, -1e30f});
 }
 
+// sin and cos: Sleef's 3.5-ulp vector forms on cpp_openmp (libdevice's on ptx), over every
+// octant up to 1e4, the neighbourhoods of zeros and extrema, and the specials (infinities
+// give NaN).
+TEST_F(CompiledMathUlps, SinAndCosAreWithinFourUlps) {
+  std::vector<float> xs;
+  add_specials(xs);
+  for (float x : {1e-30f, 1e-6f, 0.5f, 0.7853982f, 1.5707964f, 3.1415927f, 4.712389f, 6.2831855f,
+                  100.0f, 1000.5f, 9999.0f})
+    add_around(xs, x);
+  for (int i = 0; i < 4000; ++i) xs.push_back(static_cast<float>(i) * 2.5f - 5000.0f);
+  std::erase_if(xs, [](float x) { return std::fabs(x) > 1e4f && std::isfinite(x); });
+  EXPECT_LE(worst_ulps("aten.sin.default", xs, [](double x) { return std::sin(x); }), 4.0)
+      << "at " << worst_x_;
+  EXPECT_LE(worst_ulps("aten.cos.default", xs, [](double x) { return std::cos(x); }), 4.0)
+      << "at " << worst_x_;
+}
+
 TEST_F(CompiledMathUlps, ErfIsWithinTwoUlps) {
   std::vector<float> xs;
   for (int i = -200000; i <= 200000; ++i) xs.push_back(static_cast<float>(i) * 3e-5f);  // +-6
