@@ -210,24 +210,33 @@ TEST(ConvLibraryCall, PointwiseConvolutionMatmulsFollowConvTF32) {
   }
 }
 
+// A convolution of a channels-last x [N, C, H, W] by `w` (no bias, dilation 1, one group),
+// returned in its memory order as the bridge returns a channels-last result (a permute).
+Graph channels_last_conv(const std::string& name, const Shape& xs, const TensorType& w,
+                         IntList stride, IntList padding) {
+  auto registry = OpRegistry::create();
+  EXPECT_TRUE(registry);
+  GraphBuilder b(*registry, name);
+  const ValueRef x =
+      b.input("x", TensorType{DType::F32, xs, test::permuted_strides(xs, {0, 2, 3, 1})});
+  const ValueRef y = b.op("aten.convolution.default",
+                          {x, b.input("w", w), None{}, std::move(stride), std::move(padding),
+                           ints{1, 1}, false, ints{0, 0}, int64_t{1}});
+  b.output(b.op("aten.permute.default", {y, ints{0, 2, 3, 1}}));
+  auto g = b.finish();
+  EXPECT_TRUE(g) << g.error().to_string();
+  return *g;
+}
+
 // With the call's `strides` feature a channels-last weight is read in place and a
 // channels-last x gives a channels-last y, written by the call: a graph whose output is that
 // y in its memory order (the bridge's permute) runs the call alone, no copy before or after.
 // Without the feature the weight is copied and y is NCHW.
 TEST(ConvLibraryCall, StridedCallsTakeChannelsLastWeightsAndOutputs) {
-  auto registry = OpRegistry::create();
-  ASSERT_TRUE(registry);
-  const Shape xs = {2, 4, 6, 7}, ws = {3, 4, 3, 2};
-  const std::vector<int> last = {0, 2, 3, 1};
-  GraphBuilder b(*registry, "conv_nhwc");
-  const ValueRef x = b.input("x", TensorType{DType::F32, xs, test::permuted_strides(xs, last)});
-  const ValueRef w = b.input("w", TensorType{DType::F32, ws, test::permuted_strides(ws, last)});
-  const ValueRef y = b.op("aten.convolution.default", {x, w, None{}, ints{2, 1}, ints{1, 0},
-                                                       ints{1, 1}, false, ints{0, 0}, int64_t{1}});
-  b.output(b.op("aten.permute.default", {y, ints{0, 2, 3, 1}}));
-  auto g = b.finish();
-  ASSERT_TRUE(g) << g.error().to_string();
-  auto strided = lower_graph(*g, {"conv2d f32 strides"});
+  const Shape ws = {3, 4, 3, 2};
+  const TensorType w{DType::F32, ws, test::permuted_strides(ws, {0, 2, 3, 1})};
+  const Graph g = channels_last_conv("conv_nhwc", {2, 4, 6, 7}, w, {2, 1}, {1, 0});
+  auto strided = lower_graph(g, {"conv2d f32 strides"});
   ASSERT_TRUE(strided) << strided.error().to_string();
   const LoopProgram& p = strided->program;
   ASSERT_EQ(p.kernels.size(), 1u) << print_loop_program(p);
@@ -239,7 +248,7 @@ TEST(ConvLibraryCall, StridedCallsTakeChannelsLastWeightsAndOutputs) {
   EXPECT_EQ(extern_attr(call, "y_stride_k"), 1);
   EXPECT_EQ(extern_attr(call, "y_stride_w"), 3);  // k = 3 output channels
   EXPECT_EQ(extern_attr(call, "y_stride_n"), 3 * 3 * 6);
-  auto plain = lower_graph(*g, {"conv2d f32"});
+  auto plain = lower_graph(g, {"conv2d f32"});
   ASSERT_TRUE(plain) << plain.error().to_string();
   EXPECT_EQ(plain->program.kernels.size(), 3u) << "weight copy, call, output copy";
   for (const LoopKernel& k : plain->program.kernels)
@@ -249,19 +258,10 @@ TEST(ConvLibraryCall, StridedCallsTakeChannelsLastWeightsAndOutputs) {
 // A channels-last 1x1 convolution is one matmul writing y channels-last: x and the weight
 // read in place, and nothing copied when the graph's output is y in that order.
 TEST(ConvLibraryCall, ChannelsLastPointwiseConvolutionIsOneMatmul) {
-  auto registry = OpRegistry::create();
-  ASSERT_TRUE(registry);
-  const Shape xs = {2, 5, 3, 7};
-  GraphBuilder b(*registry, "conv1x1_nhwc");
-  const ValueRef x =
-      b.input("x", TensorType{DType::F32, xs, test::permuted_strides(xs, {0, 2, 3, 1})});
-  const ValueRef w = b.input("w", TensorType::contiguous(DType::F32, {4, 5, 1, 1}));
-  const ValueRef y = b.op("aten.convolution.default", {x, w, None{}, ints{1, 1}, ints{0, 0},
-                                                       ints{1, 1}, false, ints{0, 0}, int64_t{1}});
-  b.output(b.op("aten.permute.default", {y, ints{0, 2, 3, 1}}));
-  auto g = b.finish();
-  ASSERT_TRUE(g) << g.error().to_string();
-  auto lowered = lower_graph(*g, {"bmm f32"});
+  const Graph g =
+      channels_last_conv("conv1x1_nhwc", {2, 5, 3, 7},
+                         TensorType::contiguous(DType::F32, {4, 5, 1, 1}), {1, 1}, {0, 0});
+  auto lowered = lower_graph(g, {"bmm f32"});
   ASSERT_TRUE(lowered) << lowered.error().to_string();
   const LoopProgram& p = lowered->program;
   ASSERT_EQ(p.kernels.size(), 1u) << print_loop_program(p);
