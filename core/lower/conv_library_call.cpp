@@ -107,16 +107,6 @@ bool applies(const NodeLowering& n, const std::string& name, DType dtype, const 
 
 }  // namespace
 
-Access packed_access(int buffer, const TensorType& t, const std::vector<size_t>& order) {
-  Shape sizes;
-  std::vector<Expr> vars;
-  for (size_t d : order) {
-    sizes.push_back(t.sizes.at(d));
-    vars.push_back(dim_var(d));
-  }
-  return {buffer, contiguous_index(sizes, vars), TensorType::contiguous(t.dtype, t.sizes)};
-}
-
 void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,
                       const std::vector<size_t>& order) {
   const TensorType& out = n.out_type(0);

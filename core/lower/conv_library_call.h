@@ -17,8 +17,6 @@ namespace kiln {
 // Dim orders of a 4-d tensor's memory, outermost first.
 inline const std::vector<size_t> kNchwOrder = {0, 1, 2, 3}, kChannelsLastOrder = {0, 2, 3, 1};
 
-// The Access of `buffer` holding a tensor of type `t` packed with its dims in `order`.
-Access packed_access(int buffer, const TensorType& t, const std::vector<size_t>& order);
 // Output 0 = y + bias (a vector over dim 1, cast to the output dtype after an add in the
 // compute dtype), realized packed in `order`; the kernel walks memory order.
 void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,

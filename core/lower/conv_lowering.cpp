@@ -7,6 +7,8 @@
 //   grad_weight:  w[o, c, t] = sum_{n, p} y[n, o, p] * x[n, c, p*s - pad + t*d]
 //   grad_bias:    b[o] = sum_{n, p} dy[n, o, p]
 // A bias, activation or residual add after the convolution fuses in as the row's epilogue.
+#include <numeric>
+
 #include "core/lower/conv_library_call.h"
 #include "core/lower/lower_context.h"
 #include "core/lower/window_index.h"
@@ -201,7 +203,7 @@ bool pointwise_conv(NodeLowering& n, const Access& x, const Access& w, const Acc
   const int product = n.temp_buffer("product", out.dtype, out.numel());
   if (!emit_matmul_call(n, wv, xv, product, out.dtype, -1, tf32)) return false;
   std::vector<size_t> order(out.sizes.size());
-  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::iota(order.begin(), order.end(), size_t{0});
   add_channel_bias(n, packed_access(product, out, order), *bias, order);
   return true;
 }

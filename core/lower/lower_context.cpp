@@ -111,17 +111,21 @@ Access NodeLowering::realize_output(size_t k) {
   return a;
 }
 
-Access NodeLowering::realize_output_in_order(size_t k, const std::vector<size_t>& order) {
-  const TensorType& t = out_type(k);
-  const ValueRef ref = node_->outputs.at(k);
-  const int buffer = program_.add_buffer(graph_.value(ref).name, t.dtype, t.numel());
+Access packed_access(int buffer, const TensorType& t, const std::vector<size_t>& order) {
   Shape sizes;
   std::vector<Expr> vars;
   for (size_t d : order) {
     sizes.push_back(t.sizes.at(d));
     vars.push_back(dim_var(d));
   }
-  Access a{buffer, contiguous_index(sizes, vars), TensorType::contiguous(t.dtype, t.sizes)};
+  return {buffer, contiguous_index(sizes, vars), TensorType::contiguous(t.dtype, t.sizes)};
+}
+
+Access NodeLowering::realize_output_in_order(size_t k, const std::vector<size_t>& order) {
+  const TensorType& t = out_type(k);
+  const ValueRef ref = node_->outputs.at(k);
+  const Access a =
+      packed_access(program_.add_buffer(graph_.value(ref).name, t.dtype, t.numel()), t, order);
   program_.set_access(ref, a);
   return a;
 }

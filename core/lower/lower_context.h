@@ -28,6 +28,9 @@ Expr dim_var(size_t i);
 Expr contiguous_index(const Shape& sizes, const std::vector<Expr>& vars);
 // Its inverse: the coordinates of row-major element `linear` of a tensor of `sizes`.
 std::vector<Expr> unravel_index(const Expr& linear, const Shape& sizes);
+// The Access of `buffer` holding a tensor of type `t` packed with its dims in `order`
+// (outermost first; {0, 2, 3, 1}: channels-last).
+Access packed_access(int buffer, const TensorType& t, const std::vector<size_t>& order);
 
 class ProgramBuilder;
 

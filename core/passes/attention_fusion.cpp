@@ -112,21 +112,16 @@ class Pattern {
   ValueRef through_layout(ValueRef v, std::vector<int>& nodes) const {
     for (const Node* n = producer(v); n; n = producer(v)) {
       const std::string& name = op_name(*n);
-      const bool layout_op = name == "aten.clone.default" || name == "aten.expand.default" ||
-                             name == "aten.view.default" || name == "aten._unsafe_view.default" ||
-                             name == "aten.reshape.default";
-      if (!layout_op) break;  // (a cat's or a creation op's first argument is no tensor)
+      const bool clone = name == "aten.clone.default", expand = name == "aten.expand.default";
+      const bool view = name == "aten.view.default" || name == "aten._unsafe_view.default" ||
+                        name == "aten.reshape.default";
+      if (!clone && !expand && !view) break;  // (a cat's first argument is no tensor)
       const ValueRef in = ArgView(n->op->schema, n->args).ref(0);
       const Shape &from = g_.type(in).sizes, &to = g_.type(v).sizes;
       const bool same_sizes = from == to;
       const bool same_rows = from.size() >= 2 && to.size() >= 2 && from.end()[-1] == to.end()[-1] &&
                              from.end()[-2] == to.end()[-2];
-      const bool passes = name == "aten.clone.default" ||
-                          (name == "aten.expand.default" && same_sizes) ||
-                          ((name == "aten.view.default" || name == "aten._unsafe_view.default" ||
-                            name == "aten.reshape.default") &&
-                           same_rows);
-      if (!passes) break;
+      if (!(clone || (expand && same_sizes) || (view && same_rows))) break;
       nodes.push_back(node_index(*n));
       v = in;
     }
