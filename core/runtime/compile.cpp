@@ -219,14 +219,16 @@ Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
                          const ScheduleOptions& schedule, const DebugDump& dump,
                          const Logging& logging, CompiledGraphRecord& record,
                          std::vector<kir::Kernel>& batch) {
-  // A graph with a 2-d convolution or an attention (or a softmax: attention written out, which
-  // scheduling makes one) asks for the plugin's library calls before lowering: such a node
-  // becomes a library call where the plugin has one (listing them opens the libraries, which
-  // other graphs need not wait for).
-  const bool asks = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
-    return n.op->name.find("conv") != std::string::npos || n.op->name == kAttentionOp ||
-           n.op->name == "aten._softmax.default";
-  });
+  // Lowering asks for the plugin's library calls where its choices depend on them: a graph
+  // with a 2-d convolution or an attention (or a softmax: attention written out, which
+  // scheduling makes one), whose node becomes a library call where the plugin has one, and
+  // any graph when matmuls may take TF32 products (a matmul's dtype code says so only where
+  // the library lists tf32). Listing opens the libraries, which other graphs need not wait for.
+  const bool asks = schedule.matmul_tf32 ||
+                    std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
+                      return n.op->name.find("conv") != std::string::npos ||
+                             n.op->name == kAttentionOp || n.op->name == "aten._softmax.default";
+                    });
   if (asks) {
     record.asked_externs = true;
     record.externs = usable_externs(*p.plugin, schedule);
