@@ -4,6 +4,7 @@
 #include "core/lower/lower_graph.h"
 #include "core/passes/attention_fusion.h"
 #include "core/passes/decompose.h"
+#include "core/sched/merge_reduction_dims.h"
 
 namespace kiln {
 
@@ -40,6 +41,7 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
     fuse.roofline = roofline;
     s.fusion = fuse_kernels(s.program, fuse);
   }
+  merge_reduction_dims(s.program);
   return s;
 }
 

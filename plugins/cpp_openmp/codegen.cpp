@@ -127,19 +127,42 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
     lo = "lo";
     hi = "hi";
   }
+  // Values fixed along the row (an embedding's row number and its bounds check) are
+  // computed once per row, not once per lane: at 16 lanes, checking the same index in every
+  // lane cost more than the copy. Tiled kernels change rows inside the loop; they keep theirs.
+  const std::set<int> fixed = tiled || size == 0 ? std::set<int>{} : invariant_along(k, inner);
+  const bool hoist = std::any_of(fixed.begin(), fixed.end(),
+                                 [&](int id) { return k.op(id)->kind != OpKind::Const; });
+  std::vector<std::string> lines;
+  ExprContext ctx{inner, false};
+  if (hoist) {
+    ctx.row_scalars = &fixed;
+    std::vector<const kir::Op*> row_ops, rest;
+    for (const kir::Op* op : ops) (fixed.contains(op->id) ? row_ops : rest).push_back(op);
+    ExprContext row_ctx{"", false, "s"};
+    row_ctx.row_scalars = &fixed;
+    s += "    using L = krt::L1;\n" + body_lines(k, row_ops, row_ctx, "    ");
+    std::set<int> read;
+    for (const kir::Op* op : rest) {
+      for (int a : op->args) read.insert(a);
+      if (op->mask >= 0) read.insert(op->mask);
+    }
+    for (int id : read)
+      if (fixed.contains(id))
+        lines.push_back("const auto v" + std::to_string(id) + " = krt::splat<L, " +
+                        c_type(k.op(id)->dtype) + ">(s" + std::to_string(id) + ");");
+    ops = rest;
+  }
+  for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, ctx));
   s += "    auto body = [&](auto lanes, int64_t " + inner +
        ") __attribute__((always_inline)) {\n      using L = decltype(lanes);\n";
-  s += body_lines(k, ops, {inner, false}, "      ");
+  for (const std::string& line : lines) s += "      " + line + "\n";
   s += "    };\n";
   const bool vectorized = o.vector_width > 1;
   const bool grouped = o.groups && vectorized && ops.size() <= kMaxGroupedOps && size >= kGroup * 8;
   // The body over kGroup consecutive vectors, op by op across them: independent work sits
   // side by side, so a chain of opaque calls (Sleef) does not serialize one vector at a time.
-  if (grouped) {
-    std::vector<std::string> lines;
-    for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, {inner, false}));
-    s += group_lambda("    ", "group", "int64_t " + inner, "", lines, {inner});
-  }
+  if (grouped) s += group_lambda("    ", "group", "int64_t " + inner, "", lines, {inner});
   if (tiled) {  // tiled kernels have a row dim (n >= 2)
     const std::string row_start = "rb * " + num(o.tile_rows);
     const std::string row_end = "krt::imin(rb * " + num(o.tile_rows) + " + " + num(o.tile_rows) +

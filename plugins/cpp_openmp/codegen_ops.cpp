@@ -207,6 +207,8 @@ std::string expr_c(const kir::Expr& e, const ExprContext& ctx) {
       return "int64_t(" + std::to_string(e.value) + "LL)";
     case kir::Expr::Var:
       if (e.name[0] == 't') {
+        if (ctx.row_scalars && ctx.row_scalars->contains(std::stoi(e.name.substr(1))))
+          return "s" + e.name.substr(1);
         const std::string val = ctx.prefix + e.name.substr(1);
         if (ctx.first_lane) return "krt::lane(" + val + ", 0)";
         return ctx.per_lane ? "krt::lane(" + val + ", i)" : val;
@@ -303,6 +305,39 @@ bool mentions_indirect(const kir::Expr& e) {
   for (const auto& name : vars)
     if (name[0] == 't') return true;
   return false;
+}
+
+std::set<int> invariant_along(const kir::Kernel& k, const std::string& inner) {
+  std::set<int> fixed;
+  for (const kir::Op& op : k.body) {
+    switch (op.kind) {
+      case kir::OpKind::Load:
+      case kir::OpKind::Index:
+      case kir::OpKind::Const:
+      case kir::OpKind::Cast:
+      case kir::OpKind::Where:
+      case kir::OpKind::CheckIndex:
+      case kir::OpKind::Math:
+        break;
+      default:
+        continue;
+    }
+    bool holds = op.mask < 0 || fixed.contains(op.mask);
+    for (int a : op.args) holds = holds && fixed.contains(a);
+    // A buffer the kernel also writes may change under the row's loop: its loads stay there.
+    if (op.kind == kir::OpKind::Load) {
+      const kir::Buffer* b = k.buffer(op.name);
+      holds = holds && b && b->role == kir::Role::In;
+    }
+    if (op.kind == kir::OpKind::Load || op.kind == kir::OpKind::Index) {
+      std::set<std::string> vars;
+      collect_vars(op.index, vars);
+      for (const std::string& v : vars)
+        holds = holds && v != inner && (v[0] != 't' || fixed.contains(std::stoi(v.substr(1))));
+    }
+    if (holds) fixed.insert(op.id);
+  }
+  return fixed;
 }
 
 namespace {

@@ -21,6 +21,8 @@ struct ExprContext {
   bool per_lane = false;     // inside a per-lane lambda: inner is (inner + i), t<N> is lane(vN, i)
   std::string prefix = "v";  // values are named prefix<id>: "v" in loop bodies, "s" per row
   bool first_lane = false;   // t<N> is lane(vN, 0): a value every lane holds
+  // Values computed once per row before the loop (as s<N>): t<N> of these prints as s<N>.
+  const std::set<int>* row_scalars = nullptr;
 };
 
 std::string expr_c(const kir::Expr& e, const ExprContext& ctx);
@@ -38,6 +40,11 @@ bool reads_transposed(const kir::Kernel& k);
 // contiguous row vectors transposed in registers. Empty when some strided load is not such.
 std::vector<const kir::Op*> block_transposed_loads(const kir::Kernel& k);
 bool mentions_indirect(const kir::Expr& e);
+
+// The ops of a pointwise body whose values do not vary along `inner` (nor does anything they
+// read): loads at addresses fixed along it (an embedding's row number), their bounds checks,
+// and the math over those. Stores, scatters, reductions and scans are never among them.
+std::set<int> invariant_along(const kir::Kernel& k, const std::string& inner);
 
 // One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops
 // feed their accumulator, which the skeleton declares.

@@ -18,8 +18,12 @@ TEST_P(CompiledReductionFloat, EveryKindOverInnerOuterAndSeveralDims) {
   const ValueRef x = input(b, "x", TensorType::contiguous(d, {6, 5, 19}), Range{-2, 2});
   const ValueRef xt = input(b, "xt", TensorType{d, {6, 5, 19}, {1, 6 * 19, 6}}, Range{-2, 2});
   const ValueRef small = input(b, "small", TensorType::contiguous(d, {3, 7}), Range{0.5, 1.5});
-  for (const auto& [label, dims] : std::vector<std::pair<std::string, ints>>{
-           {"inner", {-1}}, {"outer", {0}}, {"middle", {1}}, {"two", {0, 2}}}) {
+  for (const auto& [label, dims] :
+       std::vector<std::pair<std::string, ints>>{{"inner", {-1}},
+                                                 {"outer", {0}},
+                                                 {"middle", {1}},
+                                                 {"two", {0, 2}},
+                                                 {"trailing", {1, 2}}}) {
     output_of(b, "sum_" + label, "aten.sum.dim_IntList", {x, dims, false});
     output_of(b, "amax_" + label, "aten.amax.default", {x, dims, true});
     output_of(b, "amin_" + label, "aten.amin.default", {xt, dims, false});
