@@ -1,5 +1,6 @@
 #include "code_functions.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -37,12 +38,15 @@ using kiln::sdk::Failure;
 using kiln::sdk::guard;
 
 // Bumped whenever generated code changes for the same KIR.
-constexpr const char* kCodegenVersion = "cpp-codegen-1";
+constexpr const char* kCodegenVersion = "cpp-codegen-2";
 
 CodegenOptions codegen_options(const kiln_plugin& plugin) {
   CodegenOptions o;
   o.threads = static_cast<int>(plugin.threads);
   o.vector_width = plugin.vector_width;
+  if (plugin.cpu.l2_bytes >= 256 * 1024)
+    o.row_cache_bytes =
+        std::min<int64_t>(256 * 1024, static_cast<int64_t>(plugin.cpu.l2_bytes) / 4);
   return o;
 }
 
@@ -272,6 +276,7 @@ std::string compiler_fingerprint(const kiln_plugin& plugin) {
   for (const auto& flag : required_flags()) f += " " + flag;
   f += "; threads=" + std::to_string(plugin.threads);
   f += "; vector_width=" + std::to_string(plugin.vector_width);
+  f += "; row_cache=" + std::to_string(codegen_options(plugin).row_cache_bytes);
   f += "; runtime=" + std::to_string(std::hash<std::string>{}(kiln_cpu_runtime_text));
   return f;
 }

@@ -13,10 +13,6 @@ using kir::OpKind;
 using kir_support::RowPass;
 using kir_support::RowPlan;
 
-// A per-element value that costs a library call and is needed again by a later pass is kept
-// in a row array on the thread's stack (and in its L1/L2) when the row takes at most this.
-constexpr int64_t kMaxRowCacheBytes = 64 * 1024;
-
 std::string id(const kir::Op* op) {
   return std::to_string(op->id);
 }
@@ -131,7 +127,7 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
     const RowPlan columns = kir_support::plan_rows(k, 0);
     if (prefers_columns(k, columns, o)) return column_reduction_kernel(k, columns, o);
   }
-  RowPlan plan = kir_support::plan_rows(k, kMaxRowCacheBytes);
+  RowPlan plan = kir_support::plan_rows(k, o.row_cache_bytes);
   if (o.vector_width == 1) {
     for (RowPass& pass : plan.passes) pass.vectorized = false;
   }

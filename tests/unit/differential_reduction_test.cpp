@@ -110,6 +110,17 @@ TEST_F(CompiledReductionShapes, SplitReductionsOverFewLongRows) {
   check(b);
 }
 
+// Rows whose exps take 64-256 KiB: kept in the row array where the core's L2 is 1 MiB or
+// more, recomputed elsewhere; either way the normalizing walk must read back what it wrote.
+TEST_F(CompiledReductionShapes, SoftmaxOverVocabularyRows) {
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 40003}), Range{-8, 8});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {3, 32000}), Range{-8, 8});
+  output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
+  output_of(b, "softmax_bf16", "aten._softmax.default", {h, -1, false});
+  check(b);
+}
+
 // Softmax and log-softmax over an outer dim, large enough that the column form's last pass
 // runs row-major over whole rows (codegen/column_row_major.test): odd sizes, an outer dim
 // before the reduced one, bf16.
