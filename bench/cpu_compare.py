@@ -106,16 +106,19 @@ def main():
                          "(bench/wide_set.py), or both")
     ap.add_argument("--tuned", action="store_true",
                     help="also time kiln with autotune.kernels: exhaustive")
+    ap.add_argument("--vector-width", default="auto",
+                    help="the cpp_openmp plugin's vector_width (auto: the CPU's f32 lanes)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
     import kiln.dynamo as kd
 
     cache = tempfile.mkdtemp(prefix="kiln-bench-cpu-")
-    kiln_config = config(a.threads, cache)
-    tuned_config = config(a.threads, cache,
-                          "autotune: {kernels: exhaustive, libraries: false}\n")
-    print(f"cpu, {a.threads} threads, torch {torch.__version__}, median of {a.runs} calls; "
+    kiln_config = config(a.threads, cache, vector_width=a.vector_width)
+    tuned_config = config(a.threads, cache, "autotune: {kernels: exhaustive, libraries: false}\n",
+                          vector_width=a.vector_width)
+    print(f"cpu, {a.threads} threads, vector_width {a.vector_width}, torch {torch.__version__}, "
+          f"median of {a.runs} calls; "
           f"kiln cache {cache} (fresh)", flush=True)
     tuned_head = " tuned ms | inductor/tuned | heuristic/tuned |" if a.tuned else ""
     print("| workload | eager ms | inductor ms | kiln ms | kiln GB/s | kiln vs copy "

@@ -32,8 +32,10 @@ def paired_median_ms(fa, fb, runs, warmup=2):
     return statistics.median(a), statistics.median(b)
 
 
-def config(threads, cache, extra=""):
-    """A kiln config: cpp_openmp on cpu:0 with `threads` threads, its cache in `cache`."""
-    return (f"plugins:\n  - name: cpp_openmp\n    options: {{threads: {threads}}}\n"
+def config(threads, cache, extra="", vector_width="auto"):
+    """A kiln config: cpp_openmp on cpu:0 with `threads` threads and `vector_width` lanes,
+    its cache in `cache`."""
+    return (f"plugins:\n  - name: cpp_openmp\n"
+            f"    options: {{threads: {threads}, vector_width: {vector_width}}}\n"
             f"devices: [cpu:0]\nselection: first-available\ncache: {{dir: {cache}}}\n"
             f"log: {{level: warn}}\n{extra}")
