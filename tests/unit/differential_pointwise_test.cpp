@@ -1,8 +1,10 @@
 // Pointwise ops compiled by cpp_openmp against the oracle: every dtype each op takes, odd
 // and prime sizes, broadcasting, wrapped scalars, transposed and sliced inputs.
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/support/half.h"
 #include "tests/unit/differential.h"
 
 namespace kiln::test {
@@ -163,6 +165,49 @@ TEST_F(CompiledPointwiseMixed, BoolLogicAndPromotion) {
   output_of(b, "bool_to_f", "aten._to_copy.default", {p}, {{"dtype", DType::F32}});
   output_of(b, "clone_t", "aten.clone.default", {b.op("aten.t.default", {f})});
   check(b);
+}
+
+// f32 -> bf16 stores bit for bit as the integer rule (round to nearest even, NaNs quieted),
+// over floats of every exponent, ties, infinities and NaNs, with subnormals in some vectors
+// and not in others: a CPU with AVX512-BF16 converts whole vectors by one instruction that
+// reads subnormals as zero, and must then take the integer form for those vectors.
+TEST_F(CompiledPointwiseMixed, Bf16StoresRoundEveryFloatAsTheIntegerRule) {
+  GraphBuilder b = builder();
+  const int64_t n = 4099;  // vectors of every width, and a tail
+  const ValueRef f = input(b, "f", TensorType::contiguous(DType::F32, {n}));
+  output_of(b, "f_to_bf16", "aten._to_copy.default", {f}, {{"dtype", DType::BF16}});
+  const Graph graph = finish(b);
+  std::vector<uint32_t> bits(static_cast<size_t>(n));
+  uint32_t state = 20261128;
+  for (size_t i = 0; i < bits.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    bits[i] = state;
+    if (i < 1024) bits[i] &= 0xbfffffffu;                 // small exponents...
+    if (i % 97 == 5 && i < 2048) bits[i] &= 0x807fffffu;  // ...subnormals here and there
+    if (i >= 2048 && i < 2048 + 64) bits[i] = (bits[i] & 0xffff0000u) | 0x8000u;  // ties
+  }
+  for (uint32_t special : {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa12345u, 0x7f7fffffu,
+                           0x00000001u, 0x80000000u, 0x00800000u, 0x007fffffu})
+    bits[static_cast<size_t>(3000 + special % 64)] = special;
+  std::vector<std::byte> raw(bits.size() * 4);
+  std::memcpy(raw.data(), bits.data(), raw.size());
+  auto x = HostTensor::from_bytes(DType::F32, {n}, std::move(raw));
+  ASSERT_TRUE(x) << x.error().message();
+  auto compiled = compile(graph);
+  ASSERT_TRUE(compiled) << compiled.error().message();
+  auto out = compiled->run({*x});
+  ASSERT_TRUE(out) << out.error().message();
+  ASSERT_EQ(out->at(0).bytes().size(), bits.size() * 2);
+  for (size_t i = 0; i < bits.size(); ++i) {
+    uint16_t got;
+    std::memcpy(&got, out->at(0).bytes().data() + 2 * i, 2);
+    const float value = bits_float(bits[i]);
+    if (value != value) {
+      EXPECT_TRUE((got & 0x7fffu) > 0x7f80u) << "element " << i << ": a NaN became " << got;
+      continue;
+    }
+    EXPECT_EQ(got, float_to_bf16(value)) << "element " << i << " (bits " << bits[i] << ")";
+  }
 }
 
 TEST_F(CompiledPointwiseMixed, EmptyAndSizeOneDims) {
