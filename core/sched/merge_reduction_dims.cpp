@@ -1,5 +1,6 @@
 #include "core/sched/merge_reduction_dims.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -89,9 +90,9 @@ void merge(LoopKernel& k, size_t i) {
   k.reduction_ranges[i] *= k.reduction_ranges[i + 1];
   k.reduction_ranges.erase(k.reduction_ranges.begin() + static_cast<std::ptrdiff_t>(i) + 1);
   for (size_t j = 0; j < k.ranges.size(); ++j)
-    ranges["x" + std::to_string(j)] = Interval{0, k.ranges[j] - 1};
+    ranges["x" + std::to_string(j)] = Interval{0, std::max<int64_t>(k.ranges[j] - 1, 0)};
   for (size_t j = 0; j < k.reduction_ranges.size(); ++j)
-    ranges[r(j)] = Interval{0, k.reduction_ranges[j] - 1};
+    ranges[r(j)] = Interval{0, std::max<int64_t>(k.reduction_ranges[j] - 1, 0)};
   for (LoopOp& op : k.body)
     if (has_index(op)) op.index = simplify(substitute(op.index, to), ranges);
 }

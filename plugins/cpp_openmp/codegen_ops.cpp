@@ -44,10 +44,12 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
   if (name == "isinf") {
     return "krt::map1<L, bool>(" + a + ", [](" + t + " q) { return q == q && q - q != q - q; })";
   }
-  if (name == "neg") return "(-" + a + ")";
+  // Integer results are cast back to the operand's type: a scalar int8/uint8/int16 operand
+  // promotes to int in C++, and a compare of the unwrapped sum would differ from PyTorch's.
+  if (name == "neg") return fp ? "(-" + a + ")" : "decltype(" + a + ")(-" + a + ")";
   if (name == "abs") {
     return fp ? "krt::map1<L, " + t + ">(" + a + ", krt::s_fabs<" + t + ">)"
-              : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+              : "decltype(" + a + ")(" + a + " < 0 ? -" + a + " : " + a + ")";
   }
   if (name == "sign")
     return "krt::map1<L, " + t + ">(" + a + ", [](" + t + " q) { return " + t + "((" + t +
@@ -97,9 +99,14 @@ std::string binary_math(const std::string& name, const std::string& a, const std
                         DType operand) {
   const std::string t = c_type(operand);
   const bool fp = is_float_math(operand);
-  if (name == "add") return "(" + a + " + " + b + ")";
-  if (name == "sub") return "(" + a + " - " + b + ")";
-  if (name == "mul") return "(" + a + " * " + b + ")";
+  // Integer results are cast back to the operand's type (as in unary_math's neg).
+  const auto wrapped = [&](const char* op) {
+    const std::string e = "(" + a + " " + op + " " + b + ")";
+    return fp ? e : "decltype(" + a + ")" + e;
+  };
+  if (name == "add") return wrapped("+");
+  if (name == "sub") return wrapped("-");
+  if (name == "mul") return wrapped("*");
   if (name == "div") {
     if (!fp) throw std::runtime_error("div needs floating operands");
     return "(" + a + " / " + b + ")";

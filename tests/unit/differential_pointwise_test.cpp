@@ -2,6 +2,7 @@
 // and prime sizes, broadcasting, wrapped scalars, transposed and sliced inputs.
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/support/half.h"
@@ -167,6 +168,26 @@ TEST_F(CompiledPointwiseMixed, BoolLogicAndPromotion) {
   check(b);
 }
 
+// Sums of narrow integers wrap before a compare reads them, as PyTorch's do: per row (a
+// broadcast column, computed once per row) and per element (vectors and the scalar tail).
+// The lowering computes them in i64 and casts back; the generated code's own cast of narrow
+// integer math is checked in tests/lit/codegen/narrow_int_math.test.
+TEST_F(CompiledPointwiseMixed, NarrowIntegerSumsWrapBeforeTheyAreCompared) {
+  for (const auto& [d, range, bound] : {std::tuple{DType::U8, Range{100, 255}, 150.0},
+                                        std::tuple{DType::I16, Range{16000, 32767}, 30000.0}}) {
+    GraphBuilder b = builder();
+    const ValueRef y = input(b, "y", TensorType::contiguous(d, {6, 1}), range);
+    const ValueRef x = input(b, "x", TensorType::contiguous(d, {6, 37}), range);
+    const ValueRef zero = b.op("aten.mul.Tensor", {x, int64_t{0}});
+    const ValueRef row = b.op("aten.gt.Scalar", {b.op("aten.add.Tensor", {y, y}), bound});
+    output_of(b, "where_row", "aten.where.self", {row, x, zero});
+    const ValueRef lane = b.op("aten.gt.Scalar", {b.op("aten.add.Tensor", {x, x}), bound});
+    output_of(b, "where_lane", "aten.where.self", {lane, x, zero});
+    output_of(b, "neg_lt", "aten.lt.Scalar", {b.op("aten.neg.default", {x}), 0});
+    check(b);
+  }
+}
+
 // f32 -> bf16 stores bit for bit as the integer rule (round to nearest even, NaNs quieted),
 // over floats of every exponent, ties, infinities and NaNs, with subnormals in some vectors
 // and not in others: a CPU with AVX512-BF16 converts whole vectors by one instruction that
@@ -186,9 +207,9 @@ TEST_F(CompiledPointwiseMixed, Bf16StoresRoundEveryFloatAsTheIntegerRule) {
     if (i % 97 == 5 && i < 2048) bits[i] &= 0x807fffffu;  // ...subnormals here and there
     if (i >= 2048 && i < 2048 + 64) bits[i] = (bits[i] & 0xffff0000u) | 0x8000u;  // ties
   }
-  for (uint32_t special : {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa12345u, 0x7f7fffffu,
-                           0x00000001u, 0x80000000u, 0x00800000u, 0x007fffffu})
-    bits[static_cast<size_t>(3000 + special % 64)] = special;
+  const uint32_t specials[] = {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa12345u, 0x7f7fffffu,
+                               0x00000001u, 0x80000000u, 0x00800000u, 0x007fffffu};
+  for (size_t j = 0; j < std::size(specials); ++j) bits[3000 + 16 * j] = specials[j];
   std::vector<std::byte> raw(bits.size() * 4);
   std::memcpy(raw.data(), bits.data(), raw.size());
   auto x = HostTensor::from_bytes(DType::F32, {n}, std::move(raw));
