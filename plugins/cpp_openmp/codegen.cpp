@@ -148,9 +148,7 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
       if (op->mask >= 0) read.insert(op->mask);
     }
     for (int id : read)
-      if (fixed.contains(id))
-        lines.push_back("const auto v" + std::to_string(id) + " = krt::splat<L, " +
-                        c_type(k.op(id)->dtype) + ">(s" + std::to_string(id) + ");");
+      if (fixed.contains(id)) lines.push_back(splat_row_value(k, id));
     ops = rest;
   }
   for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, ctx));

@@ -314,6 +314,13 @@ bool mentions_indirect(const kir::Expr& e) {
   return false;
 }
 
+std::string splat_row_value(const kir::Kernel& k, int id) {
+  const kir::Op* def = k.op(id);
+  if (!def) throw std::runtime_error("unknown value %" + std::to_string(id));
+  return "const auto v" + std::to_string(id) + " = krt::splat<L, " + c_type(def->dtype) + ">(s" +
+         std::to_string(id) + ");";
+}
+
 std::set<int> invariant_along(const kir::Kernel& k, const std::string& inner) {
   std::set<int> fixed;
   for (const kir::Op& op : k.body) {

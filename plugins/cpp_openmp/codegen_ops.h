@@ -46,6 +46,10 @@ bool mentions_indirect(const kir::Expr& e);
 // and the math over those. Stores, scatters, reductions and scans are never among them.
 std::set<int> invariant_along(const kir::Kernel& k, const std::string& inner);
 
+// `const auto v<id> = krt::splat<L, T>(s<id>);`: a value computed once per row (s<id>) as
+// the lanes of a loop body.
+std::string splat_row_value(const kir::Kernel& k, int id);
+
 // One op as a C++ statement (declaring v<id>, or a store). `reduce_acc` is how reduce ops
 // feed their accumulator, which the skeleton declares.
 std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx);

@@ -27,10 +27,7 @@ std::vector<std::string> pass_statements(const kir::Kernel& k, const RowPass& pa
     return std::string(c_type(def->dtype));
   };
   std::vector<std::string> lines;
-  for (int v : pass.row_values) {
-    lines.push_back("const auto v" + std::to_string(v) + " = krt::splat<L, " + type_of(v) + ">(s" +
-                    std::to_string(v) + ");");
-  }
+  for (int v : pass.row_values) lines.push_back(splat_row_value(k, v));
   for (int v : pass.cache_reads) {
     lines.push_back("const auto v" + std::to_string(v) + " = krt::load<L, " + type_of(v) + ">(c" +
                     std::to_string(v) + ", rlin, 1);");
