@@ -117,7 +117,12 @@ def main():
     kiln_config = config(a.threads, cache, vector_width=a.vector_width)
     tuned_config = config(a.threads, cache, "autotune: {kernels: exhaustive, libraries: false}\n",
                           vector_width=a.vector_width)
+    # kiln asks for huge pages on fresh outputs (run.huge_pages); PyTorch's allocator does
+    # for every tensor when THP_MEM_ALLOC_ENABLE=1 is set before torch loads (eager and
+    # Inductor then fault 2 MiB at a time as well): the header says which this run had.
+    torch_thp = os.environ.get("THP_MEM_ALLOC_ENABLE", "0") not in ("", "0")
     print(f"cpu, {a.threads} threads, vector_width {a.vector_width}, torch {torch.__version__}, "
+          f"torch huge pages {'on' if torch_thp else 'off'} (THP_MEM_ALLOC_ENABLE), "
           f"median of {a.runs} calls; "
           f"kiln cache {cache} (fresh)", flush=True)
     tuned_head = " tuned ms | inductor/tuned | heuristic/tuned |" if a.tuned else ""

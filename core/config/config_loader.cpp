@@ -225,11 +225,12 @@ CacheOptions read_cache(const Reader& r, const YAML::Node& node, const std::stri
 }
 
 RunConfig read_run(const Reader& r, const YAML::Node& node) {
-  r.expect_map(node, "run", {"asynchronous", "staging", "cuda_graphs"});
+  r.expect_map(node, "run", {"asynchronous", "staging", "cuda_graphs", "huge_pages"});
   RunConfig run;
   if (node["asynchronous"]) run.asynchronous = r.boolean(node["asynchronous"], "run.asynchronous");
   if (node["staging"]) run.staging = r.boolean(node["staging"], "run.staging");
   if (node["cuda_graphs"]) run.cuda_graphs = r.boolean(node["cuda_graphs"], "run.cuda_graphs");
+  if (node["huge_pages"]) run.huge_pages = r.boolean(node["huge_pages"], "run.huge_pages");
   return run;
 }
 

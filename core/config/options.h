@@ -121,6 +121,10 @@ struct RunConfig {
   // (ABI 1.4 capture: CUDA graphs on ptx), where the device records and every step is a
   // kernel or library call on the graph's own device; other runs are plain. Off by default.
   bool cuda_graphs = false;
+  // Host outputs kernels write in place ask the OS for transparent huge pages where it gives
+  // them only on request (THP `madvise` mode, core/runtime/huge_pages.h): a fresh 64 MiB
+  // output then faults 32 times instead of 16384.
+  bool huge_pages = true;
   bool operator==(const RunConfig&) const = default;
 };
 

@@ -122,6 +122,10 @@ void CompiledGraph::set_cuda_graphs(bool on) {
   parts_->cuda_graphs = on;
 }
 
+void CompiledGraph::set_huge_pages(const HugePagePolicy& policy) {
+  parts_->huge_pages = policy;
+}
+
 ReplayStats CompiledGraph::replay_stats() const {
   std::lock_guard<std::mutex> turn(parts_->warm_mutex);
   return parts_->warm ? parts_->warm->replay_stats() : ReplayStats{};

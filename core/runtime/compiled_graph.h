@@ -11,6 +11,7 @@
 #include "core/lower/loop_ir.h"
 #include "core/ops/random_stream.h"
 #include "core/runtime/device_buffer.h"
+#include "core/runtime/huge_pages.h"
 #include "core/runtime/replays.h"
 #include "core/runtime/tensor_ref.h"
 #include "core/sched/fusion_failure.h"
@@ -123,6 +124,9 @@ class CompiledGraph {
   void set_staging(bool staging);
   // RunConfig::cuda_graphs: run_into replays a recording of the plan where the device records.
   void set_cuda_graphs(bool on);
+  // Host outputs written in place ask for transparent huge pages as `policy` says
+  // (RunConfig::huge_pages: the OS's policy, read when the graph is compiled).
+  void set_huge_pages(const HugePagePolicy& policy);
   // What run_into's runs recorded and replayed so far, and why recording stopped if it did.
   ReplayStats replay_stats() const;
 

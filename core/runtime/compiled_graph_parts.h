@@ -65,6 +65,7 @@ struct CompiledGraph::Parts {
   bool asynchronous = false;            // RunConfig::asynchronous
   bool staging = false;                 // RunConfig::staging
   bool cuda_graphs = false;             // RunConfig::cuda_graphs
+  HugePagePolicy huge_pages;            // the OS's, where RunConfig::huge_pages; else none
   // Random ops: the seed, and the runs so far (each run draws with the next call number),
   // changed together under `random_mutex`.
   mutable std::mutex random_mutex;

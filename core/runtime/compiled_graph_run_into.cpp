@@ -220,6 +220,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     runner.bind(b, reinterpret_cast<uintptr_t>(r.data));
     bound_spans.push_back(span);
     direct[i] = true;
+    if (host_memory()) advise_huge_pages(parts_->huge_pages, span.first, span.second - span.first);
   }
   for (size_t b = 0; b < prog.buffers.size(); ++b) {
     if (!runner.bound(static_cast<int>(b))) continue;

@@ -7,6 +7,7 @@
 
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
+#include "core/runtime/huge_pages.h"
 
 namespace kiln {
 
@@ -40,6 +41,7 @@ Result<CompiledGraph> Session::compile(const Graph& graph) const {
     compiled->set_asynchronous(options_.run.asynchronous);
     compiled->set_staging(options_.run.staging);
     compiled->set_cuda_graphs(options_.run.cuda_graphs);
+    compiled->set_huge_pages(options_.run.huge_pages ? read_huge_page_policy() : HugePagePolicy{});
   }
   return compiled;
 }

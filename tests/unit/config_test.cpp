@@ -46,7 +46,7 @@ autotune: { kernels: exhaustive, warmup: 1, reps: 5 }
 cache: { dir: ~/kc, max_size_mb: 10, enabled: false }
 schedule: { fusion: false, max_readers: 2, max_inline_ops: 9, deterministic: true,
             conv_tf32: true, matmul_tf32: true }
-run: { asynchronous: true, cuda_graphs: true }
+run: { asynchronous: true, cuda_graphs: true, huge_pages: false }
 log: { level: warn, components: { sched: debug } }
 debug_dir: dumps
 plugin_path: [/opt/kiln/plugins, extra]
@@ -72,6 +72,7 @@ plugin_path: [/opt/kiln/plugins, extra]
   EXPECT_EQ(options->schedule, schedule);
   EXPECT_TRUE(options->run.asynchronous);
   EXPECT_TRUE(options->run.cuda_graphs);
+  EXPECT_FALSE(options->run.huge_pages);
   EXPECT_EQ(options->log.default_level, LogLevel::Warn);
   EXPECT_EQ(options->log.for_component("sched"), LogLevel::Debug);
   EXPECT_EQ(options->debug_dir, "/etc/kiln/dumps");
@@ -88,6 +89,7 @@ TEST(Config, EmptyFileMeansDefaults) {
   EXPECT_EQ(options->placement, PlacementPolicy::Cost);
   EXPECT_FALSE(options->run.asynchronous) << "runs wait unless the config says otherwise";
   EXPECT_FALSE(options->run.cuda_graphs) << "plans are replayed only when asked for";
+  EXPECT_TRUE(options->run.huge_pages) << "fresh host outputs ask for huge pages by default";
 }
 
 TEST(Config, UnknownTopLevelKeyNamesLineColumnAndKey) {
@@ -115,6 +117,8 @@ TEST(Config, WrongTypes) {
   EXPECT_THAT(error_of("run: { async: true }\n"), HasSubstr("unknown key 'run.async'"));
   EXPECT_THAT(error_of("run: { cuda_graphs: yes please }\n"),
               HasSubstr("'run.cuda_graphs' must be true or false"));
+  EXPECT_THAT(error_of("run: { huge_pages: 2 }\n"),
+              HasSubstr("'run.huge_pages' must be true or false"));
   EXPECT_THAT(error_of("cache: { enabled: maybe }\n"),
               HasSubstr("test.yaml:1:19: 'cache.enabled' must be true or false"));
   EXPECT_THAT(error_of("devices: [gpu]\n"),
