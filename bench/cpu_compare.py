@@ -8,7 +8,7 @@ outside that set: sums and softmax over the outer dim, a sum over the middle dim
 tensor, a transposed input, RoPE's slices and cat, a broadcast on the left side.
 
 Per row: median ms per call over --runs calls after warm-up (wall time: a CPU call returns
-when its work is done), kiln GB/s (minimal bytes: inputs read once, outputs written once),
+when its work is done; eager, Inductor and kiln called in turn, the order rotated each round), kiln GB/s (minimal bytes: inputs read once, outputs written once),
 kiln vs copy (1.00 = at the copy's bandwidth), inductor/kiln and eager/kiln (above 1: kiln is
 faster), and the largest difference from eager relative to eager's largest magnitude. Last,
 the geometric means of the two ratios. With --tuned, kiln also runs with `autotune: {kernels:
@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from compare_math import geomean, nbytes, rel_diff
-from cpu_timing import config, median_ms, paired_median_ms
+from cpu_timing import config, interleaved_median_ms, median_ms, paired_median_ms
 from wide_set import wide_workloads
 
 
@@ -108,7 +108,14 @@ def main():
                     help="also time kiln with autotune.kernels: exhaustive")
     ap.add_argument("--vector-width", default="auto",
                     help="the cpp_openmp plugin's vector_width (auto: the CPU's f32 lanes)")
+    ap.add_argument("--touch-memory", type=float, default=0, metavar="GIB",
+                    help="write this many GiB once before timing: a VM whose host backs guest "
+                         "memory on first touch stalls fresh huge pages for ms otherwise")
     a = ap.parse_args()
+    if a.touch_memory > 0:
+        touched = torch.empty(int(a.touch_memory * 2**30), dtype=torch.uint8)
+        touched.fill_(1)
+        del touched
     torch.set_num_threads(a.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
     import kiln.dynamo as kd
@@ -123,7 +130,7 @@ def main():
     torch_thp = os.environ.get("THP_MEM_ALLOC_ENABLE", "0") not in ("", "0")
     print(f"cpu, {a.threads} threads, vector_width {a.vector_width}, torch {torch.__version__}, "
           f"torch huge pages {'on' if torch_thp else 'off'} (THP_MEM_ALLOC_ENABLE), "
-          f"median of {a.runs} calls; "
+          f"median of {a.runs} calls, {a.touch_memory:g} GiB touched first; "
           f"kiln cache {cache} (fresh)", flush=True)
     tuned_head = " tuned ms | inductor/tuned | heuristic/tuned |" if a.tuned else ""
     print("| workload | eager ms | inductor ms | kiln ms | kiln GB/s | kiln vs copy "
@@ -138,17 +145,22 @@ def main():
             dst = torch.empty_like(src)
             copy = median_ms(lambda: dst.copy_(src), a.runs)
             expected = fn(*args)
-            eager = median_ms(lambda: fn(*args), a.runs)
             torch._dynamo.reset()
             inductor_fn = torch.compile(fn)
-            inductor = median_ms(lambda: inductor_fn(*args), a.runs)
+            inductor_fn(*args)
             torch._dynamo.reset()
             kd.stats.reset()
             kiln_fn, got = kiln_compiled(fn, args, kiln_config)
             if kd.stats.eager:
                 print(f"  {name}: ran eagerly: {kd.stats.eager}", file=sys.stderr)
             rel = rel_diff(got, expected)
-            ms = median_ms(lambda: kiln_fn(*args), a.runs)
+            inductor_fn(*args)  # compiled again after the reset, before timing
+            # Both compiled functions stay cached side by side (each entry guards its
+            # backend); a recompile while timing would time the compiler: it fails instead.
+            with torch._dynamo.config.patch(error_on_recompile=True):
+                eager, inductor, ms = interleaved_median_ms(
+                    [lambda: fn(*args), lambda: inductor_fn(*args), lambda: kiln_fn(*args)],
+                    a.runs)
             vs_inductor.append(inductor / ms)
             vs_eager.append(eager / ms)
             tuned_cells = ""

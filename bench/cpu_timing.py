@@ -17,19 +17,26 @@ def median_ms(fn, runs, warmup=2):
     return statistics.median(samples)
 
 
-def paired_median_ms(fa, fb, runs, warmup=2):
-    """Median wall times of `fa()` and `fb()` in ms over `runs` calls each, called in
-    alternation (a, b, b, a, ...) so that drift in the machine's speed falls on both alike."""
+def interleaved_median_ms(fns, runs, warmup=2):
+    """Median wall times of each of `fns` in ms over `runs` calls each, called in turn with the
+    order rotated every round (a, b, c; b, c, a; ...), so that drift in the machine's speed
+    and whatever one call leaves behind (cache contents, freed memory) fall on all alike."""
     for _ in range(warmup):
-        fa()
-        fb()
-    a, b = [], []
-    for i in range(runs):
-        for fn, out in ((fa, a), (fb, b)) if i % 2 == 0 else ((fb, b), (fa, a)):
-            t = time.perf_counter()
+        for fn in fns:
             fn()
-            out.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(a), statistics.median(b)
+    samples = [[] for _ in fns]
+    for i in range(runs):
+        for k in range(len(fns)):
+            j = (i + k) % len(fns)
+            t = time.perf_counter()
+            fns[j]()
+            samples[j].append((time.perf_counter() - t) * 1e3)
+    return [statistics.median(s) for s in samples]
+
+
+def paired_median_ms(fa, fb, runs, warmup=2):
+    """interleaved_median_ms of two functions."""
+    return tuple(interleaved_median_ms([fa, fb], runs, warmup))
 
 
 def config(threads, cache, extra="", vector_width="auto"):
