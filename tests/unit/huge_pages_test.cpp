@@ -74,10 +74,9 @@ TEST(HugePages, ModeIsTheBracketedWord) {
 }
 
 TEST(HugePages, PolicyFromTheSysfsFiles) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("kiln-thp-" + std::to_string(std::chrono::steady_clock::now()
-                                                     .time_since_epoch()
-                                                     .count()));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("kiln-thp-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "enabled") << "always [madvise] never\n";
   std::ofstream(dir / "hpage_pmd_size") << "2097152\n";
@@ -120,7 +119,8 @@ TEST_P(HugePagesRunInto, FreshOutputsWrittenInPlaceAskForHugePages) {
   constexpr int64_t kCount = 3 * kHuge / 4 + 5;  // floats: just over 3 huge pages, odd
   const std::string shape = "[" + std::to_string(kCount) + "]";
   auto g = parse_graph(R"({"format": "kiln.graph/1", "name": "fresh",
-      "inputs": [{"name": "x", "dtype": "f32", "shape": )" + shape + R"(}],
+      "inputs": [{"name": "x", "dtype": "f32", "shape": )" +
+                           shape + R"(}],
       "nodes": [{"name": "y", "op": "aten.mul.Tensor", "args": ["%x", 3.0]}],
       "outputs": ["%y"]})",
                        "fresh", registry);
