@@ -54,6 +54,9 @@ TEST_P(CompiledPointwiseFloat, UnaryOpsOnContiguousTransposedAndSlicedInputs) {
   // NaN and infinity come out of the kernels, and their predicates see them.
   output_of(b, "isnan", "aten.isnan.default", {b.unary("log", x)});
   output_of(b, "isinf", "aten.isinf.default", {b.div(x, 0.0)});
+  // relu keeps NaN and passes +inf, in vector lanes and the scalar tail alike.
+  output_of(b, "relu_nan", "aten.relu.default", {b.unary("log", x)});
+  output_of(b, "relu_inf", "aten.relu.default", {b.div(x, 0.0)});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
 }
