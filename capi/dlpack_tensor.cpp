@@ -54,19 +54,21 @@ DLDataType to_dl_dtype(DType d) {
   return {kDLFloat, 32, 1};
 }
 
-Result<TensorRef> tensor_ref(const DLTensor& t, DLDevice device, const std::string& what) {
+Result<TensorRef> tensor_ref(const DLTensor& t, DLDevice device, std::string_view kind,
+                             size_t index) {
+  const auto name = [&] { return std::string(kind) + " " + std::to_string(index); };
   const auto dtype = from_dl_dtype(t.dtype);
   if (!dtype)
-    return Error::user(what + ": DLPack dtype (code " + std::to_string(t.dtype.code) + ", " +
+    return Error::user(name() + ": DLPack dtype (code " + std::to_string(t.dtype.code) + ", " +
                        std::to_string(t.dtype.bits) + " bits, " + std::to_string(t.dtype.lanes) +
                        " lanes) is not one kiln runs");
   if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr))
-    return Error::user(what + ": DLTensor has no valid shape");
+    return Error::user(name() + ": DLTensor has no valid shape");
   TensorRef r;
   r.type.dtype = *dtype;
   r.type.sizes.assign(t.shape, t.shape + t.ndim);
   for (int64_t s : r.type.sizes)
-    if (s < 0) return Error::user(what + ": negative size " + std::to_string(s));
+    if (s < 0) return Error::user(name() + ": negative size " + std::to_string(s));
   r.type.strides = t.strides ? Shape(t.strides, t.strides + t.ndim)
                              : TensorType::contiguous(*dtype, r.type.sizes).strides;
   r.data = static_cast<std::byte*>(t.data) + t.byte_offset;
@@ -74,7 +76,7 @@ Result<TensorRef> tensor_ref(const DLTensor& t, DLDevice device, const std::stri
       t.device.device_type == device.device_type && t.device.device_id == device.device_id;
   const bool host = t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost;
   if (!same && !host)
-    return Error::user(what + ": on DLPack device (type " + std::to_string(t.device.device_type) +
+    return Error::user(name() + ": on DLPack device (type " + std::to_string(t.device.device_type) +
                        ", id " + std::to_string(t.device.device_id) +
                        "), but the graph runs on (type " + std::to_string(device.device_type) +
                        ", id " + std::to_string(device.device_id) +

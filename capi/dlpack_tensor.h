@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "core/graph/dtype.h"
+#include <string_view>
+
 #include "core/runtime/tensor_ref.h"
 #include "core/support/result.h"
 
@@ -16,8 +18,10 @@ std::optional<DType> from_dl_dtype(DLDataType t);
 DLDataType to_dl_dtype(DType d);
 
 // `t` as a TensorRef: on the graph's device when its DLDevice is `device`; on the host when
-// it is kDLCPU (or kDLCUDAHost); an error naming `what` for any other device, lanes != 1, a
-// dtype kiln lacks, or a negative rank.
-Result<TensorRef> tensor_ref(const DLTensor& t, DLDevice device, const std::string& what);
+// it is kDLCPU (or kDLCUDAHost); an error naming "`kind` `index`" (input 0) for any other
+// device, lanes != 1, a dtype kiln lacks, or a negative rank. The name is built only for an
+// error: this runs for every tensor of every call.
+Result<TensorRef> tensor_ref(const DLTensor& t, DLDevice device, std::string_view kind,
+                             size_t index);
 
 }  // namespace kiln::capi

@@ -78,10 +78,11 @@ kiln::Result<std::vector<kiln::TensorRef>> refs(const DLTensor* const* tensors, 
                                                 DLDevice device, const char* what) {
   std::vector<kiln::TensorRef> out;
   if (count > 0 && tensors == nullptr) return kiln::Error::user(std::string(what) + " is NULL");
+  out.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    const std::string name = std::string(what) + " " + std::to_string(i);
-    if (tensors[i] == nullptr) return kiln::Error::user(name + " is NULL");
-    auto r = kiln::capi::tensor_ref(*tensors[i], device, name);
+    if (tensors[i] == nullptr)
+      return kiln::Error::user(std::string(what) + " " + std::to_string(i) + " is NULL");
+    auto r = kiln::capi::tensor_ref(*tensors[i], device, what, i);
     if (!r) return std::move(r).error();
     out.push_back(std::move(*r));
   }

@@ -42,15 +42,17 @@ bool overlaps(const std::pair<uintptr_t, uintptr_t>& a, const std::pair<uintptr_
   return a.first < b.second && b.first < a.second;
 }
 
-Status check_ref(const TensorRef& r, const TensorType& want, const std::string& what) {
+// `what()` names the tensor in an error; it is called only then (this runs per tensor per call).
+template <class What>
+Status check_ref(const TensorRef& r, const TensorType& want, const What& what) {
   if (r.type.dtype != want.dtype || r.type.sizes != want.sizes)
-    return Error::user(what + " is " + std::string(dtype_name(r.type.dtype)) +
+    return Error::user(what() + " is " + std::string(dtype_name(r.type.dtype)) +
                        shape_text(r.type.sizes) + " but the graph says " +
                        std::string(dtype_name(want.dtype)) + shape_text(want.sizes));
   if (r.type.strides.size() != r.type.sizes.size())
-    return Error::user(what + " has " + std::to_string(r.type.strides.size()) +
+    return Error::user(what() + " has " + std::to_string(r.type.strides.size()) +
                        " strides for rank " + std::to_string(r.type.sizes.size()));
-  if (r.data == nullptr && r.type.numel() > 0) return Error::user(what + " has no data");
+  if (r.data == nullptr && r.type.numel() > 0) return Error::user(what() + " has no data");
   return Ok{};
 }
 
@@ -149,14 +151,16 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     return Error::user("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
                        " inputs and " + std::to_string(g.outputs.size()) + " outputs, got " +
                        std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (auto s = check_ref(inputs[i], g.type(g.inputs[i]),
-                           "input " + std::to_string(i) + " ('" + g.value(g.inputs[i]).name + "')");
-        !s)
-      return s;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (auto s = check_ref(outputs[i], g.type(g.outputs[i]), "output " + std::to_string(i)); !s)
-      return s;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto what = [&] {
+      return "input " + std::to_string(i) + " ('" + g.value(g.inputs[i]).name + "')";
+    };
+    if (auto s = check_ref(inputs[i], g.type(g.inputs[i]), what); !s) return s;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto what = [&] { return "output " + std::to_string(i); };
+    if (auto s = check_ref(outputs[i], g.type(g.outputs[i]), what); !s) return s;
+  }
   // Caller memory becomes usable by kernels once the plugin registers it (ABI 1.1); a plugin
   // without mem_register gets copies.
   const bool can_register = CallerMemory(*parts_->plugin, parts_->device).supported();

@@ -77,12 +77,13 @@ Status PlanRunner::launch_on_device(const PlanStep& s, kiln_launch_args& args) {
     if (auto st = c->before_kernel(s.buffers); !st) return st;
     args.stream = c->compute_stream();
   }
-  auto launched = s.kind == PlanStep::Kind::Launch
-                      ? p_.plugin->check(
-                            api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args),
-                            "launch of " + s.name)
-                      : p_.plugin->check(api.extern_call(p_.plugin->instance(), p_.device, &args),
-                                         "extern " + s.name);
+  const bool kernel = s.kind == PlanStep::Kind::Launch;
+  kiln_error* error =
+      kernel ? api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args)
+             : api.extern_call(p_.plugin->instance(), p_.device, &args);
+  // The step's name goes into a message only when there is one (this runs per launch).
+  Status launched = Ok{};
+  if (error) launched = p_.plugin->check(error, (kernel ? "launch of " : "extern ") + s.name);
   if (!launched || !c || !outputs_early_) return launched;
   if (auto it = outputs_after_.find(&s); it != outputs_after_.end())
     for (int b : it->second)

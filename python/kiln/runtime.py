@@ -270,15 +270,16 @@ class _Arguments:
 
     def fill(self, tensors, alive):
         """The pointer array for `tensors`; `alive` keeps tensors made here until the run."""
+        tensor = _torch().Tensor
         for i, t in enumerate(tensors):
-            if isinstance(t, SharedTensor):
-                keep = []
-                fresh = t.dl_tensor(keep)
-                ctypes.memmove(ctypes.addressof(self.structs[i]), ctypes.addressof(fresh),
-                               ctypes.sizeof(fresh))
-                self.layouts[i], self.keep[i] = None, keep
-                continue
-            if not isinstance(t, _torch().Tensor):
+            if not isinstance(t, tensor):  # the common case first: this runs per call
+                if isinstance(t, SharedTensor):
+                    keep = []
+                    fresh = t.dl_tensor(keep)
+                    ctypes.memmove(ctypes.addressof(self.structs[i]), ctypes.addressof(fresh),
+                                   ctypes.sizeof(fresh))
+                    self.layouts[i], self.keep[i] = None, keep
+                    continue
                 t = _torch().as_tensor(t)
                 alive.append(t)
             layout = (t.dtype, t.shape, t.stride(), t.device)
