@@ -78,9 +78,9 @@ Status PlanRunner::launch_on_device(const PlanStep& s, kiln_launch_args& args) {
     args.stream = c->compute_stream();
   }
   const bool kernel = s.kind == PlanStep::Kind::Launch;
-  kiln_error* error =
-      kernel ? api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args)
-             : api.extern_call(p_.plugin->instance(), p_.device, &args);
+  kiln_error* error = kernel
+                          ? api.launch(p_.executables.at(static_cast<size_t>(s.executable)), &args)
+                          : api.extern_call(p_.plugin->instance(), p_.device, &args);
   // The step's name goes into a message only when there is one (this runs per launch).
   Status launched = Ok{};
   if (error) launched = p_.plugin->check(error, (kernel ? "launch of " : "extern ") + s.name);
