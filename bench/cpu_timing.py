@@ -20,7 +20,9 @@ def median_ms(fn, runs, warmup=2):
 def interleaved_median_ms(fns, runs, warmup=2):
     """Median wall times of each of `fns` in ms over `runs` calls each, called in turn with the
     order rotated every round (a, b, c; b, c, a; ...), so that drift in the machine's speed
-    and whatever one call leaves behind (cache contents, freed memory) fall on all alike."""
+    falls on all alike and each is first, second and last equally often. What one call leaves
+    behind (cache contents, freed memory) is not balanced: with three, each follows the same
+    one in two rounds of three."""
     for _ in range(warmup):
         for fn in fns:
             fn()

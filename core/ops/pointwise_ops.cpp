@@ -365,7 +365,7 @@ std::vector<OpRow> pointwise_ops() {
   rows.push_back(unary_same(
       "trunc", [](double v) { return std::trunc(v); }, identity));
   rows.push_back(unary_same(
-      "relu", [](double v) { return v > 0 ? v : (std::isnan(v) ? v : 0.0); },
+      "relu", [](double v) { return v < 0 ? 0.0 : v; },  // PyTorch's: NaN and -0.0 stay
       [](int64_t v) { return std::max<int64_t>(v, 0); }, false));
   rows.push_back({"aten.bitwise_not.default",
                   [](const InferContext& c) {

@@ -56,8 +56,7 @@ std::string unary_math(const std::string& name, const std::string& a, DType d) {
   if (name == "sign")
     return "krt::map1<L, " + t + ">(" + a + ", [](" + t + " q) { return " + t + "((" + t +
            "(0) < q) - (q < " + t + "(0))); })";
-  // max(a, 0) with NaN kept: f_max's rule.
-  if (name == "relu") return "krt::f_max(" + a + ", krt::splat<L, " + t + ">(" + t + "(0)))";
+  if (name == "relu") return "krt::f_relu(" + a + ")";
   if (name == "sigmoid") return "(" + t + "(1) / (" + t + "(1) + krt::f_exp<L>(-" + a + ")))";
   if (name == "reciprocal") return "(" + t + "(1) / " + a + ")";
   if (name == "rsqrt") return "(" + t + "(1) / krt::f_sqrt<L>(" + a + "))";

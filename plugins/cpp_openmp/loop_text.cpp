@@ -95,12 +95,10 @@ std::string vector_loops(const std::string& indent, const std::string& var, cons
 }
 
 std::string parallel_for(int threads, int64_t work, int64_t threshold) {
-  // Below the threshold the loop stays serial: no OpenMP region at all, since even one
-  // that its `if` turns off costs the runtime's team setup on every call.
+  // Below the threshold the loop stays serial: no OpenMP region at all, since even one that
+  // an if() clause turns off sets up a team on every call.
   if (work < threshold || threads <= 1) return "";
-  return "#pragma omp parallel for schedule(static) num_threads(" +
-         std::to_string(std::max(threads, 1)) + ") if(" + num(work) + " >= " + num(threshold) +
-         ")\n";
+  return "#pragma omp parallel for schedule(static) num_threads(" + std::to_string(threads) + ")\n";
 }
 
 }  // namespace kiln::cpu

@@ -40,7 +40,8 @@ std::string vector_loops(const std::string& indent, const std::string& var, cons
                          const std::string& group, const std::string& body, const std::string& lead,
                          bool vectorized);
 
-// `#pragma omp parallel for ...` over `work` elements with `threads` threads.
+// `#pragma omp parallel for ...` with `threads` threads over a loop of `work` elements, or
+// nothing (a serial loop) when `work` is below `threshold` or there is one thread.
 std::string parallel_for(int threads, int64_t work, int64_t threshold);
 
 }  // namespace kiln::cpu

@@ -324,10 +324,9 @@ Value* ValueEmitter::unary(const std::string& name, Value* a, DType d) {
   if (name == "relu") {
     if (!fp)
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, llvm::ConstantInt::get(t, 0));
-    // NaN stays NaN; everything below zero becomes zero.
+    // Below zero becomes zero; NaN and -0.0 stay, as PyTorch's.
     Value* zero = llvm::ConstantFP::get(t, 0.0);
-    return b_.CreateSelect(b_.CreateFCmpOGT(a, zero), a,
-                           b_.CreateSelect(b_.CreateFCmpUNO(a, a), a, zero));
+    return b_.CreateSelect(b_.CreateFCmpOLT(a, zero), zero, a);
   }
   if (name == "sigmoid") {
     Value* one = llvm::ConstantFP::get(t, 1.0);

@@ -87,7 +87,7 @@ double unary_float(MathFn fn, double a) {
     case MathFn::Sign:
       return (0 < a) - (a < 0);  // NaN: 0, as the reference
     case MathFn::Relu:
-      return a > 0 || std::isnan(a) ? a : 0.0;
+      return a < 0 ? 0.0 : a;  // NaN and -0.0 stay, as PyTorch's
     case MathFn::Sigmoid:
       return 1 / (1 + std::exp(-a));
     case MathFn::Reciprocal:

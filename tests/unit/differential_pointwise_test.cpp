@@ -54,7 +54,10 @@ TEST_P(CompiledPointwiseFloat, UnaryOpsOnContiguousTransposedAndSlicedInputs) {
   // NaN and infinity come out of the kernels, and their predicates see them.
   output_of(b, "isnan", "aten.isnan.default", {b.unary("log", x)});
   output_of(b, "isinf", "aten.isinf.default", {b.div(x, 0.0)});
-  // relu keeps NaN and passes +inf, in vector lanes and the scalar tail alike.
+  // isinf false for finite values and NaN too; relu keeps NaN and passes +inf, in vector
+  // lanes and the scalar tail alike.
+  output_of(b, "isinf_finite", "aten.isinf.default", {x});
+  output_of(b, "isinf_nan", "aten.isinf.default", {b.unary("log", x)});
   output_of(b, "relu_nan", "aten.relu.default", {b.unary("log", x)});
   output_of(b, "relu_inf", "aten.relu.default", {b.div(x, 0.0)});
   const CompileStats st = check(b);
@@ -231,6 +234,50 @@ TEST_F(CompiledPointwiseMixed, Bf16StoresRoundEveryFloatAsTheIntegerRule) {
       continue;
     }
     EXPECT_EQ(got, float_to_bf16(value)) << "element " << i << " (bits " << bits[i] << ")";
+  }
+}
+
+// relu bit for bit as PyTorch's (eager and Inductor): below zero becomes +0.0; -0.0, NaN and
+// +inf stay as they are, in vector lanes and the scalar tail, and in the oracle alike.
+TEST_F(CompiledPointwiseMixed, ReluKeepsNegativeZeroAndNaNBitForBit) {
+  GraphBuilder b = builder();
+  const int64_t n = 1027;  // vectors of every width, and a tail
+  const ValueRef f = input(b, "f", TensorType::contiguous(DType::F32, {n}));
+  output_of(b, "relu", "aten.relu.default", {f});
+  const Graph graph = finish(b);
+  std::vector<uint32_t> bits(static_cast<size_t>(n));
+  uint32_t state = 20261128;
+  for (uint32_t& u : bits) {
+    state = state * 1664525u + 1013904223u;
+    u = state & 0xbfffffffu;  // finite values of both signs
+  }
+  const uint32_t specials[] = {0x80000000u, 0x00000000u, 0x7fc00001u, 0xffc12345u,
+                               0x7f800000u, 0xff800000u, 0x80000001u, 0x00000001u};
+  for (size_t j = 0; j < bits.size(); j += 37) bits[j] = specials[(j / 37) % std::size(specials)];
+  bits[n - 1] = 0x80000000u;  // -0.0 in the scalar tail too
+  std::vector<std::byte> raw(bits.size() * 4);
+  std::memcpy(raw.data(), bits.data(), raw.size());
+  auto x = HostTensor::from_bytes(DType::F32, {n}, std::move(raw));
+  ASSERT_TRUE(x) << x.error().message();
+  auto compiled = compile(graph);
+  ASSERT_TRUE(compiled) << compiled.error().message();
+  auto out = compiled->run({*x});
+  ASSERT_TRUE(out) << out.error().message();
+  auto oracle = run_oracle(graph, {*x});
+  ASSERT_TRUE(oracle) << oracle.error().to_string();
+  for (size_t i = 0; i < bits.size(); ++i) {
+    const float value = bits_float(bits[i]);
+    uint32_t got = 0, reference = 0;
+    std::memcpy(&got, out->at(0).bytes().data() + 4 * i, 4);
+    std::memcpy(&reference, oracle->expected.at(0).bytes().data() + 4 * i, 4);
+    if (value != value) {
+      EXPECT_TRUE((got & 0x7fffffffu) > 0x7f800000u) << "element " << i << ": NaN became " << got;
+      EXPECT_TRUE((reference & 0x7fffffffu) > 0x7f800000u) << "element " << i;
+      continue;
+    }
+    const uint32_t want = value < 0 ? 0u : bits[i];
+    EXPECT_EQ(got, want) << "element " << i << " (bits " << bits[i] << ")";
+    EXPECT_EQ(reference, want) << "the oracle, element " << i;
   }
 }
 
