@@ -141,7 +141,25 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledPointwiseInt,
                                            DType::I64),
                          DTypeName());
 
-using CompiledPointwiseMixed = Differential;
+// An f32 vector whose elements have the bit patterns `bits`.
+Result<HostTensor> f32_of_bits(const std::vector<uint32_t>& bits) {
+  std::vector<std::byte> raw(bits.size() * 4);
+  std::memcpy(raw.data(), bits.data(), raw.size());
+  return HostTensor::from_bytes(DType::F32, {static_cast<int64_t>(bits.size())}, std::move(raw));
+}
+
+class CompiledPointwiseMixed : public Differential {
+ protected:
+  // `graph` compiled for the suite's plugin and run on one f32 input holding `bits`.
+  Result<std::vector<HostTensor>> run_on_bits(const Graph& graph,
+                                              const std::vector<uint32_t>& bits) {
+    auto x = f32_of_bits(bits);
+    if (!x) return std::move(x).error();
+    auto compiled = compile(graph);
+    if (!compiled) return std::move(compiled).error();
+    return compiled->run({*x});
+  }
+};
 
 TEST_F(CompiledPointwiseMixed, BoolLogicAndPromotion) {
   GraphBuilder b = builder();
@@ -216,13 +234,7 @@ TEST_F(CompiledPointwiseMixed, Bf16StoresRoundEveryFloatAsTheIntegerRule) {
   const uint32_t specials[] = {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa12345u, 0x7f7fffffu,
                                0x00000001u, 0x80000000u, 0x00800000u, 0x007fffffu};
   for (size_t j = 0; j < std::size(specials); ++j) bits[3000 + 16 * j] = specials[j];
-  std::vector<std::byte> raw(bits.size() * 4);
-  std::memcpy(raw.data(), bits.data(), raw.size());
-  auto x = HostTensor::from_bytes(DType::F32, {n}, std::move(raw));
-  ASSERT_TRUE(x) << x.error().message();
-  auto compiled = compile(graph);
-  ASSERT_TRUE(compiled) << compiled.error().message();
-  auto out = compiled->run({*x});
+  auto out = run_on_bits(graph, bits);
   ASSERT_TRUE(out) << out.error().message();
   ASSERT_EQ(out->at(0).bytes().size(), bits.size() * 2);
   for (size_t i = 0; i < bits.size(); ++i) {
@@ -255,15 +267,9 @@ TEST_F(CompiledPointwiseMixed, ReluKeepsNegativeZeroAndNaNBitForBit) {
                                0x7f800000u, 0xff800000u, 0x80000001u, 0x00000001u};
   for (size_t j = 0; j < bits.size(); j += 37) bits[j] = specials[(j / 37) % std::size(specials)];
   bits[n - 1] = 0x80000000u;  // -0.0 in the scalar tail too
-  std::vector<std::byte> raw(bits.size() * 4);
-  std::memcpy(raw.data(), bits.data(), raw.size());
-  auto x = HostTensor::from_bytes(DType::F32, {n}, std::move(raw));
-  ASSERT_TRUE(x) << x.error().message();
-  auto compiled = compile(graph);
-  ASSERT_TRUE(compiled) << compiled.error().message();
-  auto out = compiled->run({*x});
+  auto out = run_on_bits(graph, bits);
   ASSERT_TRUE(out) << out.error().message();
-  auto oracle = run_oracle(graph, {*x});
+  auto oracle = run_oracle(graph, {f32_of_bits(bits).value()});
   ASSERT_TRUE(oracle) << oracle.error().to_string();
   for (size_t i = 0; i < bits.size(); ++i) {
     const float value = bits_float(bits[i]);
