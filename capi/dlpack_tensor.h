@@ -5,10 +5,9 @@
 #include <kiln/runtime.h>
 
 #include <optional>
-
-#include "core/graph/dtype.h"
 #include <string_view>
 
+#include "core/graph/dtype.h"
 #include "core/runtime/tensor_ref.h"
 #include "core/support/result.h"
 

@@ -164,8 +164,10 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
   // Caller memory becomes usable by kernels once the plugin registers it (ABI 1.1); a plugin
   // without mem_register gets copies.
   const bool can_register = CallerMemory(*parts_->plugin, parts_->device).supported();
-  auto reachable = [&](const TensorRef& r) {
-    return can_register && (r.on_device || host_memory());
+  const bool on_host = host_memory();  // asked once: it walks the plugin's device list
+  // Memory kernels can read and write in place: registrable, and aligned as they need.
+  auto usable = [&](const TensorRef& r) {
+    return can_register && (r.on_device || on_host) && aligned(r, on_host);
   };
 
   WarmTurn turn(*parts_);
@@ -185,8 +187,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!(g.inputs[i] == lb.value)) continue;
       const TensorRef& r = inputs[i];
-      if (reachable(r) && aligned(r, host_memory()) && r.type.numel() > 0 &&
-          same_layout(r.type, g.type(lb.value))) {
+      if (usable(r) && r.type.numel() > 0 && same_layout(r.type, g.type(lb.value))) {
         runner.bind(static_cast<int>(b), reinterpret_cast<uintptr_t>(r.data));
         bound_spans.push_back(byte_span(r));
       }
@@ -199,7 +200,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
         if (g.inputs[i] == prog.buffers[b].value) needed[i] = true;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!needed[i]) continue;
-    warn_layout_once(i, inputs[i], reachable(inputs[i]) && aligned(inputs[i], host_memory()));
+    warn_layout_once(i, inputs[i], usable(inputs[i]));
     auto dense = read_ref(inputs[i]);
     if (!dense) return std::move(dense).error();
     copied += static_cast<int64_t>(dense->size());
@@ -214,8 +215,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     const int b = prog.outputs[i];
     const TensorRef& r = outputs[i];
     if (prog.buffers[static_cast<size_t>(b)].kind != BufferKind::Temp || runner.bound(b) ||
-        !reachable(r) || !aligned(r, host_memory()) || r.type.numel() == 0 ||
-        !r.type.is_contiguous())
+        !usable(r) || r.type.numel() == 0 || !r.type.is_contiguous())
       continue;
     const auto span = byte_span(r);
     bool clash = false;
@@ -224,7 +224,7 @@ Status CompiledGraph::run_into(const std::vector<TensorRef>& inputs,
     runner.bind(b, reinterpret_cast<uintptr_t>(r.data));
     bound_spans.push_back(span);
     direct[i] = true;
-    if (host_memory()) advise_huge_pages(parts_->huge_pages, span.first, span.second - span.first);
+    if (on_host) advise_huge_pages(parts_->huge_pages, span.first, span.second - span.first);
   }
   for (size_t b = 0; b < prog.buffers.size(); ++b) {
     if (!runner.bound(static_cast<int>(b))) continue;

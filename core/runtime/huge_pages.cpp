@@ -34,7 +34,7 @@ HugePagePolicy read_huge_page_policy(const std::filesystem::path& dir) {
 }
 
 bool advise_huge_pages(const HugePagePolicy& policy, uintptr_t address, uint64_t bytes) {
-  if (!policy.worth_advising() || bytes < policy.page_bytes) return false;
+  if (!policy.worth_advising()) return false;
   const uintptr_t mask = policy.page_bytes - 1;
   const uintptr_t first = (address + mask) & ~mask;
   const uintptr_t end = (address + bytes) & ~mask;

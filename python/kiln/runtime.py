@@ -270,16 +270,16 @@ class _Arguments:
 
     def fill(self, tensors, alive):
         """The pointer array for `tensors`; `alive` keeps tensors made here until the run."""
-        tensor = _torch().Tensor
+        tensor = _torch().Tensor  # looked up once per call, not per tensor
         for i, t in enumerate(tensors):
-            if not isinstance(t, tensor):  # the common case first: this runs per call
-                if isinstance(t, SharedTensor):
-                    keep = []
-                    fresh = t.dl_tensor(keep)
-                    ctypes.memmove(ctypes.addressof(self.structs[i]), ctypes.addressof(fresh),
-                                   ctypes.sizeof(fresh))
-                    self.layouts[i], self.keep[i] = None, keep
-                    continue
+            if isinstance(t, SharedTensor):
+                keep = []
+                fresh = t.dl_tensor(keep)
+                ctypes.memmove(ctypes.addressof(self.structs[i]), ctypes.addressof(fresh),
+                               ctypes.sizeof(fresh))
+                self.layouts[i], self.keep[i] = None, keep
+                continue
+            if not isinstance(t, tensor):
                 t = _torch().as_tensor(t)
                 alive.append(t)
             layout = (t.dtype, t.shape, t.stride(), t.device)

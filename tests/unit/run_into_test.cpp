@@ -1,6 +1,7 @@
 // CompiledGraph::run_into on the caller's memory: in place with a plugin that registers
 // caller memory (ABI 1.1), through copies with the same plugin negotiated down to 1.0, and
-// right either way, including outputs that are an input, repeat a value or need a cast.
+// right either way, including outputs that are an input, repeat a value or need a cast; and
+// huge pages asked for the outputs written in place.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -15,7 +16,9 @@
 #include "core/interp/random_tensor.h"
 #include "core/ops/op_registry.h"
 #include "core/runtime/compile.h"
+#include "core/runtime/huge_pages.h"
 #include "core/runtime/plugin_loader.h"
+#include "tests/unit/huge_page_mapping.h"
 #include "tests/unit/test_paths.h"
 
 namespace kiln {
@@ -182,6 +185,56 @@ TEST_P(RunInto, InputsInAnotherLayoutAreStagedRightAndNamedOnce) {
 }
 
 // Host ABI 1.0 (no mem_register: copies) and 1.1 (caller memory registered, used in place).
+// The output kernels write in place asks for huge pages (core/runtime/huge_pages.h); the input
+// (read only) does not, nor does anything with the policy off or through copies (ABI 1.0).
+TEST_P(RunInto, FreshOutputsWrittenInPlaceAskForHugePages) {
+  using test::asked_for_huge_pages;
+  using test::kHuge;
+  using test::Mapping;
+  const HugePagePolicy advise{HugePagePolicy::Mode::Madvise, kHuge};
+  {
+    Mapping probe(2 * kHuge);
+    ASSERT_NE(probe.base, 0u);
+    if (!advise_huge_pages(advise, probe.unaligned(), 2 * kHuge))
+      GTEST_SKIP() << "this kernel refuses MADV_HUGEPAGE (built without transparent huge pages)";
+  }
+  constexpr int64_t kCount = 3 * kHuge / 4 + 5;  // floats: just over 3 huge pages, odd
+  auto g = parse_graph(R"({"format": "kiln.graph/1", "name": "fresh",
+      "inputs": [{"name": "x", "dtype": "f32", "shape": [)" +
+                           std::to_string(kCount) + R"(]}],
+      "nodes": [{"name": "y", "op": "aten.mul.Tensor", "args": ["%x", 3.0]}],
+      "outputs": ["%y"]})",
+                       "fresh", registry_);
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto compiled = compile(*g);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const TensorType type = g->type(g->inputs[0]);
+  const auto seed =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const HostTensor x = random_tensor(type, seed);
+  auto oracle = run_oracle(*g, {x});
+  ASSERT_TRUE(oracle) << oracle.error().to_string();
+  for (bool on : {false, true}) {
+    compiled->set_huge_pages(on ? advise : HugePagePolicy{});
+    Mapping in(x.bytes().size()), out(x.bytes().size());
+    ASSERT_NE(in.base, 0u);
+    ASSERT_NE(out.base, 0u);
+    auto* in_data = reinterpret_cast<float*>(in.unaligned());
+    auto* out_data = reinterpret_cast<float*>(out.unaligned());
+    std::memcpy(in_data, x.bytes().data(), x.bytes().size());
+    for (int64_t i = 0; i < kCount; ++i) out_data[i] = NAN;
+    ASSERT_TRUE(compiled->run_into({{in_data, type, false}}, {{out_data, type, false}}));
+    const bool in_place = GetParam() >= 1;  // ABI 1.0: the plugin cannot use caller memory
+    EXPECT_EQ(asked_for_huge_pages(out.first_whole()), on && in_place)
+        << test::vm_flags_at(out.first_whole());
+    EXPECT_FALSE(asked_for_huge_pages(in.first_whole())) << "inputs are only read";
+    HostTensor got = HostTensor::zeros(type.dtype, type.sizes);
+    std::memcpy(const_cast<std::byte*>(got.bytes().data()), out_data, got.bytes().size());
+    const Comparison c = oracle->compare(0, got);
+    EXPECT_TRUE(c.ok()) << c.mismatches << " mismatches, first at " << c.first_mismatch;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(HostMinor, RunInto, ::testing::Values(0u, 1u));
 
 }  // namespace
