@@ -6,8 +6,9 @@ wait at the end (throughput: the host's cost when the device keeps up, as in a m
 state). Rows: eager PyTorch, torch.compile's default backend (Inductor) and its
 reduce-overhead mode (CUDA graphs), torch.compile(backend="kiln") with runs that wait for
 the device and with asynchronous runs (run.asynchronous), a kiln CompiledGraph called
-directly (the Python bridge without Dynamo's wrappers), and the C entry point alone with its
-arguments prepared once (the runtime's own cost); the kiln rows again with run.cuda_graphs
+directly (the Python bridge without Dynamo's wrappers), both again through the bridge's
+ctypes path (where its C call module is not built), and the C entry point alone with its
+arguments prepared once (the runtime's own cost, ctypes' call included); the kiln rows again with run.cuda_graphs
 (each call one replay of a recording, where the device records). Then the cost per kernel
 launched: x + 1 repeated 11 times with fusion off (11 kernels) against once, back to back,
 with and without run.cuda_graphs.
@@ -130,6 +131,9 @@ def main():
         # The C entry point alone, its DLTensor arguments built once: the runtime's own cost.
         import ctypes
 
+        from unittest import mock
+
+        from kiln import _fast_call, runtime
         from kiln import _library as L
         from kiln.runtime import _dl_tensor
 
@@ -142,6 +146,14 @@ def main():
             both("kiln torch.compile, asynchronous" + suffix, lambda: k(x))
             cg = kiln.Session(config).compile(graph)
             both("kiln CompiledGraph, asynchronous" + suffix, lambda: cg(x))
+            if not suffix:
+                # The bridge's ctypes path, which runs where the C call module is not built.
+                with mock.patch.object(_fast_call, "module", lambda: None):
+                    kc = kiln_compiled(f, config)
+                    both("kiln torch.compile, asynchronous, ctypes path", lambda: kc(x))
+                through_ctypes = runtime._Call(cg)
+                both("kiln CompiledGraph, asynchronous, ctypes path",
+                     lambda: through_ctypes((x,), None))
             both("kiln CompiledGraph, asynchronous, out given" + suffix, lambda: cg(x, out=out))
             both("kiln_graph_run (C), arguments prepared, asynchronous" + suffix,
                  lambda: run(cg._handle, ins, 1, outs, 1))

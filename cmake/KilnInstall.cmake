@@ -1,5 +1,6 @@
 # What `cmake --install` puts under a prefix: bin/kiln, bin/kiln-conformance (the plugin
-# conformance kit, its graphs in share/kiln/conformance), lib/libkiln.so (the runtime C API),
+# conformance kit, its graphs in share/kiln/conformance), lib/libkiln.so (the runtime C API)
+# with the Python bridge's C call path (lib/_kiln_call.abi3.so),
 # the plugins in lib/kiln/, the public headers (include/kiln/: runtime.h, plugin.h and the
 # SDK's C++ helpers) and a CMake package, so a project links the runtime with
 #   find_package(kiln REQUIRED)  target_link_libraries(app PRIVATE kiln::runtime)
@@ -13,6 +14,10 @@ install(TARGETS kiln-conformance RUNTIME DESTINATION bin)
 install(DIRECTORY conformance/graphs/ DESTINATION share/kiln/conformance/graphs
         FILES_MATCHING PATTERN "*.json")
 install(TARGETS kiln_runtime EXPORT kilnTargets LIBRARY DESTINATION lib)
+# The Python bridge's C call path, beside libkiln.so where the bridge looks for it.
+if(TARGET kiln_python_call)
+  install(TARGETS kiln_python_call LIBRARY DESTINATION lib)
+endif()
 get_property(kiln_plugin_targets GLOBAL PROPERTY KILN_PLUGIN_TARGETS)
 foreach(target IN LISTS kiln_plugin_targets)
   # Test plugins stay in the build tree.

@@ -80,7 +80,10 @@ def _draw_seed():
         return int(torch.randint(0, 2**62, ()).item())
 
 
-def _compile_graph(gm, example_inputs, config):
+def _compile_graph(gm, example_inputs, config, boxed=False):
+    """A function running `gm` through kiln (or eagerly, with a warning saying why): called
+    with the graph's arguments, or with one list of them where `boxed` (AOTAutograd's
+    convention, then marked `_boxed_call`)."""
     try:
         graph, weights, slots = fx_graph.convert(gm, list(example_inputs),
                                                  memory_order_outputs=True)
@@ -120,6 +123,12 @@ def _compile_graph(gm, example_inputs, config):
         # The common case on the per-call path: real tensors in, each output a kiln output.
         call = compiled.caller()
         identity = list(slots) == list(range(len(compiled.outputs)))
+        if identity and boxed:
+            # The caller takes AOTAutograd's boxed convention (one list of arguments) as it
+            # is: no frame of make_boxed_func's unpacking them. It keeps the mark in its own
+            # __dict__, which torch's wrappers (functools.wraps) copy.
+            call._boxed_call = True
+            return call
 
         def run(*args):
             outs = call(args, None)
@@ -135,7 +144,6 @@ def _compile_graph(gm, example_inputs, config):
                          else outs[s].permute(s.dims) if isinstance(s, fx_graph.PermutedSlot)
                          else outs[s] for s in slots)
 
-    run.kiln_graph = compiled
     return run
 
 
@@ -148,7 +156,8 @@ def kiln_backend(gm, example_inputs, options=None, **kwargs):
     config = (options or {}).get("config") if isinstance(options, dict) else None
 
     def compiler(graph_module, inputs):
-        return make_boxed_func(_compile_graph(graph_module, inputs, config))
+        run = _compile_graph(graph_module, inputs, config, boxed=True)
+        return run if getattr(run, "_boxed_call", False) else make_boxed_func(run)
 
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
                         decompositions=core_aten_decompositions())(gm, example_inputs)

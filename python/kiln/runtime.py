@@ -4,6 +4,7 @@ import ctypes
 import json
 import os
 
+from . import _fast_call
 from . import _library as L
 from ._library import KilnError
 
@@ -106,6 +107,9 @@ class CompiledGraph:
 
     def close(self):
         if getattr(self, "_handle", None):
+            call = self.__dict__.pop("_call", None)
+            if call is not None and hasattr(call, "forget"):
+                call.forget()  # callers held elsewhere must not run a destroyed graph
             L.library().kiln_graph_destroy(self._handle)
             self._handle = None
 
@@ -168,7 +172,7 @@ class CompiledGraph:
         or None), without the argument count check."""
         call = self.__dict__.get("_call")
         if call is None:
-            call = self._call = _Call(self)
+            call = self._call = _caller(self)
         return call
 
 
@@ -205,8 +209,11 @@ class _Call:
         self.graph = graph
         self.device = graph.torch_device
         self.cuda = self.device.type == "cuda"
-        self.outputs = [(getattr(torch, dtype), shape) for _, dtype, shape in graph.outputs]
-        self.empty = _empty_maker(torch, self.device, self.outputs)
+        self.makers = _output_makers(torch, self.device, graph.outputs)
+        if all(kwargs is None for _, _, kwargs in self.makers):
+            self.empty = lambda: [make(*args) for make, args, _ in self.makers]
+        else:
+            self.empty = lambda: [make(*args, **kwargs) for make, args, kwargs in self.makers]
         self.ins = _Arguments(len(graph.inputs))
         self.outs = _Arguments(len(graph.outputs))
         self.lock = threading.Lock()  # the argument structs are shared between calls
@@ -220,13 +227,18 @@ class _Call:
             self.raw_stream = (lambda: raw(index)) if raw else (
                 lambda: torch.cuda.current_stream(self.device).cuda_stream)
 
-    def __call__(self, tensors, out):
+    def sync(self):
+        _torch().cuda.current_stream(self.device).synchronize()
+
+    def __call__(self, tensors, out=None):
+        if not self.graph._handle:
+            raise KilnError("this compiled graph was closed")
         if out is None:
             out = self.empty()
         # kiln launches on the legacy default stream and waits for the device before it
         # returns; work queued on another stream must be done before kiln reads it.
         if self.cuda and self.raw_stream() != 0:
-            _torch().cuda.current_stream(self.device).synchronize()
+            self.sync()
         alive = []
         with self.lock:
             ins = self.ins.fill(tensors, alive)
@@ -235,27 +247,47 @@ class _Call:
         return list(out)
 
 
-def _empty_maker(torch, device, outputs):
-    """A function giving fresh contiguous output tensors: through the allocator entry point
-    Inductor's generated code uses where torch has it (a few µs less per tensor than
-    torch.empty's argument parsing), else torch.empty."""
-    specs = []
-    for dtype, shape in outputs:
-        stride, step = [], 1
-        for size in reversed(shape):
-            stride.append(step)
-            step *= max(size, 1)
-        specs.append((tuple(shape), tuple(reversed(stride)), dtype))
+def _output_makers(torch, device, outputs):
+    """(callable, args, kwargs or None) per graph output, each call a fresh contiguous tensor:
+    through the allocator entry point Inductor's generated code uses where torch has it (a
+    few µs less per tensor than torch.empty's argument parsing), else torch.empty_strided."""
     try:
         from torch._C._dynamo import guards
         fast = {"cpu": getattr(guards, "_empty_strided_cpu", None),
                 "cuda": getattr(guards, "_empty_strided_cuda", None)}.get(device.type)
     except ImportError:
         fast = None
-    if fast is not None and (device.type != "cuda" or (device.index or 0) == 0):
-        return lambda: [fast(size, stride, dtype) for size, stride, dtype in specs]
-    return lambda: [torch.empty_strided(size, stride, dtype=dtype, device=device)
-                    for size, stride, dtype in specs]
+    if device.type == "cuda" and (device.index or 0) != 0:
+        fast = None  # that entry point allocates on the current device
+    makers = []
+    for _, dtype_name, shape in outputs:
+        dtype = getattr(torch, dtype_name)
+        stride, step = [], 1
+        for size in reversed(shape):
+            stride.append(step)
+            step *= max(size, 1)
+        size, stride = tuple(shape), tuple(reversed(stride))
+        makers.append((fast, (size, stride, dtype), None) if fast is not None else
+                      (torch.empty_strided, (size, stride), {"dtype": dtype, "device": device}))
+    return tuple(makers)
+
+
+def _caller(graph):
+    """The per-call path of `graph`: the C one (kiln._fast_call) where it loads, with the
+    Python one as its fallback for arguments it leaves (non-tensors, SharedTensor, dtypes
+    or devices kiln does not take), else the Python one alone."""
+    python = _Call(graph)
+    fast = _fast_call.module()
+    if fast is None:
+        return python
+    dtypes = {getattr(_torch(), name): code_bits for name, code_bits in _DL.items()}
+    return fast.Caller(_fast_call.run_address(), graph._handle.value, dtypes, python.makers,
+                       _raise_error_at, python, python.raw_stream, python.sync if python.cuda
+                       else None)
+
+
+def _raise_error_at(address):
+    L.check(ctypes.c_void_p(address))
 
 
 class _Arguments:
