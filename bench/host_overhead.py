@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """The host's fixed cost of one call of a compiled graph, where the device's work is nothing:
-x + 1 on 16 elements. Per row, median µs per call over --calls calls, two ways: one call then
-a wait for the device (latency: what a call costs alone), and calls back to back with one
-wait at the end (throughput: the host's cost when the device keeps up, as in a model's steady
-state). Rows: eager PyTorch, torch.compile's default backend (Inductor) and its
-reduce-overhead mode (CUDA graphs), torch.compile(backend="kiln") with runs that wait for
-the device and with asynchronous runs (run.asynchronous), a kiln CompiledGraph called
-directly (the Python bridge without Dynamo's wrappers), both again through the bridge's
-ctypes path (where its C call module is not built), and the C entry point alone with its
-arguments prepared once (the runtime's own cost, ctypes' call included); the kiln rows again with run.cuda_graphs
-(each call one replay of a recording, where the device records). Then the cost per kernel
-launched: x + 1 repeated 11 times with fusion off (11 kernels) against once, back to back,
-with and without run.cuda_graphs.
+x + 1 on 16 elements. Per row, median µs per call, two ways: one call then a wait for the
+device (latency: what a call costs alone), and calls back to back with one wait at the end
+(throughput: the host's cost when the device keeps up, as in a model's steady state). Rows
+are timed in turn, the order rotated every round (interleaved_us). Rows: eager PyTorch,
+torch.compile's default backend (Inductor) and its reduce-overhead mode (CUDA graphs),
+torch.compile(backend="kiln") with runs that wait for the device and with asynchronous runs
+(run.asynchronous), a kiln CompiledGraph called directly (the Python bridge without Dynamo's
+wrappers), both again through the bridge's ctypes path (where its C call module is not
+built), and the C entry point alone with its arguments prepared once (the runtime's own
+cost, ctypes' call included); the kiln rows again with run.cuda_graphs (each call one replay
+of a recording, where the device records). Then the cost per kernel launched: x + 1 repeated
+11 times with fusion off (11 kernels) against once, back to back, with and without
+run.cuda_graphs, and eager's per op.
 With --profile, a cProfile breakdown of the direct call's Python side.
 
     KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python python3 bench/host_overhead.py --device cuda \\
@@ -23,38 +24,46 @@ import statistics
 import sys
 import tempfile
 import time
+import types
 import warnings
 
 import torch
 
 
-def median_us(fn, calls, sync):
-    """One call, then a wait: median µs."""
-    for _ in range(50):
-        fn()
-    sync()
-    samples = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        fn()
-        sync()
-        samples.append((time.perf_counter() - t) * 1e6)
-    return statistics.median(samples)
-
-
-def back_to_back_us(fn, calls, sync, samples=7):
-    """`calls` calls, then one wait, per call: the median of `samples` such runs."""
-    for _ in range(50):
-        fn()
-    sync()
-    per_call = []
-    for _ in range(samples):
-        t = time.perf_counter()
-        for _ in range(calls):
+def interleaved_us(rows, calls, sync, rounds=20):
+    """Per row (name, fn): the median µs of one call then a wait, and per call of calls back to
+    back with one wait at the end. Rows are timed in turn, a block of calls each, the order
+    rotated every round: this host's speed drifts by tens of percent between seconds, and
+    timing rows one after another put that drift between rows."""
+    for _, fn in rows:
+        for _ in range(50):
             fn()
-        sync()
-        per_call.append((time.perf_counter() - t) * 1e6 / calls)
-    return statistics.median(per_call)
+    sync()
+    per_round = max(calls // rounds, 1)
+    alone, queued = [[] for _ in rows], [[] for _ in rows]
+    for i in range(rounds):
+        for k in range(len(rows)):
+            j = (i + k) % len(rows)
+            fn = rows[j][1]
+            for _ in range(per_round):
+                t = time.perf_counter()
+                fn()
+                sync()
+                alone[j].append((time.perf_counter() - t) * 1e6)
+            t = time.perf_counter()
+            for _ in range(per_round):
+                fn()
+            sync()
+            queued[j].append((time.perf_counter() - t) * 1e6 / per_round)
+    return {name: (statistics.median(alone[j]), statistics.median(queued[j]))
+            for j, (name, _) in enumerate(rows)}
+
+
+def fresh(fn, tag):
+    """`fn` with a code object of its own: Dynamo keeps compiled entries per code object, so
+    each row's compile stays cached beside the others' while rows are timed in turn."""
+    return types.FunctionType(fn.__code__.replace(co_name=f"{fn.__name__}_{tag}"),
+                              fn.__globals__, f"{fn.__name__}_{tag}")
 
 
 def variant(config, dir, name, extra):
@@ -100,29 +109,28 @@ def main():
             x = x + 1
         return x
 
-    def both(name, fn):
-        rows.append((name, median_us(fn, a.calls, sync), back_to_back_us(fn, a.calls, sync)))
+    rows = []
 
-    def kiln_compiled(fn, config):
-        torch._dynamo.reset()
+    def kiln_compiled(fn, config, tag):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            k = torch.compile(fn, backend=kiln.torch_backend, options={"config": config})
+            k = torch.compile(fresh(fn, tag), backend=kiln.torch_backend,
+                              options={"config": config})
             k(x)
         return k
 
-    rows = []
     with torch.no_grad():
-        both("eager", lambda: f(x))
-        torch._dynamo.reset()
-        g = torch.compile(f)
-        both("inductor", lambda: g(x))
+        rows.append(("eager", lambda: f(x)))
+        g = torch.compile(fresh(f, "inductor"))
+        g(x)
+        rows.append(("inductor", lambda: g(x)))
         if dev.type == "cuda":
-            torch._dynamo.reset()
-            gr = torch.compile(f, mode="reduce-overhead")
-            both("inductor reduce-overhead (CUDA graphs)", lambda: gr(x))
-        k = kiln_compiled(f, waiting)
-        both("kiln torch.compile, runs wait", lambda: k(x))
+            gr = torch.compile(fresh(f, "reduce_overhead"), mode="reduce-overhead")
+            for _ in range(3):
+                gr(x)
+            rows.append(("inductor reduce-overhead (CUDA graphs)", lambda: gr(x)))
+        k = kiln_compiled(f, waiting, "waiting")
+        rows.append(("kiln torch.compile, runs wait", lambda: k(x)))
         graph = {"format": "kiln.graph/1", "name": "add_one",
                  "inputs": [{"name": "x", "dtype": "f32", "shape": [16]}],
                  "nodes": [{"name": "y", "op": "aten.add.Scalar", "args": ["%x", 1]}],
@@ -130,7 +138,6 @@ def main():
         out = [torch.empty(16, device=dev)]
         # The C entry point alone, its DLTensor arguments built once: the runtime's own cost.
         import ctypes
-
         from unittest import mock
 
         from kiln import _fast_call, runtime
@@ -141,41 +148,49 @@ def main():
         ins = (ctypes.POINTER(L.DLTensor) * 1)(ctypes.pointer(_dl_tensor(x, keep)))
         outs = (ctypes.POINTER(L.DLTensor) * 1)(ctypes.pointer(_dl_tensor(out[0], keep)))
         run = L.library().kiln_graph_run
-        for config, suffix in ((asynchronous, ""), (graphs, ", cuda_graphs")):
-            k = kiln_compiled(f, config)
-            both("kiln torch.compile, asynchronous" + suffix, lambda: k(x))
+
+        def direct_rows(config, suffix):
+            k = kiln_compiled(f, config, "async" + suffix.replace(", ", "_"))
             cg = kiln.Session(config).compile(graph)
-            both("kiln CompiledGraph, asynchronous" + suffix, lambda: cg(x))
-            if not suffix:
-                # The bridge's ctypes path, which runs where the C call module is not built.
-                with mock.patch.object(_fast_call, "module", lambda: None):
-                    kc = kiln_compiled(f, config)
-                    both("kiln torch.compile, asynchronous, ctypes path", lambda: kc(x))
-                through_ctypes = runtime._Call(cg)
-                both("kiln CompiledGraph, asynchronous, ctypes path",
-                     lambda: through_ctypes((x,), None))
-            both("kiln CompiledGraph, asynchronous, out given" + suffix, lambda: cg(x, out=out))
-            both("kiln_graph_run (C), arguments prepared, asynchronous" + suffix,
-                 lambda: run(cg._handle, ins, 1, outs, 1))
+            rows.extend([
+                ("kiln torch.compile, asynchronous" + suffix, lambda: k(x)),
+                ("kiln CompiledGraph, asynchronous" + suffix, lambda: cg(x)),
+                ("kiln CompiledGraph, asynchronous, out given" + suffix, lambda: cg(x, out=out)),
+                ("kiln_graph_run (C), arguments prepared, asynchronous" + suffix,
+                 lambda: run(cg._handle, ins, 1, outs, 1))])
+            return cg
+
+        cg = direct_rows(asynchronous, "")
+        # The bridge's ctypes path, which runs where the C call module is not built.
+        with mock.patch.object(_fast_call, "module", lambda: None):
+            kc = kiln_compiled(f, asynchronous, "ctypes")
+        through_ctypes = runtime._Call(cg)
+        rows.extend([("kiln torch.compile, asynchronous, ctypes path", lambda: kc(x)),
+                     ("kiln CompiledGraph, asynchronous, ctypes path",
+                      lambda: through_ctypes((x,), None))])
+        direct_rows(graphs, ", cuda_graphs")
         # Per kernel launched: 11 unfused kernels against 1, back to back, asynchronous.
-        per_kernel = []
-        for config in (unfused, unfused_graphs):
-            k1 = kiln_compiled(f, config)
-            one = back_to_back_us(lambda: k1(x), a.calls, sync)
-            k11 = kiln_compiled(f11, config)
-            eleven = back_to_back_us(lambda: k11(x), a.calls, sync)
-            per_kernel.append(((eleven - one) / 10, one, eleven))
-        e1 = back_to_back_us(lambda: f(x), a.calls, sync)
-        e11 = back_to_back_us(lambda: f11(x), a.calls, sync)
-    print(f"{a.device}, torch {torch.__version__}, median µs per call of x + 1 (16 elements) "
-          f"over {a.calls} calls")
+        kernel_rows = []
+        for config, suffix in ((unfused, ""), (unfused_graphs, ", cuda_graphs")):
+            k1 = kiln_compiled(f, config, "one" + suffix.replace(", ", "_"))
+            k11 = kiln_compiled(f11, config, "eleven" + suffix.replace(", ", "_"))
+            kernel_rows.append((f"kiln, 1 kernel{suffix}", f"kiln, 11 kernels{suffix}"))
+            rows.extend([(kernel_rows[-1][0], lambda k1=k1: k1(x)),
+                         (kernel_rows[-1][1], lambda k11=k11: k11(x))])
+        rows.extend([("eager, 1 op", lambda: f(x)), ("eager, 11 ops", lambda: f11(x))])
+        # A recompile while timing would time the compiler: it fails instead.
+        with torch._dynamo.config.patch(error_on_recompile=True):
+            times = interleaved_us(rows, a.calls, sync)
+    print(f"{a.device}, torch {torch.__version__}, median µs per call of x + 1 (16 elements), "
+          f"{a.calls} calls per row, rows timed in turn in 20 rounds")
     print("| path | µs per call, then a wait | µs per call, back to back |\n|---|---|---|")
-    for name, alone, queued in rows:
+    for name, _ in rows:
+        alone, queued = times[name]
         print(f"| {name} | {alone:.1f} | {queued:.1f} |")
-    for (cost, one, eleven), how in zip(per_kernel, ("", ", cuda_graphs")):
-        print(f"\nper kernel launched (11 kernels against 1, back to back){how}: kiln {cost:.2f} "
-              f"µs ({one:.1f} -> {eleven:.1f} µs per call)")
-    print(f"eager {(e11 - e1) / 10:.2f} µs per op ({e1:.1f} -> {e11:.1f})")
+    for one, eleven in kernel_rows + [("eager, 1 op", "eager, 11 ops")]:
+        t1, t11 = times[one][1], times[eleven][1]
+        print(f"\nper kernel launched, {one} against {eleven}, back to back: "
+              f"{(t11 - t1) / 10:.2f} µs ({t1:.1f} -> {t11:.1f} µs per call)")
     if a.profile:
         import cProfile
         import pstats

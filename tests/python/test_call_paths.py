@@ -221,7 +221,7 @@ class CallPaths(unittest.TestCase):
         def f(x, y):
             return torch.relu(x) * y + 1
 
-        g = torch.compile(f, backend="kiln")
+        g = torch.compile(f, backend=kiln.torch_backend)
         x, y = torch.randn(9, 13, requires_grad=True), torch.randn(13)
         torch.testing.assert_close(g(x, y), f(x, y))
         # The backward graph too, which AOTAutograd calls through torch._dynamo.disable's
@@ -238,13 +238,56 @@ class CallPaths(unittest.TestCase):
             return torch.relu(x) - y * 2
 
         with mock.patch.object(_fast_call, "module", lambda: None):
-            g = torch.compile(f, backend="kiln")
+            g = torch.compile(f, backend=kiln.torch_backend)
             x, y = torch.randn(9, 13, requires_grad=True), torch.randn(13)
             torch.testing.assert_close(g(x, y), f(x, y))
             g(x, y).sum().backward()  # the backward graph through the same path
             torch.testing.assert_close(x.grad, (x > 0).float())
             compiled = kiln.dynamo.stats.graphs[-1]
             self.assertIsInstance(compiled.caller(), runtime._Call)
+
+
+GPU_CONFIG = """plugins:
+  - name: ptx
+    options: { arch: auto }
+devices: [cuda:0]
+run: { asynchronous: true }
+log: { level: warn }
+"""
+
+
+@unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
+class CudaCallPaths(unittest.TestCase):
+    """The same on a GPU (ptx): CUDA tensors read in place, and work queued on another stream
+    waited for before kiln's launches read it."""
+
+    @classmethod
+    def setUpClass(cls):
+        if _fast_call.module() is None:
+            raise unittest.SkipTest("no C call path: " + _fast_call.reason())
+
+    def test_both_paths_give_the_same_bits_and_wait_for_the_current_stream(self):
+        compiled = kiln.Session(GPU_CONFIG).compile(select_graph(torch.float32, 37, 129))
+        fast, slow = compiled.caller(), runtime._Call(compiled)
+        self.assertEqual(type(fast).__name__, "Caller")
+        gen = torch.Generator().manual_seed(3)
+        for layout in ("dense", "transposed"):
+            x = random_of(torch.float32, (37, 129) if layout == "dense" else (129, 37), gen).cuda()
+            x = x if layout == "dense" else x.t()
+            y, m = random_of(torch.float32, (129,), gen).cuda(), (torch.rand(37, 129) < 0.5).cuda()
+            got, again = fast((x, y, m), None), slow((x, y, m), None)
+            torch.cuda.synchronize()
+            for g, w in zip(got, again):
+                self.assertTrue(torch.equal(g, w))
+            torch.testing.assert_close(got[0], torch.where(m, x + y, -x), atol=0, rtol=0)
+        side = torch.cuda.Stream()
+        for _ in range(20):
+            with torch.cuda.stream(side):
+                # Written on a side stream just before the call: the call must wait for it.
+                x = torch.randn(37, 129, device="cuda").mul_(2).add_(1)
+                z = fast((x, y, m), None)[0]
+            torch.cuda.synchronize()
+            torch.testing.assert_close(z, torch.where(m, x + y, -x), atol=0, rtol=0)
 
 
 if __name__ == "__main__":
