@@ -237,8 +237,8 @@ RunConfig read_run(const Reader& r, const YAML::Node& node) {
 ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "schedule",
                {"fusion", "max_readers", "max_inline_ops", "max_kernel_ops", "min_fused_rows",
-                "max_peak_growth_bytes", "library_matmul", "library_conv", "deterministic",
-                "conv_tf32", "matmul_tf32"});
+                "split_rows_below", "max_peak_growth_bytes", "library_matmul", "library_conv",
+                "deterministic", "conv_tf32", "matmul_tf32"});
   ScheduleOptions schedule;
   if (node["fusion"]) schedule.fusion = r.boolean(node["fusion"], "schedule.fusion");
   if (node["max_readers"])
@@ -249,6 +249,14 @@ ScheduleOptions read_schedule(const Reader& r, const YAML::Node& node) {
     schedule.max_kernel_ops = r.integer(node["max_kernel_ops"], "schedule.max_kernel_ops", 1);
   if (node["min_fused_rows"])
     schedule.min_fused_rows = r.integer(node["min_fused_rows"], "schedule.min_fused_rows", 1);
+  if (const YAML::Node split = node["split_rows_below"]; split) {
+    int64_t rows = 0;
+    if (split.IsScalar() && split.Scalar() == "auto")
+      rows = -1;
+    else if (!split.IsScalar() || !YAML::convert<int64_t>::decode(split, rows) || rows < 0)
+      r.fail(split.Mark(), "'schedule.split_rows_below' must be auto or an integer >= 0");
+    schedule.split_rows_below = rows;
+  }
   if (node["library_matmul"])
     schedule.library_matmul = r.boolean(node["library_matmul"], "schedule.library_matmul");
   if (node["library_conv"])

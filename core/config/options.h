@@ -85,7 +85,11 @@ struct ScheduleOptions {
   // No merge makes a kernel longer than this: compile time then grows with the graph's
   // size, not with the longest chain of fusible nodes.
   int64_t max_kernel_ops = 256;
-  int64_t min_fused_rows = 32;        // an epilogue merges into a reduction with this many rows
+  int64_t min_fused_rows = 32;  // an epilogue merges into a reduction with this many rows
+  // Reductions with fewer rows are split into partial and final kernels
+  // (core/sched/split_long_rows.h); -1: the device's rule (GPUs: fewer than four thread
+  // blocks per compute unit; CPUs: never), 0: never.
+  int64_t split_rows_below = -1;
   int64_t max_peak_growth_bytes = 0;  // how far a merge may raise the peak of live buffers
   bool library_matmul = true;  // false: mm/bmm as generated kernels even with a plugin library
   bool library_conv = true;    // false: conv2d the same

@@ -8,11 +8,12 @@ namespace kiln {
 std::string schedule_key_text(const ScheduleOptions& s) {
   return fmt::format(
       "fusion={} max_readers={} max_inline_ops={} max_kernel_ops={} min_fused_rows={} "
-      "max_peak_growth={} library_matmul={} library_conv={} deterministic={} conv_tf32={} "
+      "split_rows_below={} max_peak_growth={} library_matmul={} library_conv={} deterministic={} "
+      "conv_tf32={} "
       "matmul_tf32={} declined=[{}]",
       s.fusion, s.max_readers, s.max_inline_ops, s.max_kernel_ops, s.min_fused_rows,
-      s.max_peak_growth_bytes, s.library_matmul, s.library_conv, s.deterministic, s.conv_tf32,
-      s.matmul_tf32, fmt::join(s.declined_library_calls, "; "));
+      s.split_rows_below, s.max_peak_growth_bytes, s.library_matmul, s.library_conv,
+      s.deterministic, s.conv_tf32, s.matmul_tf32, fmt::join(s.declined_library_calls, "; "));
 }
 
 std::string tuning_key_text(const AutotuneOptions& a) {

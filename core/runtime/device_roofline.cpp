@@ -12,7 +12,10 @@ Roofline roofline_of(const DeviceInfo& device) {
     if (const auto* i = std::get_if<int64_t>(&p->value)) return static_cast<double>(*i);
     return 0.0;
   };
-  return {number("bandwidth_gbps"), number("peak_gflops_f32")};
+  Roofline r{number("bandwidth_gbps"), number("peak_gflops_f32")};
+  r.compute_units = static_cast<int64_t>(number("compute_units"));
+  r.warp_width = static_cast<int64_t>(number("warp_width"));
+  return r;
 }
 
 Roofline roofline_of(const Plugin& plugin, uint32_t index) {

@@ -14,6 +14,9 @@ namespace kiln {
 struct Roofline {
   double bandwidth_gbps = 0;  // 0: unknown
   double peak_gflops = 0;
+  // How work spreads over the device (DeviceProperty compute_units, warp_width; 0: unknown).
+  int64_t compute_units = 0;
+  int64_t warp_width = 0;
   bool known() const { return bandwidth_gbps > 0 && peak_gflops > 0; }
 };
 

@@ -5,6 +5,7 @@
 #include "core/passes/attention_fusion.h"
 #include "core/passes/decompose.h"
 #include "core/sched/merge_reduction_dims.h"
+#include "core/sched/split_long_rows.h"
 
 namespace kiln {
 
@@ -42,6 +43,10 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
     s.fusion = fuse_kernels(s.program, fuse);
   }
   merge_reduction_dims(s.program);
+  SplitRowsOptions split = device_split_options(roofline.compute_units, roofline.warp_width);
+  if (schedule.split_rows_below >= 0) split.min_rows = schedule.split_rows_below;
+  if (schedule.split_rows_below == 0) split.min_blocks = 0;
+  split_long_rows(s.program, split);
   return s;
 }
 

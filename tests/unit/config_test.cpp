@@ -141,6 +141,25 @@ TEST(Config, SemanticErrors) {
               HasSubstr("duplicate key 'log.level'"));
 }
 
+// The split of reductions over few rows: the device's threshold by default, a number, or off.
+TEST(Config, SplitRowsBelowIsAutoOrARowCount) {
+  auto defaults = parse("");
+  ASSERT_TRUE(defaults) << defaults.error().to_string();
+  EXPECT_EQ(defaults->schedule.split_rows_below, -1);
+  for (const auto& [text, rows] :
+       std::vector<std::pair<std::string, int64_t>>{{"auto", -1}, {"0", 0}, {"4096", 4096}}) {
+    auto options = parse("schedule: { split_rows_below: " + text + " }\n");
+    ASSERT_TRUE(options) << options.error().to_string();
+    EXPECT_EQ(options->schedule.split_rows_below, rows) << text;
+  }
+  for (const char* bad : {"-1", "many", "[1]"}) {
+    EXPECT_THAT(error_of(std::string("schedule: { split_rows_below: ") + bad + " }\n"),
+                HasSubstr("test.yaml:1:31: 'schedule.split_rows_below' must be auto or an "
+                          "integer >= 0"))
+        << bad;
+  }
+}
+
 TEST(Config, MalformedYamlNamesLineColumn) {
   EXPECT_THAT(error_of("plugins:\n  - name: [unclosed\n"),
               HasSubstr("test.yaml:3:1: malformed YAML"));

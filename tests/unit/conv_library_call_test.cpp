@@ -251,8 +251,11 @@ TEST(ConvLibraryCall, StridedCallsTakeChannelsLastWeightsAndOutputs) {
   auto plain = lower_graph(g, {"conv2d f32"});
   ASSERT_TRUE(plain) << plain.error().to_string();
   EXPECT_EQ(plain->program.kernels.size(), 3u) << "weight copy, call, output copy";
-  for (const LoopKernel& k : plain->program.kernels)
-    if (k.kind == LoopKernelKind::Extern) EXPECT_EQ(k.attrs.size(), 22u);
+  for (const LoopKernel& k : plain->program.kernels) {
+    if (k.kind == LoopKernelKind::Extern) {
+      EXPECT_EQ(k.attrs.size(), 22u);
+    }
+  }
 }
 
 // A channels-last 1x1 convolution is one matmul writing y channels-last: x and the weight

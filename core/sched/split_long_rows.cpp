@@ -1,0 +1,435 @@
+#include "core/sched/split_long_rows.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+namespace kiln {
+namespace {
+
+constexpr const char* kSplittable[] = {"sum", "max", "min", "prod", "any", "welford"};
+
+bool mentions(const Expr& e, const std::string& var) {
+  if (e.kind() == ExprKind::Var) return e.name() == var;
+  return std::any_of(e.operands().begin(), e.operands().end(),
+                     [&](const Expr& o) { return mentions(o, var); });
+}
+
+bool has_index(const LoopOp& op) {
+  return op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store ||
+         op.kind == LoopOpKind::Scatter || op.kind == LoopOpKind::Index;
+}
+
+std::string x(size_t i) {
+  return "x" + std::to_string(i);
+}
+
+// The SSA operands of `op`: its arguments and its mask.
+std::vector<int> operands(const LoopOp& op) {
+  std::vector<int> out = op.args;
+  if (op.mask >= 0) out.push_back(op.mask);
+  return out;
+}
+
+// The original kernel, read once: where each value is defined, which ops vary along the row,
+// and the level of each reduction.
+struct Analysis {
+  const LoopKernel& k;
+  std::map<int, size_t> at;       // SSA id -> body position
+  std::vector<bool> per_element;  // by position: varies along the reduction dim
+  std::vector<int> after;         // by position: levels that must be done before it
+  std::map<int, int> reduce_of;   // Extract id -> the welford reduce it reads
+  int levels = 0;
+
+  explicit Analysis(const LoopKernel& kernel) : k(kernel) {}
+
+  // The reduce whose result value `id` is (a reduce, or an extract of one), else -1.
+  int result_of(int id) const {
+    const LoopOp& op = k.body[at.at(id)];
+    if (op.kind == LoopOpKind::Reduce) return id;
+    if (op.kind == LoopOpKind::Extract) return reduce_of.at(id);
+    return -1;
+  }
+  int level(int reduce_id) const { return after[at.at(reduce_id)]; }
+};
+
+// Fills `a`; false when the kernel is not one this pass splits.
+bool analyse(Analysis& a) {
+  const LoopKernel& k = a.k;
+  if (k.kind != LoopKernelKind::Reduction || k.reduction_ranges.size() != 1 || scatters(k) ||
+      scans(k))
+    return false;
+  a.per_element.assign(k.body.size(), false);
+  a.after.assign(k.body.size(), 0);
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    const LoopOp& op = k.body[i];
+    if (op.id >= 0) a.at[op.id] = i;
+    if (op.kind == LoopOpKind::Reduce &&
+        std::find(std::begin(kSplittable), std::end(kSplittable), op.name) == std::end(kSplittable))
+      return false;
+    bool varies = has_index(op) && mentions(op.index, "r0");
+    int after = 0;
+    for (int o : operands(op)) {
+      if (!a.at.contains(o)) return false;
+      const size_t p = a.at[o];
+      const LoopOp& from = k.body[p];
+      if (from.kind == LoopOpKind::Reduce && from.name == "welford" &&
+          op.kind != LoopOpKind::Extract)
+        return false;  // a Welford state is read through its components only
+      const int reduce = a.result_of(o);
+      if (reduce >= 0) {
+        after = std::max(after, a.level(reduce) + 1);
+      } else {
+        varies = varies || a.per_element[p];
+        after = std::max(after, a.after[p]);
+      }
+    }
+    if (op.kind == LoopOpKind::Extract) {
+      if (op.args.size() != 1 || k.body[a.at[op.args[0]]].kind != LoopOpKind::Reduce) return false;
+      a.reduce_of[op.id] = op.args[0];
+      after = a.level(op.args[0]) + 1;
+      varies = false;
+    }
+    if (op.kind == LoopOpKind::Reduce) {
+      a.levels = std::max(a.levels, after + 1);
+      varies = false;
+    }
+    // A value stored once per row cannot vary along it.
+    if (op.kind == LoopOpKind::Store && !mentions(op.index, "r0") && varies) return false;
+    a.per_element[i] = varies;
+    a.after[i] = after;
+  }
+  return a.levels > 0;
+}
+
+// The step of `index` along r0 (its value at r0 = 1 less at r0 = 0, every x at 0).
+int64_t step_along_row(const LoopKernel& k, const Expr& index) {
+  std::map<std::string, Expr> at0, at1;
+  for (size_t i = 0; i < k.ranges.size(); ++i) at0[x(i)] = at1[x(i)] = Expr::constant(0);
+  at0["r0"] = Expr::constant(0);
+  at1["r0"] = Expr::constant(1);
+  const Expr a = simplify(substitute(index, at0)), b = simplify(substitute(index, at1));
+  return a.is_const() && b.is_const() ? b.value() - a.value() : 1;
+}
+
+// Work units of `k` before a split, and how many it needs: its rows against min_rows, or its
+// estimated blocks against min_blocks.
+std::pair<int64_t, int64_t> work(const LoopKernel& k, int64_t rows, const SplitRowsOptions& o) {
+  if (o.min_rows > 0) return {rows, o.min_rows};
+  bool along = true;  // the first load that walks the row reads it contiguously
+  for (const LoopOp& op : k.body)
+    if (op.kind == LoopOpKind::Load && mentions(op.index, "r0")) {
+      along = step_along_row(k, op.index) == 1;
+      break;
+    }
+  const int64_t per_block = along ? 1 : std::max<int64_t>(o.column_rows, 1);
+  return {(rows + per_block - 1) / per_block, o.min_blocks};
+}
+
+// Chunks per row: the fewest that give the work needed, else as many as there can be, each
+// chunk min_chunk elements at least; 0 when the kernel has work enough or its row does not
+// split.
+int64_t chunks(const LoopKernel& k, int64_t rows, const SplitRowsOptions& o) {
+  const auto [have, need] = work(k, rows, o);
+  if (need <= 0 || have >= need) return 0;
+  const int64_t n = k.reduction_ranges[0];
+  int64_t most = 0;
+  for (int64_t s = 2; s * o.min_chunk <= n; ++s) {
+    if (n % s != 0) continue;
+    if (have * s >= need) return s;
+    most = s;
+  }
+  return most;
+}
+
+// What one split makes: the new kernels and buffers, built op by op.
+class Splitter {
+ public:
+  Splitter(const Analysis& a, LoopProgram& program, int64_t s)
+      : a_(a), k_(a.k), program_(program), s_(s) {
+    rows_ = 1;
+    for (int64_t r : k_.ranges) rows_ *= r;
+    n_ = k_.reduction_ranges[0];
+    for (const LoopOp& op : k_.body) next_id_ = std::max(next_id_, op.id + 1);
+  }
+
+  std::vector<LoopKernel> split() {
+    std::vector<LoopKernel> out;
+    for (int level = 0; level < a_.levels; ++level) {
+      out.push_back(partial(level));
+      out.push_back(combine(level));
+    }
+    std::set<size_t> stores;
+    for (size_t i = 0; i < k_.body.size(); ++i)
+      if (k_.body[i].kind == LoopOpKind::Store && a_.per_element[i]) stores.insert(i);
+    // Stores along the row that read no reduction stay per element, as they were.
+    if (!stores.empty()) out.push_back(elementwise(stores));
+    return out;
+  }
+
+ private:
+  const Analysis& a_;
+  const LoopKernel& k_;
+  LoopProgram& program_;
+  int64_t s_, rows_ = 1, n_ = 0;
+  int next_id_ = 0;
+  std::map<int, std::vector<int>> partial_buffers_;  // reduce id -> [state] or [mean, m2]
+  std::map<int, std::vector<int>> final_buffers_;    // reduce id -> [value] or [mean, m2, n]
+  // While a final kernel is built: extract id -> the combined value it reads instead, and the
+  // original ids the kernel already defines (its level's reduces).
+  std::map<int, int> replaced_;
+  std::set<int> present_;
+
+  bool welford(int reduce) const { return k_.body[a_.at.at(reduce)].name == "welford"; }
+
+  int buffer(const std::string& suffix, DType dtype, int64_t elements) {
+    LoopBuffer b;
+    b.name = k_.name + suffix;
+    b.dtype = dtype;
+    b.elements = elements;
+    b.kind = BufferKind::Temp;
+    program_.buffers.push_back(b);
+    return static_cast<int>(program_.buffers.size()) - 1;
+  }
+
+  // The row's index among rows_, with the kernel's own dims from x{shift} on.
+  Expr row(size_t shift) const {
+    Expr e = Expr::constant(0);
+    int64_t stride = 1;
+    for (size_t i = k_.ranges.size(); i-- > 0;) {
+      e = e + Expr::var(x(i + shift)) * Expr::constant(stride);
+      stride *= k_.ranges[i];
+    }
+    return simplify(e);
+  }
+
+  LoopKernel fresh(const std::string& suffix, LoopKernelKind kind, Shape ranges,
+                   Shape reduction) const {
+    LoopKernel out;
+    out.name = k_.name + suffix;
+    out.origin = k_.origin;
+    out.kind = kind;
+    out.ranges = std::move(ranges);
+    out.reduction_ranges = std::move(reduction);
+    return out;
+  }
+
+  int add(LoopKernel& to, LoopOp op) {
+    if (defines_value(op)) op.id = next_id_++;
+    to.body.push_back(std::move(op));
+    return to.body.back().id;
+  }
+
+  int load(LoopKernel& to, int buf, const Expr& index, DType dtype, int id = -1) {
+    LoopOp op = make_loop_op(LoopOpKind::Load, dtype);
+    op.buffer = buf;
+    op.index = simplify(index);
+    if (id >= 0) {
+      op.id = id;
+      to.body.push_back(std::move(op));
+      return id;
+    }
+    return add(to, std::move(op));
+  }
+
+  void store(LoopKernel& to, int buf, const Expr& index, int value, DType dtype) {
+    LoopOp op = make_loop_op(LoopOpKind::Store, dtype, {value});
+    op.buffer = buf;
+    op.index = simplify(index);
+    to.body.push_back(std::move(op));
+  }
+
+  int constant(LoopKernel& to, double value, DType dtype) {
+    LoopOp op = make_loop_op(LoopOpKind::Const, dtype);
+    op.value = value;
+    return add(to, std::move(op));
+  }
+
+  int math(LoopKernel& to, const std::string& name, DType dtype, std::vector<int> args) {
+    return add(to, make_loop_op(LoopOpKind::Math, dtype, std::move(args), name));
+  }
+
+  // Appends the original ops `roots` need, in body order: indices through `to_vars`, results
+  // of levels before `level` loaded from their final buffers at the row (dims from
+  // x{shift}), and values `replaced_` names read in their place.
+  void copy_needed(LoopKernel& to, const std::set<size_t>& roots, int level,
+                   const std::map<std::string, Expr>& to_vars, size_t shift) {
+    std::set<size_t> needed;
+    std::vector<size_t> work(roots.begin(), roots.end());
+    auto leaf = [&](size_t p) {
+      const int reduce = a_.k.body[p].id >= 0 ? a_.result_of(a_.k.body[p].id) : -1;
+      return reduce >= 0 && a_.level(reduce) < level;
+    };
+    while (!work.empty()) {
+      const size_t p = work.back();
+      work.pop_back();
+      if (!needed.insert(p).second) continue;
+      const int id = k_.body[p].id;
+      if (leaf(p) || replaced_.contains(id) || present_.contains(id)) continue;
+      for (int o : operands(k_.body[p])) work.push_back(a_.at.at(o));
+    }
+    for (size_t p : needed) {
+      const LoopOp& op = k_.body[p];
+      if (replaced_.contains(op.id) || present_.contains(op.id)) continue;
+      if (leaf(p)) {
+        const int reduce = a_.result_of(op.id);
+        const auto& finals = final_buffers_.at(reduce);
+        const int buf = op.kind == LoopOpKind::Extract ? finals.at(static_cast<size_t>(op.number))
+                                                       : finals.at(0);
+        load(to, buf, row(shift), op.dtype, op.id);
+        continue;
+      }
+      LoopOp copy = op;
+      for (int& arg : copy.args)
+        if (replaced_.contains(arg)) arg = replaced_.at(arg);
+      if (copy.mask >= 0 && replaced_.contains(copy.mask)) copy.mask = replaced_.at(copy.mask);
+      if (has_index(copy)) copy.index = simplify(substitute(copy.index, to_vars));
+      to.body.push_back(std::move(copy));
+    }
+  }
+
+  // Level `level`'s reductions over one chunk of each row: [S, rows] reduce [n / S].
+  LoopKernel partial(int level) {
+    Shape ranges{s_};
+    ranges.insert(ranges.end(), k_.ranges.begin(), k_.ranges.end());
+    const int64_t chunk = n_ / s_;
+    LoopKernel out =
+        fresh("_part" + std::to_string(level), LoopKernelKind::Reduction, ranges, {chunk});
+    std::map<std::string, Expr> to_vars;
+    for (size_t i = 0; i < k_.ranges.size(); ++i) to_vars[x(i)] = Expr::var(x(i + 1));
+    to_vars["r0"] = Expr::var("x0") * Expr::constant(chunk) + Expr::var("r0");
+    std::set<size_t> roots;
+    for (size_t i = 0; i < k_.body.size(); ++i)
+      if (k_.body[i].kind == LoopOpKind::Reduce && a_.after[i] == level) roots.insert(i);
+    copy_needed(out, roots, level, to_vars, 1);
+    const Expr at = Expr::var("x0") * Expr::constant(rows_) + row(1);
+    for (size_t i : roots) {
+      const LoopOp& r = k_.body[i];
+      std::vector<int>& bufs = partial_buffers_[r.id];
+      const std::string tag = "_r" + std::to_string(r.id);
+      if (r.name == "welford") {
+        for (int c = 0; c < 2; ++c) {
+          bufs.push_back(buffer(tag + (c ? "_m2_part" : "_mean_part"), r.dtype, s_ * rows_));
+          LoopOp e = make_loop_op(LoopOpKind::Extract, r.dtype, {r.id});
+          e.number = c;
+          store(out, bufs.back(), at, add(out, std::move(e)), r.dtype);
+        }
+      } else {
+        bufs.push_back(buffer(tag + "_part", r.dtype, s_ * rows_));
+        store(out, bufs.back(), at, r.id, r.dtype);
+      }
+    }
+    return out;
+  }
+
+  // Level `level`'s results from the partial states: [rows] reduce [S]. The last level's
+  // kernel also makes the stores made once per row.
+  LoopKernel combine(int level) {
+    LoopKernel out =
+        fresh("_rows" + std::to_string(level), LoopKernelKind::Reduction, k_.ranges, {s_});
+    const Expr part = Expr::var("r0") * Expr::constant(rows_) + row(0);
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const LoopOp& r = k_.body[i];
+      if (r.kind != LoopOpKind::Reduce || a_.after[i] != level) continue;
+      const std::vector<int>& parts = partial_buffers_.at(r.id);
+      std::vector<int>& finals = final_buffers_[r.id];
+      const std::string tag = "_r" + std::to_string(r.id);
+      if (r.name != "welford") {
+        LoopOp reduce = r;
+        reduce.args = {load(out, parts[0], part, r.dtype)};
+        out.body.push_back(std::move(reduce));  // keeps its id: later row ops read it
+        present_.insert(r.id);
+        finals.push_back(buffer(tag, r.dtype, rows_));
+        store(out, finals[0], row(0), r.id, r.dtype);
+        continue;
+      }
+      // Chan's merge of S states of `chunk` elements each: the mean of the means, and the
+      // M2s plus chunk * (mean_k - mean)^2.
+      const DType t = r.dtype;
+      const int mean_k = load(out, parts[0], part, t), m2_k = load(out, parts[1], part, t);
+      const int mean = math(out, "div", t,
+                            {add(out, make_loop_op(LoopOpKind::Reduce, t, {mean_k}, "sum")),
+                             constant(out, static_cast<double>(s_), t)});
+      const int d = math(out, "sub", t, {mean_k, mean});
+      const int spread =
+          math(out, "mul", t,
+               {math(out, "mul", t, {d, d}), constant(out, static_cast<double>(n_ / s_), t)});
+      const int m2 = add(
+          out, make_loop_op(LoopOpKind::Reduce, t, {math(out, "add", t, {m2_k, spread})}, "sum"));
+      const int count = constant(out, static_cast<double>(n_), t);
+      const int values[] = {mean, m2, count};
+      const char* names[] = {"_mean", "_m2", "_count"};
+      for (int c = 0; c < 3; ++c) {
+        finals.push_back(buffer(tag + names[c], t, rows_));
+        store(out, finals.back(), row(0), values[c], t);
+      }
+      for (const auto& [extract, reduce] : a_.reduce_of)
+        if (reduce == r.id) replaced_[extract] = values[k_.body[a_.at.at(extract)].number];
+    }
+    if (level == a_.levels - 1) {
+      std::set<size_t> roots;
+      for (size_t i = 0; i < k_.body.size(); ++i)
+        if (k_.body[i].kind == LoopOpKind::Store && !a_.per_element[i]) roots.insert(i);
+      // This level's results are in the kernel (its reduces keep their ids; extracts are
+      // replaced), earlier ones loaded.
+      copy_needed(out, roots, level, {}, 0);
+    }
+    // Both name values of this kernel only: later kernels load the level's results.
+    present_.clear();
+    replaced_.clear();
+    return out;
+  }
+
+  // The stores along the row, as a pointwise kernel over the whole space, its dims in the
+  // first store's memory order: [rows..., n] when rows are contiguous, else [n, rows...]
+  // (a softmax over dim 0 writes its columns' neighbours side by side).
+  LoopKernel elementwise(const std::set<size_t>& stores) {
+    const bool row_inner = step_along_row(k_, k_.body[*stores.begin()].index) == 1;
+    Shape ranges = k_.ranges;
+    ranges.insert(row_inner ? ranges.end() : ranges.begin(), n_);
+    LoopKernel out = fresh("_each", LoopKernelKind::Pointwise, ranges, {});
+    std::map<std::string, Expr> to_vars;
+    if (row_inner) {
+      to_vars["r0"] = Expr::var(x(k_.ranges.size()));
+    } else {
+      for (size_t i = 0; i < k_.ranges.size(); ++i) to_vars[x(i)] = Expr::var(x(i + 1));
+      to_vars["r0"] = Expr::var("x0");
+    }
+    copy_needed(out, stores, a_.levels, to_vars, row_inner ? 0 : 1);
+    return out;
+  }
+};
+
+}  // namespace
+
+SplitRowsOptions device_split_options(int64_t compute_units, int64_t warp_width) {
+  SplitRowsOptions o;
+  if (warp_width > 1) {
+    o.min_blocks = 4 * std::max<int64_t>(compute_units, 0);
+    o.column_rows = warp_width;
+  }
+  return o;
+}
+
+int split_long_rows(LoopProgram& program, const SplitRowsOptions& options) {
+  if (options.min_rows <= 0 && options.min_blocks <= 0) return 0;
+  int split = 0;
+  std::vector<LoopKernel> kernels;
+  for (LoopKernel& k : program.kernels) {
+    Analysis a(k);
+    int64_t rows = 1;
+    for (int64_t r : k.ranges) rows *= r;
+    const int64_t s = analyse(a) ? chunks(k, rows, options) : 0;
+    if (s == 0) {
+      kernels.push_back(std::move(k));
+      continue;
+    }
+    for (LoopKernel& part : Splitter(a, program, s).split()) kernels.push_back(std::move(part));
+    ++split;
+  }
+  program.kernels = std::move(kernels);
+  return split;
+}
+
+}  // namespace kiln
