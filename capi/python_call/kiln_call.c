@@ -113,9 +113,15 @@ static int fill_tensor(caller* self, const names* n, PyObject* t, DLTensor* d, d
   result = 1;
   goto done;
 not_a_tensor:
-  /* Something without a tensor's attributes: the fallback converts it (or says why not). */
-  PyErr_Clear();
-  result = 0;
+  /* Something without a tensor's attributes: the fallback converts it (or says why not).
+   * Other errors (an interrupt, no memory) propagate. */
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_TypeError) ||
+      PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+    PyErr_Clear();
+    result = 0;
+  } else {
+    result = -1;
+  }
 done:
   Py_XDECREF(dtype);
   Py_XDECREF(code_bits);
@@ -247,10 +253,10 @@ static int caller_init(PyObject* op, PyObject* args, PyObject* kwargs) {
                                    &PyDict_Type, &dtypes, &PyTuple_Type, &makers, &raise_error,
                                    &fallback, &stream, &sync))
     return -1;
-  self->run = (graph_run_fn)PyLong_AsVoidPtr(run);
-  self->graph = PyLong_AsVoidPtr(graph);
+  void* const run_at = PyLong_AsVoidPtr(run);
+  void* const graph_at = PyLong_AsVoidPtr(graph);
   if (PyErr_Occurred()) return -1;
-  if (!self->run || !self->graph) {
+  if (!run_at || !graph_at) {
     PyErr_SetString(PyExc_ValueError, "run and graph must be non-zero addresses");
     return -1;
   }
@@ -266,6 +272,9 @@ static int caller_init(PyObject* op, PyObject* args, PyObject* kwargs) {
     PyErr_SetString(PyExc_TypeError, "a stream callable needs a sync callable");
     return -1;
   }
+  /* Everything checked: nothing changes on a failed call. */
+  self->run = (graph_run_fn)run_at;
+  self->graph = graph_at;
   PyObject* held[] = {dtypes, makers, raise_error, fallback, stream, sync};
   PyObject** slots[] = {&self->dtypes,   &self->makers, &self->raise_error,
                         &self->fallback, &self->stream, &self->sync};

@@ -16,6 +16,12 @@ bool mentions(const Expr& e, const std::string& var) {
                      [&](const Expr& o) { return mentions(o, var); });
 }
 
+// Whether `e` names a value of the body (tN: a gathered index, a checked one).
+bool names_value(const Expr& e) {
+  if (e.kind() == ExprKind::Var) return e.name().starts_with("t");
+  return std::any_of(e.operands().begin(), e.operands().end(), names_value);
+}
+
 bool has_index(const LoopOp& op) {
   return op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store ||
          op.kind == LoopOpKind::Scatter || op.kind == LoopOpKind::Index;
@@ -68,6 +74,9 @@ bool analyse(Analysis& a) {
     if (op.kind == LoopOpKind::Reduce &&
         std::find(std::begin(kSplittable), std::end(kSplittable), op.name) == std::end(kSplittable))
       return false;
+    // Values read through indices (gathers and their bounds checks) are not followed here:
+    // such kernels stay whole.
+    if (op.kind == LoopOpKind::CheckIndex || (has_index(op) && names_value(op.index))) return false;
     bool varies = has_index(op) && mentions(op.index, "r0");
     int after = 0;
     for (int o : operands(op)) {

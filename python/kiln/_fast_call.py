@@ -48,7 +48,10 @@ def _load():
         return None, "KILN_PYTHON_CALL=ctypes"
     if sys.implementation.name != "cpython" or sys.version_info < (3, 11):
         return None, "the C call path needs CPython >= 3.11"
-    directory = _library_dir()
+    try:
+        directory = _library_dir()
+    except (OSError, AttributeError) as exc:  # no dladdr in this libc
+        return None, f"cannot find libkiln.so's directory: {exc}"
     path = directory and os.path.join(directory, "_kiln_call.abi3.so")
     if not path or not os.path.exists(path):
         return None, f"no _kiln_call.abi3.so beside libkiln.so ({directory})"
@@ -57,6 +60,6 @@ def _load():
     try:
         found = importlib.util.module_from_spec(spec)
         loader.exec_module(found)
-    except ImportError as exc:
+    except Exception as exc:  # noqa: BLE001 (any failure to load leaves calls to ctypes)
         return None, f"{path}: {exc}"
     return found, ""

@@ -85,6 +85,22 @@ TEST_F(CompiledSplitRows, HalfFloatsLayerNormAndMaskedSoftmax) {
   EXPECT_EQ(check(b).host_steps, 0u);
 }
 
+// Rows gathered through an index (an embedding lookup inlined into the reduction, pdist's
+// pair rows) are read through values of the body (tN in an index), which the split does not
+// follow: such kernels stay whole, and right.
+TEST_F(CompiledSplitRows, GatheredRowsStayWhole) {
+  GraphBuilder b = builder();
+  const ValueRef table = input(b, "table", TensorType::contiguous(DType::F32, {50, 2048}));
+  const ValueRef ids = input(b, "ids", TensorType::contiguous(DType::I64, {64}), Range{0, 49});
+  output_of(b, "sum", "aten.sum.dim_IntList",
+            {b.op("aten.embedding.default", {table, ids}), ints{-1}, false});
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {5, 4096}));
+  output_of(b, "pdist", "aten._pdist_forward.default", {x, 2.0});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+  EXPECT_EQ(st.kernels, 2u);
+}
+
 // Each level of a softmax becomes a partial and a final kernel, and its quotient a pointwise
 // kernel: five where there was one. A row that does not split (a prime length), argmax and a
 // reduction over two dims stay single kernels.
