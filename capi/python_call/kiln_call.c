@@ -43,10 +43,30 @@ typedef struct {
   PyObject* attributes;  /* the instance __dict__ (the bridge marks callers boxed there) */
 } caller;
 
+/* Every reference a caller holds, in one place for __init__ (the first six), traverse and
+ * clear. */
+enum { held_count = 7, held_by_init = 6 };
+static void held(caller* self, PyObject** slots[held_count]) {
+  PyObject** all[held_count] = {&self->dtypes, &self->makers, &self->raise_error, &self->fallback,
+                                &self->stream, &self->sync,   &self->attributes};
+  memcpy(slots, all, sizeof all);
+}
+
 /* Interned attribute names, made once per module. */
 typedef struct {
   PyObject *dtype, *shape, *stride, *data_ptr, *is_cpu, *is_cuda, *get_device;
 } names;
+
+/* The names' text and where each is kept, for the module's exec and free. */
+enum { name_count = 7 };
+static void name_slots(names* n, const char* text[name_count], PyObject** slots[name_count]) {
+  const char* all_text[name_count] = {"dtype",  "shape",   "stride",    "data_ptr",
+                                      "is_cpu", "is_cuda", "get_device"};
+  PyObject** all[name_count] = {&n->dtype,  &n->shape,   &n->stride,    &n->data_ptr,
+                                &n->is_cpu, &n->is_cuda, &n->get_device};
+  memcpy(text, all_text, sizeof all_text);
+  memcpy(slots, all, sizeof all);
+}
 
 static names* module_names(PyObject* type_or_module);
 
@@ -226,8 +246,13 @@ static PyObject* caller_call(PyObject* op, PyObject* args, PyObject* kwargs) {
   caller* self = (caller*)op;
   static char* keywords[] = {"tensors", "out", NULL};
   PyObject *tensors_in, *out_given = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", keywords, &tensors_in, &out_given))
+  const Py_ssize_t given = PyTuple_Size(args);
+  if (!kwargs && (given == 1 || given == 2)) { /* the bridge's calls: no keyword parsing */
+    tensors_in = PyTuple_GetItem(args, 0);
+    if (given == 2) out_given = PyTuple_GetItem(args, 1);
+  } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", keywords, &tensors_in, &out_given)) {
     return NULL;
+  }
   const names* n = module_names((PyObject*)Py_TYPE(op));
   if (!n) return NULL;
   if (!self->graph) /* closed: the fallback says so */
@@ -275,40 +300,30 @@ static int caller_init(PyObject* op, PyObject* args, PyObject* kwargs) {
   /* Everything checked: nothing changes on a failed call. */
   self->run = (graph_run_fn)run_at;
   self->graph = graph_at;
-  PyObject* held[] = {dtypes, makers, raise_error, fallback, stream, sync};
-  PyObject** slots[] = {&self->dtypes,   &self->makers, &self->raise_error,
-                        &self->fallback, &self->stream, &self->sync};
-  for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); ++i) {
+  PyObject* given[held_by_init] = {dtypes, makers, raise_error, fallback, stream, sync};
+  PyObject** slots[held_count];
+  held(self, slots);
+  for (size_t i = 0; i < held_by_init; ++i) {
     PyObject* old = *slots[i];
-    Py_INCREF(held[i]);
-    *slots[i] = held[i];
+    Py_INCREF(given[i]);
+    *slots[i] = given[i];
     Py_XDECREF(old);
   }
   return 0;
 }
 
 static int caller_traverse(PyObject* op, visitproc visit, void* arg) {
-  caller* self = (caller*)op;
-  Py_VISIT(self->dtypes);
-  Py_VISIT(self->makers);
-  Py_VISIT(self->raise_error);
-  Py_VISIT(self->fallback);
-  Py_VISIT(self->stream);
-  Py_VISIT(self->sync);
-  Py_VISIT(self->attributes);
+  PyObject** slots[held_count];
+  held((caller*)op, slots);
+  for (size_t i = 0; i < held_count; ++i) Py_VISIT(*slots[i]);
   Py_VISIT(Py_TYPE(op));
   return 0;
 }
 
 static int caller_clear(PyObject* op) {
-  caller* self = (caller*)op;
-  Py_CLEAR(self->dtypes);
-  Py_CLEAR(self->makers);
-  Py_CLEAR(self->raise_error);
-  Py_CLEAR(self->fallback);
-  Py_CLEAR(self->stream);
-  Py_CLEAR(self->sync);
-  Py_CLEAR(self->attributes);
+  PyObject** slots[held_count];
+  held((caller*)op, slots);
+  for (size_t i = 0; i < held_count; ++i) Py_CLEAR(*slots[i]);
   return 0;
 }
 
@@ -364,11 +379,10 @@ static PyType_Spec caller_spec = {"_kiln_call.Caller", sizeof(caller), 0,
                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, caller_slots};
 
 static int module_exec(PyObject* module) {
-  names* n = (names*)PyModule_GetState(module);
-  const char* text[] = {"dtype", "shape", "stride", "data_ptr", "is_cpu", "is_cuda", "get_device"};
-  PyObject** slot[] = {&n->dtype,  &n->shape,   &n->stride,    &n->data_ptr,
-                       &n->is_cpu, &n->is_cuda, &n->get_device};
-  for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); ++i) {
+  const char* text[name_count];
+  PyObject** slot[name_count];
+  name_slots((names*)PyModule_GetState(module), text, slot);
+  for (size_t i = 0; i < name_count; ++i) {
     *slot[i] = PyUnicode_InternFromString(text[i]);
     if (!*slot[i]) return -1;
   }
@@ -389,13 +403,10 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
 static void module_free(void* op) {
   names* n = (names*)PyModule_GetState((PyObject*)op);
   if (!n) return;
-  Py_CLEAR(n->dtype);
-  Py_CLEAR(n->shape);
-  Py_CLEAR(n->stride);
-  Py_CLEAR(n->data_ptr);
-  Py_CLEAR(n->is_cpu);
-  Py_CLEAR(n->is_cuda);
-  Py_CLEAR(n->get_device);
+  const char* text[name_count];
+  PyObject** slot[name_count];
+  name_slots(n, text, slot);
+  for (size_t i = 0; i < name_count; ++i) Py_CLEAR(*slot[i]);
 }
 
 static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec}, {0, NULL}};

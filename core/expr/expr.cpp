@@ -190,6 +190,13 @@ int64_t evaluate(const Expr& e, const std::map<std::string, int64_t>& values) {
 
 namespace kiln {
 
+bool mentions(const Expr& e, const std::set<std::string>& vars) {
+  if (e.kind() == ExprKind::Var) return vars.contains(e.name());
+  for (const Expr& o : e.operands())
+    if (mentions(o, vars)) return true;
+  return false;
+}
+
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& bindings) {
   if (e.kind() == ExprKind::Var) {
     auto it = bindings.find(e.name());

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,8 @@ namespace kiln {
 
 // `e` with every variable named in `bindings` replaced by its expression (not simplified).
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& bindings);
+
+// Whether `e` names one of `vars`.
+bool mentions(const Expr& e, const std::set<std::string>& vars);
 
 }  // namespace kiln

@@ -98,6 +98,11 @@ inline bool accesses_buffer(const LoopOp& op) {
          op.kind == LoopOpKind::Scatter;
 }
 
+// Whether `op` carries an index expression (load, store, scatter, index).
+inline bool has_index(const LoopOp& op) {
+  return accesses_buffer(op) || op.kind == LoopOpKind::Index;
+}
+
 // Whether `op` defines an SSA value (all but store and scatter).
 inline bool defines_value(const LoopOp& op) {
   return op.kind != LoopOpKind::Store && op.kind != LoopOpKind::Scatter;

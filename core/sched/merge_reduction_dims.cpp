@@ -11,13 +11,6 @@
 namespace kiln {
 namespace {
 
-bool mentions(const Expr& e, const std::set<std::string>& vars) {
-  if (e.kind() == ExprKind::Var) return vars.contains(e.name());
-  for (const Expr& o : e.operands())
-    if (mentions(o, vars)) return true;
-  return false;
-}
-
 // The factors of `vars` in `e` when `e` is a sum of constant multiples of them and of terms
 // free of them; nullopt when one of them sits inside anything else (a floordiv, a product
 // with another variable).
@@ -55,11 +48,6 @@ std::optional<std::map<std::string, int64_t>> factors(const Expr& e,
     default:
       return std::nullopt;
   }
-}
-
-bool has_index(const LoopOp& op) {
-  return op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store ||
-         op.kind == LoopOpKind::Scatter || op.kind == LoopOpKind::Index;
 }
 
 std::string r(size_t i) {

@@ -43,10 +43,11 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
     s.fusion = fuse_kernels(s.program, fuse);
   }
   merge_reduction_dims(s.program);
-  SplitRowsOptions split = device_split_options(roofline.compute_units, roofline.warp_width);
-  if (schedule.split_rows_below >= 0) split.min_rows = schedule.split_rows_below;
-  if (schedule.split_rows_below == 0) split.min_blocks = 0;
-  split_long_rows(s.program, split);
+  // An explicit row count (0: never) replaces the device's rule.
+  split_long_rows(s.program,
+                  schedule.split_rows_below >= 0
+                      ? SplitRowsOptions{.min_rows = schedule.split_rows_below}
+                      : device_split_options(roofline.compute_units, roofline.warp_width));
   return s;
 }
 

@@ -5,26 +5,22 @@
 #include <set>
 #include <string>
 
+#include "core/graph/tensor_type.h"
+
 namespace kiln {
 namespace {
 
 constexpr const char* kSplittable[] = {"sum", "max", "min", "prod", "any", "welford"};
 
-bool mentions(const Expr& e, const std::string& var) {
-  if (e.kind() == ExprKind::Var) return e.name() == var;
-  return std::any_of(e.operands().begin(), e.operands().end(),
-                     [&](const Expr& o) { return mentions(o, var); });
+// Whether `e` walks the row.
+bool along_row(const Expr& e) {
+  return mentions(e, {"r0"});
 }
 
 // Whether `e` names a value of the body (tN: a gathered index, a checked one).
 bool names_value(const Expr& e) {
   if (e.kind() == ExprKind::Var) return e.name().starts_with("t");
   return std::any_of(e.operands().begin(), e.operands().end(), names_value);
-}
-
-bool has_index(const LoopOp& op) {
-  return op.kind == LoopOpKind::Load || op.kind == LoopOpKind::Store ||
-         op.kind == LoopOpKind::Scatter || op.kind == LoopOpKind::Index;
 }
 
 std::string x(size_t i) {
@@ -77,7 +73,7 @@ bool analyse(Analysis& a) {
     // Values read through indices (gathers and their bounds checks) are not followed here:
     // such kernels stay whole.
     if (op.kind == LoopOpKind::CheckIndex || (has_index(op) && names_value(op.index))) return false;
-    bool varies = has_index(op) && mentions(op.index, "r0");
+    bool varies = has_index(op) && along_row(op.index);
     int after = 0;
     for (int o : operands(op)) {
       if (!a.at.contains(o)) return false;
@@ -105,21 +101,22 @@ bool analyse(Analysis& a) {
       varies = false;
     }
     // A value stored once per row cannot vary along it.
-    if (op.kind == LoopOpKind::Store && !mentions(op.index, "r0") && varies) return false;
+    if (op.kind == LoopOpKind::Store && !along_row(op.index) && varies) return false;
     a.per_element[i] = varies;
     a.after[i] = after;
   }
   return a.levels > 0;
 }
 
-// The step of `index` along r0 (its value at r0 = 1 less at r0 = 0, every x at 0).
+// The step of `index` along r0 (its value at r0 = 1 less at r0 = 0, every x at 0); the
+// kernel's indices name no other variables (analyse).
 int64_t step_along_row(const LoopKernel& k, const Expr& index) {
-  std::map<std::string, Expr> at0, at1;
-  for (size_t i = 0; i < k.ranges.size(); ++i) at0[x(i)] = at1[x(i)] = Expr::constant(0);
-  at0["r0"] = Expr::constant(0);
-  at1["r0"] = Expr::constant(1);
-  const Expr a = simplify(substitute(index, at0)), b = simplify(substitute(index, at1));
-  return a.is_const() && b.is_const() ? b.value() - a.value() : 1;
+  std::map<std::string, int64_t> at;
+  for (size_t i = 0; i < k.ranges.size(); ++i) at[x(i)] = 0;
+  at["r0"] = 1;
+  const int64_t one = evaluate(index, at);
+  at["r0"] = 0;
+  return one - evaluate(index, at);
 }
 
 // Work units of `k` before a split, and how many it needs: its rows against min_rows, or its
@@ -128,7 +125,7 @@ std::pair<int64_t, int64_t> work(const LoopKernel& k, int64_t rows, const SplitR
   if (o.min_rows > 0) return {rows, o.min_rows};
   bool along = true;  // the first load that walks the row reads it contiguously
   for (const LoopOp& op : k.body)
-    if (op.kind == LoopOpKind::Load && mentions(op.index, "r0")) {
+    if (op.kind == LoopOpKind::Load && along_row(op.index)) {
       along = step_along_row(k, op.index) == 1;
       break;
     }
@@ -156,9 +153,7 @@ int64_t chunks(const LoopKernel& k, int64_t rows, const SplitRowsOptions& o) {
 class Splitter {
  public:
   Splitter(const Analysis& a, LoopProgram& program, int64_t s)
-      : a_(a), k_(a.k), program_(program), s_(s) {
-    rows_ = 1;
-    for (int64_t r : k_.ranges) rows_ *= r;
+      : a_(a), k_(a.k), program_(program), s_(s), rows_(shape_numel(k_.ranges)) {
     n_ = k_.reduction_ranges[0];
     for (const LoopOp& op : k_.body) next_id_ = std::max(next_id_, op.id + 1);
   }
@@ -181,7 +176,7 @@ class Splitter {
   const Analysis& a_;
   const LoopKernel& k_;
   LoopProgram& program_;
-  int64_t s_, rows_ = 1, n_ = 0;
+  int64_t s_, rows_, n_ = 0;
   int next_id_ = 0;
   std::map<int, std::vector<int>> partial_buffers_;  // reduce id -> [state] or [mean, m2]
   std::map<int, std::vector<int>> final_buffers_;    // reduce id -> [value] or [mean, m2, n]
@@ -189,8 +184,6 @@ class Splitter {
   // original ids the kernel already defines (its level's reduces).
   std::map<int, int> replaced_;
   std::set<int> present_;
-
-  bool welford(int reduce) const { return k_.body[a_.at.at(reduce)].name == "welford"; }
 
   int buffer(const std::string& suffix, DType dtype, int64_t elements) {
     LoopBuffer b;
@@ -427,9 +420,7 @@ int split_long_rows(LoopProgram& program, const SplitRowsOptions& options) {
   std::vector<LoopKernel> kernels;
   for (LoopKernel& k : program.kernels) {
     Analysis a(k);
-    int64_t rows = 1;
-    for (int64_t r : k.ranges) rows *= r;
-    const int64_t s = analyse(a) ? chunks(k, rows, options) : 0;
+    const int64_t s = analyse(a) ? chunks(k, shape_numel(k.ranges), options) : 0;
     if (s == 0) {
       kernels.push_back(std::move(k));
       continue;

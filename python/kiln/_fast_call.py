@@ -31,7 +31,6 @@ def _library_dir():
     return os.path.dirname(os.path.realpath(info.fname.decode()))
 
 
-@functools.cache
 def module():
     """The _kiln_call module, or None (then `reason()` says why)."""
     return _load()[0]

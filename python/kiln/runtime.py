@@ -210,10 +210,8 @@ class _Call:
         self.device = graph.torch_device
         self.cuda = self.device.type == "cuda"
         self.makers = _output_makers(torch, self.device, graph.outputs)
-        if all(kwargs is None for _, _, kwargs in self.makers):
-            self.empty = lambda: [make(*args) for make, args, _ in self.makers]
-        else:
-            self.empty = lambda: [make(*args, **kwargs) for make, args, kwargs in self.makers]
+        self.empty = lambda: [make(*args, **kwargs) if kwargs else make(*args)
+                              for make, args, kwargs in self.makers]
         self.ins = _Arguments(len(graph.inputs))
         self.outs = _Arguments(len(graph.outputs))
         self.lock = threading.Lock()  # the argument structs are shared between calls
