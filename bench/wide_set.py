@@ -49,6 +49,11 @@ def wide_workloads(device="cpu", scale=1):
     add("softmax_32k_bf16", lambda x: torch.softmax(x, -1), (vocab,), [vocab])
     wide = randn(64 // scale, 262144)
     add("softmax_256k_f32", lambda x: torch.softmax(x, -1), (wide,), [wide])
+    # GPT-2's vocabulary: a language model's loss over bf16 logits (one row per token).
+    logits = randn(2048 // scale, 50257, dtype=torch.bfloat16)
+    labels = randint(50257, 2048 // scale, dtype=torch.int64)
+    add("cross_entropy_50k_bf16", lambda x, t: F.cross_entropy(x, t), (logits, labels),
+        [empty(())])
     h = randn(2048 // scale, 8192, dtype=torch.float16)
     add("log_softmax_f16", lambda x: torch.log_softmax(x.float(), -1).to(x.dtype), (h,), [h])
     scores = randn(8 // scale, 16, 256, 256)

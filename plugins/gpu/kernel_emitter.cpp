@@ -338,16 +338,68 @@ class KernelEmitter {
                        [&](const kir_support::RowPass& p) { return row_runs(p); });
   }
 
+  // The run a reduction's thread takes per step when its passes walk the row in runs: 2 *
+  // kVector when every element the passes load or store is 2 bytes or less and the row
+  // splits so (16-byte accesses, as kVector gives f32; bf16 rows loaded 4 bytes at a time).
+  int64_t row_vector(const kir_support::RowPlan& plan) const {
+    if (k_.reduction_ranges.back() % (2 * kVector) != 0) return kVector;
+    for (const kir_support::RowPass& pass : plan.passes)
+      for (const kir::Op* op : pass.ops)
+        if ((op->kind == kir::OpKind::Load || op->kind == kir::OpKind::Store) &&
+            kir::dtype_size(k_.buffer(op->name)->dtype) > 2)
+          return kVector;
+    return 2 * kVector;
+  }
+
   // Elements of a row each thread keeps in registers across the passes of a multi-pass
-  // reduction (softmax, norms), or 0 to walk the row again in every pass: the row must
-  // split evenly among the row's threads (in runs of kVector when `runs`) and stay within
-  // the config's limit per thread.
-  int64_t persistent_elements(const kir_support::RowPlan& plan, unsigned per_row, bool runs) const {
-    const int64_t n = product(k_.reduction_ranges);
-    if (plan.passes.size() < 2 || n % per_row != 0) return 0;
-    const int64_t each = n / per_row;
-    if (each > c_.persistent_limit || (runs && each % kVector != 0)) return 0;
-    return each;
+  // reduction (softmax, norms), or 0 to walk the row again in every pass: the row's runs of
+  // `width` dealt round the row's threads, within the config's limit per thread. When they
+  // do not deal evenly (a 32000 or 50257 vocabulary), the last step's runs past the row's
+  // end are masked (persistent_tail).
+  int64_t persistent_elements(const kir_support::RowPlan& plan, unsigned per_row,
+                              int64_t width) const {
+    const int64_t runs = product(k_.reduction_ranges) / width;
+    if (plan.passes.size() < 2) return 0;
+    const int64_t each = (runs + per_row - 1) / per_row * width;
+    return each > c_.persistent_limit ? 0 : each;
+  }
+
+  // Softmax's sum of exp(a - max(a)) folded into the walk that finds the max (kOnlineSoftmax):
+  // a row walked from memory once per pass is read once less (cross-entropy's rows once in
+  // all). Where pass p reduces max(a) and pass p + 1 does nothing but sum exp(a - max), the
+  // two merge; returns the folded sums by their max's id. Rows kept in registers stay as
+  // they are: there the extra pass costs no memory, and the fold would compute each exp twice.
+  std::map<int, const kir::Op*> fold_online_softmax(kir_support::RowPlan& plan) const {
+    std::map<int, const kir::Op*> folded;
+    auto op = [&](int id) { return k_.op(id); };
+    for (size_t p = 0; p + 1 < plan.passes.size(); ++p) {
+      const kir_support::RowPass& next = plan.passes[p + 1];
+      if (next.reduces.size() != 1 || next.in_order) continue;
+      const kir::Op* sum = next.reduces[0];
+      const kir::Op* e = sum->name == "sum" ? op(sum->args.at(0)) : nullptr;
+      const kir::Op* d =
+          e && e->kind == kir::OpKind::Math && e->name == "exp" ? op(e->args.at(0)) : nullptr;
+      const kir::Op* max =
+          d && d->kind == kir::OpKind::Math && d->name == "sub" ? op(d->args.at(1)) : nullptr;
+      const auto& here = plan.passes[p].reduces;
+      if (!max || max->kind != kir::OpKind::Reduce || max->name != "max" ||
+          max->args.at(0) != d->args.at(0) || !kir::is_float(sum->dtype) ||
+          max->dtype != sum->dtype || std::find(here.begin(), here.end(), max) == here.end())
+        continue;
+      // Nothing else happens in the sum's pass: every op there is recomputed from the max's.
+      const auto& before = plan.passes[p].ops;
+      if (!std::all_of(next.ops.begin(), next.ops.end(), [&](const kir::Op* o) {
+            return o == d || o == e || o == sum ||
+                   std::find(before.begin(), before.end(), o) != before.end();
+          }))
+        continue;
+      folded[max->id] = sum;
+      auto& stages = plan.stages;
+      stages[p + 1].insert(stages[p + 1].end(), stages[p + 2].begin(), stages[p + 2].end());
+      stages.erase(stages.begin() + static_cast<std::ptrdiff_t>(p + 2));
+      plan.passes.erase(plan.passes.begin() + static_cast<std::ptrdiff_t>(p + 1));
+    }
+    return folded;
   }
 
   // Runs `body` in a block entered when `cond` holds (a barrier inside only when `cond` is
@@ -554,24 +606,13 @@ class KernelEmitter {
   }
 
   void reduction(ValueEmitter& e) {
-    const kir_support::RowPlan plan = kir_support::plan_rows(k_, 0);
+    kir_support::RowPlan plan = kir_support::plan_rows(k_, 0);
     if (plan.passes.size() == 1 && plan.passes[0].in_order) return scan_rows(e, plan);
     const int64_t rows = product(k_.ranges), n = product(k_.reduction_ranges);
-    size_t fields = 1;
-    for (const auto& pass : plan.passes)
-      for (const kir::Op* r : pass.reduces)
-        if (r->name == "welford" || r->name == "argmax" || r->name == "argmin") fields = 3;
     // Column mode: a warp of neighbouring rows per block, a row's parts a warp apart
     // (launch_shape.h); its combine keeps every thread's state in shared memory.
     const unsigned warp = t_.warp_width();
     const bool columns = column_rows(k_, c_, warp);
-    auto* scratch_type =
-        llvm::ArrayType::get(b_.getInt64Ty(), fields * (columns ? c_.block_size : 32));
-    auto* scratch =
-        new llvm::GlobalVariable(m_, scratch_type, false, llvm::GlobalValue::InternalLinkage,
-                                 llvm::UndefValue::get(scratch_type), k_.name + "_scratch", nullptr,
-                                 llvm::GlobalValue::NotThreadLocal, t_.shared_space());
-    scratch->setAlignment(llvm::Align(8));
     // A row per thread (very short rows), per warp (short rows) or per block: `lane` is this
     // thread's place in its row.
     const unsigned per_row = columns ? c_.block_size / warp : row_threads(k_, c_, warp);
@@ -582,8 +623,23 @@ class KernelEmitter {
     Value* slot = i64(columns ? b_.CreateURem(tid, b_.getInt32(warp))
                               : b_.CreateUDiv(tid, b_.getInt32(per_row)));
     lane_ = lane;
-    const bool all_runs = all_passes_run(plan);
-    const int64_t per_thread = persistent_elements(plan, per_row, all_runs);
+    const int64_t vector = all_passes_run(plan) ? row_vector(plan) : 1;
+    const int64_t per_thread = persistent_elements(plan, per_row, vector);
+    const std::map<int, const kir::Op*> online =
+        per_thread > 0 ? std::map<int, const kir::Op*>{} : fold_online_softmax(plan);
+    // Shared memory for the combine: the widest state's fields per warp (per thread in
+    // column mode).
+    size_t fields = online.empty() ? 1 : 2;
+    for (const auto& pass : plan.passes)
+      for (const kir::Op* r : pass.reduces)
+        if (r->name == "welford" || r->name == "argmax" || r->name == "argmin") fields = 3;
+    auto* scratch_type =
+        llvm::ArrayType::get(b_.getInt64Ty(), fields * (columns ? c_.block_size : 32));
+    auto* scratch =
+        new llvm::GlobalVariable(m_, scratch_type, false, llvm::GlobalValue::InternalLinkage,
+                                 llvm::UndefValue::get(scratch_type), k_.name + "_scratch", nullptr,
+                                 llvm::GlobalValue::NotThreadLocal, t_.shared_space());
+    scratch->setAlignment(llvm::Align(8));
     Value* first_group = b_.CreateMul(i64(t_.block_id(b_)), size(block_rows));
     Value* row_step = b_.CreateMul(i64(t_.grid_dim(b_)), size(block_rows));
     auto row_body = [&](Value* row) {
@@ -597,15 +653,27 @@ class KernelEmitter {
       // second walk through memory).
       std::vector<Scope> kept;
       std::vector<Value*> kept_positions;
+      // The last step's runs lie past the row's end in some threads when the runs do not deal
+      // evenly: those threads compute the row's first run again (loads and index checks stay
+      // in bounds), accumulate nothing and store nothing.
+      Value* tail = nullptr;
+      size_t tail_from = 0;
       if (per_thread > 0) {
-        const int64_t width = all_runs ? kVector : 1;
+        const int64_t runs = n / vector, steps = per_thread / vector;
         const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
-        for (int64_t q = 0; q < per_thread / width; ++q) {
-          Value* start = b_.CreateMul(b_.CreateAdd(lane, size(q * per_row)), size(width));
+        for (int64_t q = 0; q < steps; ++q) {
+          Value* run = b_.CreateAdd(lane, size(q * per_row));
+          if (q == steps - 1 && runs % per_row != 0) {
+            tail = b_.CreateICmpULT(run, size(runs));
+            tail_from = kept.size();
+            run = b_.CreateSelect(tail, run, size(0));
+          }
+          Value* start = b_.CreateMul(run, size(vector));
           Scope first = rs;
           unflatten(b_, k_.reduction_ranges, "r", start, first);
-          std::vector<Scope> lanes = width > 1 ? run_lanes(first, last) : std::vector<Scope>{first};
-          for (int64_t j = 0; j < width; ++j) {
+          std::vector<Scope> lanes =
+              vector > 1 ? run_lanes(first, last, vector) : std::vector<Scope>{first};
+          for (int64_t j = 0; j < vector; ++j) {
             kept.push_back(std::move(lanes[static_cast<size_t>(j)]));
             kept_positions.push_back(b_.CreateZExt(b_.CreateAdd(start, size(j)), b_.getInt64Ty()));
           }
@@ -615,13 +683,16 @@ class KernelEmitter {
         const kir_support::RowPass& pass = plan.passes[p];
         // Runs of kVector contiguous elements per thread and step when the row allows: one
         // 16-byte access per operand, and kVector independent accumulators (shorter chains).
-        const bool runs = per_thread > 0 ? all_runs : row_runs(pass);
-        const size_t width = runs ? static_cast<size_t>(kVector) : 1;
+        const bool runs = per_thread > 0 ? vector > 1 : row_runs(pass);
+        const size_t width = runs ? static_cast<size_t>(row_vector(plan)) : 1;
         // acc[reduce][lane of the run][field]
         std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc;
         for (const kir::Op* r : pass.reduces) {
           const kir::DType operand = e.dtype_of(r->args.at(0));
-          kinds.emplace(r->id, ReduceState(b_, r->name, operand, e.register_type(operand)));
+          llvm::Type* type = e.register_type(operand);
+          kinds.emplace(r->id, online.count(r->id) ? ReduceState(b_, kOnlineSoftmax, operand, type,
+                                                                 t_.math(m_, "exp", type))
+                                                   : ReduceState(b_, r->name, operand, type));
           const ReduceState& st = kinds.at(r->id);
           const auto init = st.identity();
           std::vector<std::vector<llvm::AllocaInst*>> per_lane(width);
@@ -633,10 +704,35 @@ class KernelEmitter {
           }
           acc.push_back(std::move(per_lane));
         }
+        // f32 elements divided by a value of the row (softmax's sum) multiply by its
+        // reciprocal, taken once per row: a correctly rounded division per element cost more
+        // than the rest of the normalize (within 1.5 ulp of the quotient).
+        std::map<int, Value*> reciprocals;
+        for (const kir::Op* op : pass.ops)
+          if (op->kind == kir::OpKind::Math && op->name == "div" && op->dtype == kir::DType::F32 &&
+              rs.values.count(op->args.at(1)))
+            reciprocals[op->id] = b_.CreateFDiv(llvm::ConstantFP::get(b_.getFloatTy(), 1.0),
+                                                rs.values.at(op->args[1]));
         // Every op of the pass for the elements of `lanes` (op by op across them); a value a
         // kept scope already holds (an earlier pass computed it) is not computed again.
-        auto walk = [&](std::vector<Scope>& lanes, const std::vector<Value*>& positions) {
+        // Lanes from `masked_from` on count only where `masked` holds.
+        auto walk = [&](std::vector<Scope>& lanes, const std::vector<Value*>& positions,
+                        Value* masked = nullptr, size_t masked_from = 0) {
           for (const kir::Op* op : pass.ops) {
+            if (auto r = reciprocals.find(op->id); r != reciprocals.end()) {
+              for (Scope& s : lanes)
+                if (!s.values.count(op->id))
+                  s.values[op->id] = b_.CreateFMul(s.values.at(op->args.at(0)), r->second);
+              continue;
+            }
+            if (op->kind == kir::OpKind::Store && masked) {
+              for (size_t j = 0; j < masked_from; ++j) e.emit(*op, lanes[j]);
+              // One branch for the masked run: its stores stay side by side (one access).
+              branch_if(masked, "tail_store", "tail_stored", [&] {
+                for (size_t j = masked_from; j < lanes.size(); ++j) e.emit(*op, lanes[j]);
+              });
+              continue;
+            }
             for (size_t j = 0; j < lanes.size(); ++j) {
               Scope& s = lanes[j];
               if (op->kind != kir::OpKind::Reduce) {
@@ -651,23 +747,26 @@ class KernelEmitter {
                 cur.push_back(b_.CreateLoad(st.types()[f], acc[which][j % width][f]));
               const auto next = st.accumulate(cur, s.values.at(op->args.at(0)), positions[j]);
               for (size_t f = 0; f < st.fields(); ++f)
-                b_.CreateStore(next[f], acc[which][j % width][f]);
+                b_.CreateStore(
+                    masked && j >= masked_from ? b_.CreateSelect(masked, next[f], cur[f]) : next[f],
+                    acc[which][j % width][f]);
             }
           }
         };
         const std::string name = "pass" + std::to_string(p);
         if (per_thread > 0) {
           for (Scope& s : kept) s.values.insert(rs.values.begin(), rs.values.end());
-          walk(kept, kept_positions);
+          walk(kept, kept_positions, tail, tail_from);
         } else if (!pass.ops.empty() && runs) {
           const std::string last = "r" + std::to_string(k_.reduction_ranges.size() - 1);
-          counted_loop(e, lane, size(n / kVector), size(per_row), name, [&](Value* q) {
-            Value* start = b_.CreateMul(q, size(kVector));
+          const int64_t run = static_cast<int64_t>(width);
+          counted_loop(e, lane, size(n / run), size(per_row), name, [&](Value* q) {
+            Value* start = b_.CreateMul(q, size(run));
             Scope first = rs;
             unflatten(b_, k_.reduction_ranges, "r", start, first);
-            std::vector<Scope> lanes = run_lanes(first, last);
+            std::vector<Scope> lanes = run_lanes(first, last, run);
             std::vector<Value*> positions;
-            for (int64_t j = 0; j < kVector; ++j)
+            for (int64_t j = 0; j < run; ++j)
               positions.push_back(b_.CreateZExt(b_.CreateAdd(start, size(j)), b_.getInt64Ty()));
             walk(lanes, positions);
           });
@@ -694,6 +793,8 @@ class KernelEmitter {
               : columns
                   ? column_reduce(b_, t_, st, cur, scratch, scratch_type, per_row, c_.block_size)
                   : block_reduce(b_, t_, st, cur, scratch, scratch_type, per_row / warp);
+          if (auto sum = online.find(r->id); sum != online.end())
+            rs.values[sum->second->id] = st.component(states[r->id], 1);
           Value* v = st.result(states[r->id]);
           rs.values[r->id] = kir::is_float(r->dtype) || r->name == "welford"
                                  ? v

@@ -10,14 +10,17 @@ namespace kiln::gpu {
 using llvm::Value;
 
 ReduceState::ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand,
-                         llvm::Type* type)
-    : b_(b), kind_(kind) {
+                         llvm::Type* type, llvm::FunctionCallee exp)
+    : b_(b), kind_(kind), exp_(exp) {
   float_ = kir::is_float(operand);
   unsigned_ = operand == kir::DType::U8 || operand == kir::DType::Bool;
   if (kind == "sum" || kind == "prod" || kind == "max" || kind == "min" || kind == "any") {
     types_ = {type};
   } else if (kind == "argmax" || kind == "argmin") {
     types_ = {type, b.getInt64Ty(), b.getInt1Ty()};
+  } else if (kind == kOnlineSoftmax) {
+    if (!float_ || !exp) throw std::runtime_error("an online softmax needs floats and exp");
+    types_ = {type, type};
   } else if (kind == "welford") {
     if (!float_) throw std::runtime_error("welford needs a floating operand");
     types_ = {type, type, type};
@@ -34,6 +37,11 @@ Value* ReduceState::fast_div(Value* a, Value* d) const {
   q->setHasAllowReciprocal(true);
   q->setHasApproxFunc(true);
   return q;
+}
+
+Value* ReduceState::scale(Value* a, Value* m) const {
+  return b_.CreateSelect(b_.CreateFCmpOEQ(a, m), llvm::ConstantFP::get(types_[0], 1.0),
+                         b_.CreateCall(exp_, {b_.CreateFSub(a, m)}));
 }
 
 std::vector<Value*> ReduceState::identity() const {
@@ -53,6 +61,7 @@ std::vector<Value*> ReduceState::identity() const {
                       : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(bits))};
   }
   if (kind_ == "welford") return {fp(0), fp(0), fp(0)};
+  if (kind_ == kOnlineSoftmax) return {fp(-std::numeric_limits<double>::infinity()), fp(0)};
   return {float_ ? fp(0) : in(0), b_.getInt64(0), b_.getFalse()};  // argmax/argmin: unseen
 }
 
@@ -64,6 +73,22 @@ std::vector<Value*> ReduceState::accumulate(const std::vector<Value*>& s, Value*
     Value* mean = b_.CreateFAdd(s[0], fast_div(d, count));
     Value* m2 = b_.CreateFAdd(s[1], b_.CreateFMul(d, b_.CreateFSub(x, mean)));
     return {mean, m2, count};
+  }
+  if (kind_ == kOnlineSoftmax) {
+    // One exp per element: a new max rescales the sum by exp(old - new) and adds 1, else
+    // exp(x - max) adds. Below a max of -inf (x too) nothing adds: such a row's softmax is
+    // NaN through x - max whatever the sum; NaN propagates through the exp.
+    llvm::Type* t = types_[0];
+    Value* grows = b_.CreateFCmpOGT(x, s[0]);
+    Value* e = b_.CreateCall(
+        exp_, {b_.CreateSelect(grows, b_.CreateFSub(s[0], x), b_.CreateFSub(x, s[0]))});
+    Value* none =
+        b_.CreateFCmpOEQ(s[0], llvm::ConstantFP::get(t, -std::numeric_limits<double>::infinity()));
+    e = b_.CreateSelect(b_.CreateAnd(none, b_.CreateNot(grows)), llvm::ConstantFP::get(t, 0.0), e);
+    Value* sum =
+        b_.CreateSelect(grows, b_.CreateFAdd(b_.CreateFMul(s[1], e), llvm::ConstantFP::get(t, 1.0)),
+                        b_.CreateFAdd(s[1], e));
+    return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, s[0], x), sum};
   }
   if (kind_ == "argmax" || kind_ == "argmin") return combine(s, {x, position, b_.getTrue()});
   return combine(s, {x});
@@ -81,6 +106,11 @@ std::vector<Value*> ReduceState::combine(const std::vector<Value*>& a,
                   : unsigned_ ? (max ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
                               : (max ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
     return {b_.CreateBinaryIntrinsic(id, a[0], c[0])};
+  }
+  if (kind_ == kOnlineSoftmax) {
+    Value* m = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], c[0]);
+    return {
+        m, b_.CreateFAdd(b_.CreateFMul(a[1], scale(a[0], m)), b_.CreateFMul(c[1], scale(c[0], m)))};
   }
   if (kind_ == "welford") {
     Value* n = b_.CreateFAdd(a[2], c[2]);
@@ -129,6 +159,7 @@ Value* ReduceState::result(const std::vector<Value*>& s) const {
 }
 
 Value* ReduceState::component(const std::vector<Value*>& s, int64_t k) const {
+  if (kind_ == kOnlineSoftmax && (k == 0 || k == 1)) return s[static_cast<size_t>(k)];
   if (kind_ != "welford" || k < 0 || k > 2)
     throw std::runtime_error("extract reads a welford reduce's component 0, 1 or 2");
   return s[static_cast<size_t>(k)];
@@ -185,10 +216,18 @@ std::vector<Value*> warp_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const 
 
 // Each warp's `state` (held by its lane `writer`) through shared memory: lane w of every warp
 // gets warp w's, lanes past the block's `warps` the identity. Every thread calls it (barriers).
+// The scratch array must hold `words` i64 words per field of `r`: a narrower one would let the
+// combine write past it (shared memory of whatever follows).
+void require_scratch(const ReduceState& r, llvm::Type* scratch_type, uint64_t words) {
+  if (scratch_type->getArrayNumElements() < r.fields() * words)
+    throw std::runtime_error("internal: the reduction's shared scratch is too small");
+}
+
 std::vector<Value*> warp_states(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
                                 const std::vector<Value*>& state, Value* writer, Value* lane,
                                 Value* warp, Value* scratch, llvm::Type* scratch_type,
                                 unsigned warps) {
+  require_scratch(r, scratch_type, 32);
   auto word = [&](size_t field, Value* at) {
     Value* i =
         b.CreateAdd(b.CreateMul(b.getInt32(static_cast<uint32_t>(field)), b.getInt32(32)), at);
@@ -234,6 +273,7 @@ std::vector<Value*> block_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const
 std::vector<Value*> column_reduce(llvm::IRBuilder<>& b, const GpuTarget& t, const ReduceState& r,
                                   const std::vector<Value*>& state, Value* scratch,
                                   llvm::Type* scratch_type, unsigned parts, unsigned block) {
+  require_scratch(r, scratch_type, block);
   Value* tid = t.thread_id(b);
   auto word = [&](size_t field, Value* at) {
     Value* i = b.CreateAdd(b.getInt32(static_cast<uint32_t>(field * block)), at);

@@ -12,10 +12,17 @@
 
 namespace kiln::gpu {
 
+// The kernel emitter's own kind, not a KIR one: a softmax row's max and sum of exp(x - max)
+// in one walk (the sum rescaled whenever the max grows). Its result is the max; component 1
+// the sum. Needs the target's `exp`.
+inline constexpr const char* kOnlineSoftmax = "online_softmax";
+
 class ReduceState {
  public:
-  // `kind`: sum prod max min any argmax argmin welford; `operand`: the dtype it reduces.
-  ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand, llvm::Type* type);
+  // `kind`: sum prod max min any argmax argmin welford, or kOnlineSoftmax with `exp`;
+  // `operand`: the dtype it reduces.
+  ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand, llvm::Type* type,
+              llvm::FunctionCallee exp = {});
 
   std::vector<llvm::Value*> identity() const;
   std::vector<llvm::Value*> accumulate(const std::vector<llvm::Value*>& s, llvm::Value* x,
@@ -30,12 +37,15 @@ class ReduceState {
 
  private:
   llvm::Value* fast_div(llvm::Value* a, llvm::Value* d) const;
+  // exp(a - m) where m is the larger: 1 when they are equal (both infinite alike included).
+  llvm::Value* scale(llvm::Value* a, llvm::Value* m) const;
 
   llvm::IRBuilder<>& b_;
   std::string kind_;
   bool float_ = false;
   bool unsigned_ = false;
   std::vector<llvm::Type*> types_;
+  llvm::FunctionCallee exp_;
 };
 
 // Every thread's state combined over the block; every thread gets the result. `scratch` is a

@@ -2,6 +2,7 @@
 // several dims, keepdim, rows shorter and longer than a vector, the split reduction over
 // few long rows, empty dims, transposed inputs, and the dtypes each kind takes.
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,61 @@ TEST_F(CompiledReductionShapes, SoftmaxOverVocabularyRows) {
   const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {3, 32000}), Range{-8, 8});
   output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
   output_of(b, "softmax_bf16", "aten._softmax.default", {h, -1, false});
+  check(b);
+}
+
+// Multi-pass rows whose elements do not deal evenly round the row's threads: a GPU keeps
+// them in registers anyway, and the threads whose last step lies past the row's end must
+// neither count nor store it (lit gpu/ptx_persistent.test shows the code). Rows of 1000 go
+// a warp each in runs of 4 (f32) or 8 (bf16), 777 and 999 one element at a time, 5000 a
+// block each; the rows stay whole (not split) so that each is one persistent kernel.
+TEST_F(CompiledReductionShapes, PersistentRowsWithUnevenTails) {
+  ScheduleOptions whole;
+  whole.split_rows_below = 0;
+  set_schedule(whole);
+  GraphBuilder b = builder();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {40, 1000}), Range{-8, 8});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {40, 1000}), Range{-8, 8});
+  const ValueRef y = input(b, "y", TensorType::contiguous(DType::F16, {35, 777}), Range{-3, 3});
+  const ValueRef w = input(b, "w", TensorType::contiguous(DType::F16, {777}));
+  const ValueRef bias = input(b, "bias", TensorType::contiguous(DType::F16, {777}));
+  const ValueRef v = input(b, "v", TensorType::contiguous(DType::F32, {33, 999}), Range{-2, 2});
+  const ValueRef z = input(b, "z", TensorType::contiguous(DType::F32, {33, 5000}), Range{-8, 8});
+  output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
+  output_of(b, "softmax_bf16", "aten._softmax.default", {h, -1, false});
+  output_of(b, "layer_norm_f16", "aten.layer_norm.default", {y, ints{777}, w, bias, 1e-5});
+  output_of(b, "var_mean", "aten.var_mean.correction", {v, ints{-1}},
+            {{"correction", int64_t{1}}, {"keepdim", true}});
+  output_of(b, "log_softmax", "aten._log_softmax.default", {z, 1, false});
+  output_of(b, "centered_argmax", "aten.argmax.default",
+            {b.op("aten.sub.Tensor", {z, b.op("aten.mean.dim", {z, ints{1}, true})}), 1, false});
+  check(b);
+}
+
+// Rows too long and odd to keep in registers: a GPU finds the max and the sum of
+// exp(x - max) in one online walk, rescaling the sum when the max grows (lit
+// gpu/ptx_online_softmax.test). Masks leave threads whose first elements are -inf, rows
+// with a single finite stretch, and (where `r` > 0.9) rows of -inf alone, NaN in every
+// output as in the oracle; a +inf logit makes its row NaN too.
+TEST_F(CompiledReductionShapes, OnlineSoftmaxOverLongMaskedRows) {
+  ScheduleOptions whole;
+  whole.split_rows_below = 0;
+  set_schedule(whole);
+  GraphBuilder b = builder();
+  const double inf = std::numeric_limits<double>::infinity();
+  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {40, 20011}), Range{-8, 8});
+  const ValueRef r = input(b, "r", TensorType::contiguous(DType::F32, {40, 1}), Range{0, 1});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {36, 30011}), Range{-8, 8});
+  const ValueRef drop = b.op("aten.logical_or.default",
+                             {b.op("aten.lt.Scalar", {x, 6.0}), b.op("aten.gt.Scalar", {r, 0.9})});
+  const ValueRef masked = b.op("aten.where.self", {drop, -inf, x});
+  output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
+  output_of(b, "masked_softmax", "aten._softmax.default", {masked, -1, false});
+  output_of(b, "masked_log_softmax", "aten._log_softmax.default", {masked, 1, false});
+  output_of(b, "logsumexp", "aten.logsumexp.default", {masked, ints{-1}, false});
+  const ValueRef spiked = b.op("aten.where.self", {b.op("aten.gt.Scalar", {x, 7.9999}), inf, x});
+  output_of(b, "spiked_softmax", "aten._softmax.default", {spiked, 1, false});
+  output_of(b, "log_softmax_bf16", "aten._log_softmax.default", {h, -1, false});
   check(b);
 }
 
