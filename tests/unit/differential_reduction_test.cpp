@@ -122,15 +122,23 @@ TEST_F(CompiledReductionShapes, SoftmaxOverVocabularyRows) {
   check(b);
 }
 
+// Rows that stay whole (not split into partial kernels, however few), so that each is one
+// kernel walking its rows.
+class CompiledWholeRows : public Differential {
+ protected:
+  void SetUp() override {
+    ScheduleOptions whole;
+    whole.split_rows_below = 0;
+    set_schedule(whole);
+  }
+};
+
 // Multi-pass rows whose elements do not deal evenly round the row's threads: a GPU keeps
 // them in registers anyway, and the threads whose last step lies past the row's end must
 // neither count nor store it (lit gpu/ptx_persistent.test shows the code). Rows of 1000 go
 // a warp each in runs of 4 (f32) or 8 (bf16), 777 and 999 one element at a time, 5000 a
 // block each; the rows stay whole (not split) so that each is one persistent kernel.
-TEST_F(CompiledReductionShapes, PersistentRowsWithUnevenTails) {
-  ScheduleOptions whole;
-  whole.split_rows_below = 0;
-  set_schedule(whole);
+TEST_F(CompiledWholeRows, PersistentRowsWithUnevenTails) {
   GraphBuilder b = builder();
   const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {40, 1000}), Range{-8, 8});
   const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {40, 1000}), Range{-8, 8});
@@ -155,10 +163,7 @@ TEST_F(CompiledReductionShapes, PersistentRowsWithUnevenTails) {
 // gpu/ptx_online_softmax.test). Masks leave threads whose first elements are -inf, rows
 // with a single finite stretch, and (where `r` > 0.9) rows of -inf alone, NaN in every
 // output as in the oracle; a +inf logit makes its row NaN too.
-TEST_F(CompiledReductionShapes, OnlineSoftmaxOverLongMaskedRows) {
-  ScheduleOptions whole;
-  whole.split_rows_below = 0;
-  set_schedule(whole);
+TEST_F(CompiledWholeRows, OnlineSoftmaxOverLongMaskedRows) {
   GraphBuilder b = builder();
   const double inf = std::numeric_limits<double>::infinity();
   const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {40, 20011}), Range{-8, 8});
