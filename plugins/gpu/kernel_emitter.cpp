@@ -402,6 +402,44 @@ class KernelEmitter {
     return folded;
   }
 
+  // A Welford state (mean, m2, count) of this thread's kept elements, found in two passes over
+  // its registers: their mean, then the sum of squared deviations from it. Cheaper than an
+  // update per element (a division each, and a Chan merge per run lane: layer norm's rows),
+  // and no less accurate. Lanes from `masked_from` count only where `masked` holds; a thread
+  // with none gives the empty state.
+  std::vector<Value*> kept_welford(const std::vector<Scope>& lanes, int operand, Value* masked,
+                                   size_t masked_from, llvm::Type* t) {
+    auto fp = [&](double v) { return llvm::ConstantFP::get(t, v); };
+    auto counted = [&](size_t j, Value* v) {
+      return masked && j >= masked_from ? b_.CreateSelect(masked, v, fp(0)) : v;
+    };
+    // Pairwise sums: short dependency chains, and rounding that grows with log(n).
+    auto total = [&](std::vector<Value*> terms) {
+      for (size_t width = terms.size(); width > 1; width = (width + 1) / 2) {
+        for (size_t i = 0; i < width / 2; ++i)
+          terms[i] = b_.CreateFAdd(terms[2 * i], terms[2 * i + 1]);
+        if (width % 2 == 1) terms[width / 2] = terms[width - 1];
+      }
+      return terms.empty() ? fp(0) : terms[0];
+    };
+    std::vector<Value*> terms;
+    for (size_t j = 0; j < lanes.size(); ++j)
+      terms.push_back(counted(j, lanes[j].values.at(operand)));
+    Value* sum = total(terms);
+    const size_t whole = masked ? masked_from : lanes.size();
+    Value* count = fp(static_cast<double>(whole));
+    if (masked)
+      count = b_.CreateFAdd(
+          count, b_.CreateSelect(masked, fp(static_cast<double>(lanes.size() - whole)), fp(0)));
+    Value* none = b_.CreateFCmpOEQ(count, fp(0));
+    Value* mean = b_.CreateSelect(none, fp(0), b_.CreateFDiv(sum, count));
+    for (size_t j = 0; j < lanes.size(); ++j) {
+      Value* d = b_.CreateFSub(lanes[j].values.at(operand), mean);
+      terms[j] = counted(j, b_.CreateFMul(d, d));
+    }
+    return {mean, total(terms), count};
+  }
+
   // Runs `body` in a block entered when `cond` holds (a barrier inside only when `cond` is
   // the same for the whole block, as a tile index is).
   template <class Body>
@@ -731,6 +769,15 @@ class KernelEmitter {
               branch_if(masked, "tail_store", "tail_stored", [&] {
                 for (size_t j = masked_from; j < lanes.size(); ++j) e.emit(*op, lanes[j]);
               });
+              continue;
+            }
+            if (op->kind == kir::OpKind::Reduce && op->name == "welford" && per_thread > 0) {
+              size_t which = 0;
+              while (pass.reduces[which] != op) ++which;
+              const auto& slots = acc[which][0];
+              const auto state = kept_welford(lanes, op->args.at(0), masked, masked_from,
+                                              kinds.at(op->id).types()[0]);
+              for (size_t f = 0; f < state.size(); ++f) b_.CreateStore(state[f], slots[f]);
               continue;
             }
             for (size_t j = 0; j < lanes.size(); ++j) {

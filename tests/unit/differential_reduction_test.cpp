@@ -150,6 +150,11 @@ TEST_F(CompiledWholeRows, PersistentRowsWithUnevenTails) {
   output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
   output_of(b, "softmax_bf16", "aten._softmax.default", {h, -1, false});
   output_of(b, "layer_norm_f16", "aten.layer_norm.default", {y, ints{777}, w, bias, 1e-5});
+  // Rows of 20 on a warp: lanes 20-31 hold nothing (an empty Welford state each).
+  const ValueRef s = input(b, "s", TensorType::contiguous(DType::F32, {64, 20}), Range{-3, 3});
+  const ValueRef sw = input(b, "sw", TensorType::contiguous(DType::F32, {20}));
+  const ValueRef sb = input(b, "sb", TensorType::contiguous(DType::F32, {20}));
+  output_of(b, "layer_norm_short", "aten.layer_norm.default", {s, ints{20}, sw, sb, 1e-5});
   output_of(b, "var_mean", "aten.var_mean.correction", {v, ints{-1}},
             {{"correction", int64_t{1}}, {"keepdim", true}});
   output_of(b, "log_softmax", "aten._log_softmax.default", {z, 1, false});
