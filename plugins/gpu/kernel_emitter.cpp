@@ -345,9 +345,10 @@ class KernelEmitter {
     if (k_.reduction_ranges.back() % (2 * kVector) != 0) return kVector;
     for (const kir_support::RowPass& pass : plan.passes)
       for (const kir::Op* op : pass.ops)
-        if ((op->kind == kir::OpKind::Load || op->kind == kir::OpKind::Store) &&
-            kir::dtype_size(k_.buffer(op->name)->dtype) > 2)
-          return kVector;
+        if (op->kind == kir::OpKind::Load || op->kind == kir::OpKind::Store) {
+          const kir::Buffer* b = k_.buffer(op->name);
+          if (!b || kir::dtype_size(b->dtype) > 2) return kVector;
+        }
     return 2 * kVector;
   }
 
@@ -369,30 +370,48 @@ class KernelEmitter {
   // all). Where pass p reduces max(a) and pass p + 1 does nothing but sum exp(a - max), the
   // two merge; returns the folded sums by their max's id. Rows kept in registers stay as
   // they are: there the extra pass costs no memory, and the fold would compute each exp twice.
+  // The max of a softmax sum: `sum` is reduce sum (f32 or f64) of exp(a - m) where m is
+  // reduce max of a, with the exp and the sub; or null. Such a sum is at least 1 where m
+  // is finite (the max's own term), so its reciprocal is a normal number.
+  struct SoftmaxSum {
+    const kir::Op* max = nullptr;
+    const kir::Op* sub = nullptr;
+    const kir::Op* exp = nullptr;
+  };
+  SoftmaxSum softmax_sum(const kir::Op* sum) const {
+    auto math = [&](const kir::Op* o, const char* name, size_t arg) {
+      return o && o->kind == kir::OpKind::Math && o->name == name ? k_.op(o->args.at(arg))
+                                                                  : nullptr;
+    };
+    if (!sum || sum->kind != kir::OpKind::Reduce || sum->name != "sum" ||
+        (sum->dtype != kir::DType::F32 && sum->dtype != kir::DType::F64))
+      return {};
+    const kir::Op* e = k_.op(sum->args.at(0));
+    const kir::Op* d = math(e, "exp", 0);
+    const kir::Op* max = math(d, "sub", 1);
+    if (!max || max->kind != kir::OpKind::Reduce || max->name != "max" ||
+        max->dtype != sum->dtype || max->args.at(0) != d->args.at(0))
+      return {};
+    return {max, d, e};
+  }
+
   std::map<int, const kir::Op*> fold_online_softmax(kir_support::RowPlan& plan) const {
     std::map<int, const kir::Op*> folded;
-    auto op = [&](int id) { return k_.op(id); };
     for (size_t p = 0; p + 1 < plan.passes.size(); ++p) {
       const kir_support::RowPass& next = plan.passes[p + 1];
       if (next.reduces.size() != 1 || next.in_order) continue;
       const kir::Op* sum = next.reduces[0];
-      const kir::Op* e = sum->name == "sum" ? op(sum->args.at(0)) : nullptr;
-      const kir::Op* d =
-          e && e->kind == kir::OpKind::Math && e->name == "exp" ? op(e->args.at(0)) : nullptr;
-      const kir::Op* max =
-          d && d->kind == kir::OpKind::Math && d->name == "sub" ? op(d->args.at(1)) : nullptr;
+      const SoftmaxSum parts = softmax_sum(sum);
       const auto& here = plan.passes[p].reduces;
-      if (!max || max->kind != kir::OpKind::Reduce || max->name != "max" ||
-          max->args.at(0) != d->args.at(0) || !kir::is_float(sum->dtype) ||
-          max->dtype != sum->dtype || std::find(here.begin(), here.end(), max) == here.end())
-        continue;
+      if (!parts.max || std::find(here.begin(), here.end(), parts.max) == here.end()) continue;
       // Nothing else happens in the sum's pass: every op there is recomputed from the max's.
       const auto& before = plan.passes[p].ops;
       if (!std::all_of(next.ops.begin(), next.ops.end(), [&](const kir::Op* o) {
-            return o == d || o == e || o == sum ||
+            return o == parts.sub || o == parts.exp || o == sum ||
                    std::find(before.begin(), before.end(), o) != before.end();
           }))
         continue;
+      const kir::Op* max = parts.max;
       folded[max->id] = sum;
       auto& stages = plan.stages;
       stages[p + 1].insert(stages[p + 1].end(), stages[p + 2].begin(), stages[p + 2].end());
@@ -742,13 +761,16 @@ class KernelEmitter {
           }
           acc.push_back(std::move(per_lane));
         }
-        // f32 elements divided by a value of the row (softmax's sum) multiply by its
-        // reciprocal, taken once per row: a correctly rounded division per element cost more
-        // than the rest of the normalize (within 1.5 ulp of the quotient).
+        // f32 elements divided by their row's softmax sum multiply by its reciprocal, taken
+        // once per row: a correctly rounded division per element cost more than the rest of
+        // the normalize (within 1.5 ulp of the quotient, the sum being at least 1; a row of
+        // -inf or NaN stays NaN). Other divisors keep the division (a tiny one's reciprocal
+        // would overflow).
         std::map<int, Value*> reciprocals;
         for (const kir::Op* op : pass.ops)
           if (op->kind == kir::OpKind::Math && op->name == "div" && op->dtype == kir::DType::F32 &&
-              rs.values.count(op->args.at(1)))
+              e.dtype_of(op->args.at(0)) == kir::DType::F32 && rs.values.count(op->args.at(1)) &&
+              k_.op(op->args[1])->dtype == kir::DType::F32 && softmax_sum(k_.op(op->args[1])).max)
             reciprocals[op->id] = b_.CreateFDiv(llvm::ConstantFP::get(b_.getFloatTy(), 1.0),
                                                 rs.values.at(op->args[1]));
         // Every op of the pass for the elements of `lanes` (op by op across them); a value a

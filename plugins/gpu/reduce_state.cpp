@@ -76,18 +76,21 @@ std::vector<Value*> ReduceState::accumulate(const std::vector<Value*>& s, Value*
   }
   if (kind_ == kOnlineSoftmax) {
     // One exp per element: a new max rescales the sum by exp(old - new) and adds 1, else
-    // exp(x - max) adds. Below a max of -inf (x too) nothing adds: such a row's softmax is
-    // NaN through x - max whatever the sum; NaN propagates through the exp.
+    // exp(x - max) adds. As the two-pass sum of exp(x - max(x)): a -inf adds nothing (even
+    // to a max of -inf: such a row's softmax is NaN through x - max), a +inf makes the sum
+    // NaN (inf - inf; combine keeps it so), and a NaN propagates through the exp.
     llvm::Type* t = types_[0];
+    const double inf = std::numeric_limits<double>::infinity();
     Value* grows = b_.CreateFCmpOGT(x, s[0]);
     Value* e = b_.CreateCall(
         exp_, {b_.CreateSelect(grows, b_.CreateFSub(s[0], x), b_.CreateFSub(x, s[0]))});
-    Value* none =
-        b_.CreateFCmpOEQ(s[0], llvm::ConstantFP::get(t, -std::numeric_limits<double>::infinity()));
-    e = b_.CreateSelect(b_.CreateAnd(none, b_.CreateNot(grows)), llvm::ConstantFP::get(t, 0.0), e);
+    e = b_.CreateSelect(b_.CreateFCmpOEQ(x, llvm::ConstantFP::get(t, -inf)),
+                        llvm::ConstantFP::get(t, 0.0), e);
     Value* sum =
         b_.CreateSelect(grows, b_.CreateFAdd(b_.CreateFMul(s[1], e), llvm::ConstantFP::get(t, 1.0)),
                         b_.CreateFAdd(s[1], e));
+    sum = b_.CreateSelect(b_.CreateFCmpOEQ(x, llvm::ConstantFP::get(t, inf)),
+                          llvm::ConstantFP::getNaN(t), sum);
     return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, s[0], x), sum};
   }
   if (kind_ == "argmax" || kind_ == "argmin") return combine(s, {x, position, b_.getTrue()});

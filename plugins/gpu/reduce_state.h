@@ -37,7 +37,8 @@ class ReduceState {
 
  private:
   llvm::Value* fast_div(llvm::Value* a, llvm::Value* d) const;
-  // exp(a - m) where m is the larger: 1 when they are equal (both infinite alike included).
+  // exp(a - m) where m is the larger: 1 when they are equal (both -inf included; a state
+  // whose max is +inf holds a NaN sum, which stays NaN).
   llvm::Value* scale(llvm::Value* a, llvm::Value* m) const;
 
   llvm::IRBuilder<>& b_;

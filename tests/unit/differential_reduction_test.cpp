@@ -166,22 +166,30 @@ TEST_F(CompiledWholeRows, PersistentRowsWithUnevenTails) {
 // Rows too long and odd to keep in registers: a GPU finds the max and the sum of
 // exp(x - max) in one online walk, rescaling the sum when the max grows (lit
 // gpu/ptx_online_softmax.test). Masks leave threads whose first elements are -inf, rows
-// with a single finite stretch, and (where `r` > 0.9) rows of -inf alone, NaN in every
-// output as in the oracle; a +inf logit makes its row NaN too.
+// with a single finite stretch, and (where the row's `r` > 0.9) rows of -inf alone, NaN in
+// every output as in the oracle; a +inf logit makes its row NaN (about half the rows of
+// `spiked` hold one). Each output reads its own input, so that each is its own kernel (a
+// kernel with several sums does not fold).
 TEST_F(CompiledWholeRows, OnlineSoftmaxOverLongMaskedRows) {
   GraphBuilder b = builder();
   const double inf = std::numeric_limits<double>::infinity();
-  const ValueRef x = input(b, "x", TensorType::contiguous(DType::F32, {40, 20011}), Range{-8, 8});
-  const ValueRef r = input(b, "r", TensorType::contiguous(DType::F32, {40, 1}), Range{0, 1});
+  auto logits = [&](const std::string& name) {
+    return input(b, name, TensorType::contiguous(DType::F32, {40, 20011}), Range{-8, 8});
+  };
+  auto masked = [&](const std::string& name) {
+    const ValueRef x = logits(name);
+    const ValueRef r =
+        input(b, name + "_r", TensorType::contiguous(DType::F32, {40, 1}), Range{0, 1});
+    const ValueRef drop = b.op("aten.logical_or.default", {b.op("aten.lt.Scalar", {x, 6.0}),
+                                                           b.op("aten.gt.Scalar", {r, 0.9})});
+    return b.op("aten.where.self", {drop, -inf, x});
+  };
+  const ValueRef s = logits("s");
   const ValueRef h = input(b, "h", TensorType::contiguous(DType::BF16, {36, 30011}), Range{-8, 8});
-  const ValueRef drop = b.op("aten.logical_or.default",
-                             {b.op("aten.lt.Scalar", {x, 6.0}), b.op("aten.gt.Scalar", {r, 0.9})});
-  const ValueRef masked = b.op("aten.where.self", {drop, -inf, x});
-  output_of(b, "softmax", "aten._softmax.default", {x, 1, false});
-  output_of(b, "masked_softmax", "aten._softmax.default", {masked, -1, false});
-  output_of(b, "masked_log_softmax", "aten._log_softmax.default", {masked, 1, false});
-  output_of(b, "logsumexp", "aten.logsumexp.default", {masked, ints{-1}, false});
-  const ValueRef spiked = b.op("aten.where.self", {b.op("aten.gt.Scalar", {x, 7.9999}), inf, x});
+  output_of(b, "softmax", "aten._softmax.default", {logits("x"), 1, false});
+  output_of(b, "masked_softmax", "aten._softmax.default", {masked("m"), -1, false});
+  output_of(b, "masked_log_softmax", "aten._log_softmax.default", {masked("l"), 1, false});
+  const ValueRef spiked = b.op("aten.where.self", {b.op("aten.gt.Scalar", {s, 7.9995}), inf, s});
   output_of(b, "spiked_softmax", "aten._softmax.default", {spiked, 1, false});
   output_of(b, "log_softmax_bf16", "aten._log_softmax.default", {h, -1, false});
   check(b);
