@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "plugins/gpu/online_softmax.h"
 #include "plugins/gpu/reduce_state.h"
 #include "plugins/gpu/value_emitter.h"
 #include "plugins/kir_support/kir_expr.h"
@@ -356,107 +357,13 @@ class KernelEmitter {
   // reduction (softmax, norms), or 0 to walk the row again in every pass: the row's runs of
   // `width` dealt round the row's threads, within the config's limit per thread. When they
   // do not deal evenly (a 32000 or 50257 vocabulary), the last step's runs past the row's
-  // end are masked (persistent_tail).
+  // end are masked (see `tail` in reduction()).
   int64_t persistent_elements(const kir_support::RowPlan& plan, unsigned per_row,
                               int64_t width) const {
     const int64_t runs = product(k_.reduction_ranges) / width;
     if (plan.passes.size() < 2) return 0;
     const int64_t each = (runs + per_row - 1) / per_row * width;
     return each > c_.persistent_limit ? 0 : each;
-  }
-
-  // Softmax's sum of exp(a - max(a)) folded into the walk that finds the max (kOnlineSoftmax):
-  // a row walked from memory once per pass is read once less (cross-entropy's rows once in
-  // all). Where pass p reduces max(a) and pass p + 1 does nothing but sum exp(a - max), the
-  // two merge; returns the folded sums by their max's id. Rows kept in registers stay as
-  // they are: there the extra pass costs no memory, and the fold would compute each exp twice.
-  // The max of a softmax sum: `sum` is reduce sum (f32 or f64) of exp(a - m) where m is
-  // reduce max of a, with the exp and the sub; or null. Such a sum is at least 1 where m
-  // is finite (the max's own term), so its reciprocal is a normal number.
-  struct SoftmaxSum {
-    const kir::Op* max = nullptr;
-    const kir::Op* sub = nullptr;
-    const kir::Op* exp = nullptr;
-  };
-  SoftmaxSum softmax_sum(const kir::Op* sum) const {
-    auto math = [&](const kir::Op* o, const char* name, size_t arg) {
-      return o && o->kind == kir::OpKind::Math && o->name == name ? k_.op(o->args.at(arg))
-                                                                  : nullptr;
-    };
-    if (!sum || sum->kind != kir::OpKind::Reduce || sum->name != "sum" ||
-        (sum->dtype != kir::DType::F32 && sum->dtype != kir::DType::F64))
-      return {};
-    const kir::Op* e = k_.op(sum->args.at(0));
-    const kir::Op* d = math(e, "exp", 0);
-    const kir::Op* max = math(d, "sub", 1);
-    if (!max || max->kind != kir::OpKind::Reduce || max->name != "max" ||
-        max->dtype != sum->dtype || max->args.at(0) != d->args.at(0))
-      return {};
-    return {max, d, e};
-  }
-
-  std::map<int, const kir::Op*> fold_online_softmax(kir_support::RowPlan& plan) const {
-    std::map<int, const kir::Op*> folded;
-    for (size_t p = 0; p + 1 < plan.passes.size(); ++p) {
-      const kir_support::RowPass& next = plan.passes[p + 1];
-      if (next.reduces.size() != 1 || next.in_order) continue;
-      const kir::Op* sum = next.reduces[0];
-      const SoftmaxSum parts = softmax_sum(sum);
-      const auto& here = plan.passes[p].reduces;
-      if (!parts.max || std::find(here.begin(), here.end(), parts.max) == here.end()) continue;
-      // Nothing else happens in the sum's pass: every op there is recomputed from the max's.
-      const auto& before = plan.passes[p].ops;
-      if (!std::all_of(next.ops.begin(), next.ops.end(), [&](const kir::Op* o) {
-            return o == parts.sub || o == parts.exp || o == sum ||
-                   std::find(before.begin(), before.end(), o) != before.end();
-          }))
-        continue;
-      const kir::Op* max = parts.max;
-      folded[max->id] = sum;
-      auto& stages = plan.stages;
-      stages[p + 1].insert(stages[p + 1].end(), stages[p + 2].begin(), stages[p + 2].end());
-      stages.erase(stages.begin() + static_cast<std::ptrdiff_t>(p + 2));
-      plan.passes.erase(plan.passes.begin() + static_cast<std::ptrdiff_t>(p + 1));
-    }
-    return folded;
-  }
-
-  // A Welford state (mean, m2, count) of this thread's kept elements, found in two passes over
-  // its registers: their mean, then the sum of squared deviations from it. Cheaper than an
-  // update per element (a division each, and a Chan merge per run lane: layer norm's rows),
-  // and no less accurate. Lanes from `masked_from` count only where `masked` holds; a thread
-  // with none gives the empty state.
-  std::vector<Value*> kept_welford(const std::vector<Scope>& lanes, int operand, Value* masked,
-                                   size_t masked_from, llvm::Type* t) {
-    auto fp = [&](double v) { return llvm::ConstantFP::get(t, v); };
-    auto counted = [&](size_t j, Value* v) {
-      return masked && j >= masked_from ? b_.CreateSelect(masked, v, fp(0)) : v;
-    };
-    // Pairwise sums: short dependency chains, and rounding that grows with log(n).
-    auto total = [&](std::vector<Value*> terms) {
-      for (size_t width = terms.size(); width > 1; width = (width + 1) / 2) {
-        for (size_t i = 0; i < width / 2; ++i)
-          terms[i] = b_.CreateFAdd(terms[2 * i], terms[2 * i + 1]);
-        if (width % 2 == 1) terms[width / 2] = terms[width - 1];
-      }
-      return terms.empty() ? fp(0) : terms[0];
-    };
-    std::vector<Value*> terms;
-    for (size_t j = 0; j < lanes.size(); ++j)
-      terms.push_back(counted(j, lanes[j].values.at(operand)));
-    Value* sum = total(terms);
-    const size_t whole = masked ? masked_from : lanes.size();
-    Value* count = fp(static_cast<double>(whole));
-    if (masked)
-      count = b_.CreateFAdd(
-          count, b_.CreateSelect(masked, fp(static_cast<double>(lanes.size() - whole)), fp(0)));
-    Value* none = b_.CreateFCmpOEQ(count, fp(0));
-    Value* mean = b_.CreateSelect(none, fp(0), b_.CreateFDiv(sum, count));
-    for (size_t j = 0; j < lanes.size(); ++j) {
-      Value* d = b_.CreateFSub(lanes[j].values.at(operand), mean);
-      terms[j] = counted(j, b_.CreateFMul(d, d));
-    }
-    return {mean, total(terms), count};
   }
 
   // Runs `body` in a block entered when `cond` holds (a barrier inside only when `cond` is
@@ -680,16 +587,21 @@ class KernelEmitter {
     Value* slot = i64(columns ? b_.CreateURem(tid, b_.getInt32(warp))
                               : b_.CreateUDiv(tid, b_.getInt32(per_row)));
     lane_ = lane;
-    const int64_t vector = all_passes_run(plan) ? row_vector(plan) : 1;
+    const int64_t run_width = row_vector(plan);
+    const int64_t vector = all_passes_run(plan) ? run_width : 1;
     const int64_t per_thread = persistent_elements(plan, per_row, vector);
+    // Rows kept in registers do not fold: there the extra walk costs no memory, and the fold
+    // would take each exp twice.
     const std::map<int, const kir::Op*> online =
-        per_thread > 0 ? std::map<int, const kir::Op*>{} : fold_online_softmax(plan);
+        per_thread > 0 ? std::map<int, const kir::Op*>{} : fold_online_softmax(k_, plan);
+    auto kind_of = [&](const kir::Op* r) {
+      return online.count(r->id) ? std::string(kOnlineSoftmax) : r->name;
+    };
     // Shared memory for the combine: the widest state's fields per warp (per thread in
     // column mode).
-    size_t fields = online.empty() ? 1 : 2;
+    size_t fields = 1;
     for (const auto& pass : plan.passes)
-      for (const kir::Op* r : pass.reduces)
-        if (r->name == "welford" || r->name == "argmax" || r->name == "argmin") fields = 3;
+      for (const kir::Op* r : pass.reduces) fields = std::max(fields, state_fields(kind_of(r)));
     auto* scratch_type =
         llvm::ArrayType::get(b_.getInt64Ty(), fields * (columns ? c_.block_size : 32));
     auto* scratch =
@@ -741,15 +653,15 @@ class KernelEmitter {
         // Runs of kVector contiguous elements per thread and step when the row allows: one
         // 16-byte access per operand, and kVector independent accumulators (shorter chains).
         const bool runs = per_thread > 0 ? vector > 1 : row_runs(pass);
-        const size_t width = runs ? static_cast<size_t>(row_vector(plan)) : 1;
+        const size_t width = runs ? static_cast<size_t>(run_width) : 1;
         // acc[reduce][lane of the run][field]
         std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc;
         for (const kir::Op* r : pass.reduces) {
           const kir::DType operand = e.dtype_of(r->args.at(0));
           llvm::Type* type = e.register_type(operand);
-          kinds.emplace(r->id, online.count(r->id) ? ReduceState(b_, kOnlineSoftmax, operand, type,
-                                                                 t_.math(m_, "exp", type))
-                                                   : ReduceState(b_, r->name, operand, type));
+          kinds.emplace(r->id, ReduceState(b_, kind_of(r), operand, type,
+                                           online.count(r->id) ? t_.math(m_, "exp", type)
+                                                               : llvm::FunctionCallee{}));
           const ReduceState& st = kinds.at(r->id);
           const auto init = st.identity();
           std::vector<std::vector<llvm::AllocaInst*>> per_lane(width);
@@ -770,7 +682,7 @@ class KernelEmitter {
         for (const kir::Op* op : pass.ops)
           if (op->kind == kir::OpKind::Math && op->name == "div" && op->dtype == kir::DType::F32 &&
               e.dtype_of(op->args.at(0)) == kir::DType::F32 && rs.values.count(op->args.at(1)) &&
-              k_.op(op->args[1])->dtype == kir::DType::F32 && softmax_sum(k_.op(op->args[1])).max)
+              e.dtype_of(op->args[1]) == kir::DType::F32 && softmax_sum(k_, k_.op(op->args[1])).max)
             reciprocals[op->id] = b_.CreateFDiv(llvm::ConstantFP::get(b_.getFloatTy(), 1.0),
                                                 rs.values.at(op->args[1]));
         // Every op of the pass for the elements of `lanes` (op by op across them); a value a
@@ -796,10 +708,11 @@ class KernelEmitter {
             if (op->kind == kir::OpKind::Reduce && op->name == "welford" && per_thread > 0) {
               size_t which = 0;
               while (pass.reduces[which] != op) ++which;
-              const auto& slots = acc[which][0];
-              const auto state = kept_welford(lanes, op->args.at(0), masked, masked_from,
-                                              kinds.at(op->id).types()[0]);
-              for (size_t f = 0; f < state.size(); ++f) b_.CreateStore(state[f], slots[f]);
+              std::vector<Value*> values;
+              for (const Scope& s : lanes) values.push_back(s.values.at(op->args.at(0)));
+              const auto state =
+                  welford_of(b_, values, masked, masked_from, kinds.at(op->id).types()[0]);
+              for (size_t f = 0; f < state.size(); ++f) b_.CreateStore(state[f], acc[which][0][f]);
               continue;
             }
             for (size_t j = 0; j < lanes.size(); ++j) {

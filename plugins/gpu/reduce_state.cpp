@@ -9,6 +9,42 @@ namespace kiln::gpu {
 
 using llvm::Value;
 
+size_t state_fields(const std::string& kind) {
+  if (kind == kOnlineSoftmax) return 2;
+  if (kind == "argmax" || kind == "argmin" || kind == "welford") return 3;
+  return 1;
+}
+
+std::vector<Value*> welford_of(llvm::IRBuilder<>& b, const std::vector<Value*>& values,
+                               Value* masked, size_t masked_from, llvm::Type* t) {
+  auto fp = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto counted = [&](size_t j, Value* v) {
+    return masked && j >= masked_from ? b.CreateSelect(masked, v, fp(0)) : v;
+  };
+  auto total = [&](std::vector<Value*> terms) {
+    for (size_t width = terms.size(); width > 1; width = (width + 1) / 2) {
+      for (size_t i = 0; i < width / 2; ++i)
+        terms[i] = b.CreateFAdd(terms[2 * i], terms[2 * i + 1]);
+      if (width % 2 == 1) terms[width / 2] = terms[width - 1];
+    }
+    return terms.empty() ? fp(0) : terms[0];
+  };
+  std::vector<Value*> terms;
+  for (size_t j = 0; j < values.size(); ++j) terms.push_back(counted(j, values[j]));
+  Value* sum = total(terms);
+  const size_t whole = masked ? masked_from : values.size();
+  Value* count = fp(static_cast<double>(whole));
+  if (masked)
+    count = b.CreateFAdd(
+        count, b.CreateSelect(masked, fp(static_cast<double>(values.size() - whole)), fp(0)));
+  Value* mean = b.CreateSelect(b.CreateFCmpOEQ(count, fp(0)), fp(0), b.CreateFDiv(sum, count));
+  for (size_t j = 0; j < values.size(); ++j) {
+    Value* d = b.CreateFSub(values[j], mean);
+    terms[j] = counted(j, b.CreateFMul(d, d));
+  }
+  return {mean, total(terms), count};
+}
+
 ReduceState::ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand,
                          llvm::Type* type, llvm::FunctionCallee exp)
     : b_(b), kind_(kind), exp_(exp) {

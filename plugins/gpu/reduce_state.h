@@ -17,6 +17,18 @@ namespace kiln::gpu {
 // the sum. Needs the target's `exp`.
 inline constexpr const char* kOnlineSoftmax = "online_softmax";
 
+// Fields of a `kind`'s state (sum: 1; kOnlineSoftmax: 2; argmax, welford: 3): what a
+// ReduceState of that kind holds, and what shared scratch must hold per thread it combines.
+size_t state_fields(const std::string& kind);
+
+// A Welford state (mean, m2, count) of `values` held in registers, found in two passes: their
+// mean, then the sum of squared deviations from it (pairwise sums: short chains, rounding
+// that grows with log n). Cheaper than an update per value (a division each, and a Chan
+// merge per run lane) and no less accurate. Values from `masked_from` on count only where
+// `masked` holds (when not null); none gives the empty state.
+std::vector<llvm::Value*> welford_of(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& values,
+                                     llvm::Value* masked, size_t masked_from, llvm::Type* t);
+
 class ReduceState {
  public:
   // `kind`: sum prod max min any argmax argmin welford, or kOnlineSoftmax with `exp`;
