@@ -7,8 +7,11 @@
 //   grad_weight:  w[o, c, t] = sum_{n, p} y[n, o, p] * x[n, c, p*s - pad + t*d]
 //   grad_bias:    b[o] = sum_{n, p} dy[n, o, p]
 // A bias, activation or residual add after the convolution fuses in as the row's epilogue.
+// A forward convolution goes to the plugin's convolution library first, then to its matmul
+// library as an explicit product (conv_as_matmul.h); this form is what remains.
 #include <numeric>
 
+#include "core/lower/conv_as_matmul.h"
 #include "core/lower/conv_library_call.h"
 #include "core/lower/lower_context.h"
 #include "core/lower/window_index.h"
@@ -218,6 +221,7 @@ bool convolution(NodeLowering& n) {
   const Access* bias = n.args().is_none(2) ? nullptr : &n.operand(2);
   if (pointwise_conv(n, x, w, bias, a)) return true;
   if (emit_conv_library_call(n, x, w, bias, a)) return true;
+  if (conv_as_matmul(n, x, w, bias, a)) return true;
   if (a.transposed)
     wide_side(n, x, w, bias, a.window, a.groups, 0);
   else

@@ -26,8 +26,13 @@ void narrow_by_mask(const std::vector<LoopOp>& body, int mask, VarRanges& ranges
 // `ranges` narrowed by mask value `mask` of `body` (narrow_by_mask).
 VarRanges ranges_under_mask(const std::vector<LoopOp>& body, int mask, VarRanges ranges);
 
+// `e` without the clamps min(max(E, lo), hi) whose E `guarded` (narrow_by_mask's) keeps
+// inside [lo, hi]: where the mask holds they change nothing (a padded window's tap).
+Expr drop_guarded_clamps(const Expr& e, const std::map<std::string, Interval>& guarded);
+
 // Simplifies the index of every load, store and index op of `k` under `k`'s variable ranges,
-// and a masked load's under the ranges its mask implies.
+// and a masked load's under the ranges its mask implies, without the clamps it makes idle: a
+// masked-off lane never reads, and the rest is linear again (a vector load, not a gather).
 void simplify_indices(LoopKernel& k);
 
 }  // namespace kiln

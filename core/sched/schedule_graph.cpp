@@ -4,6 +4,7 @@
 #include "core/lower/lower_graph.h"
 #include "core/passes/attention_fusion.h"
 #include "core/passes/decompose.h"
+#include "core/sched/mask_ranges.h"
 #include "core/sched/merge_reduction_dims.h"
 #include "core/sched/split_long_rows.h"
 
@@ -31,6 +32,10 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
   auto lowered = lower_graph(s.graph, externs, lower);
   if (!lowered) return std::move(lowered).error();
   s.unfused = std::move(lowered->program);
+  // Masked loads lose the clamps their masks make idle (a padded window's taps read along a
+  // row again): fusion does the same for the kernels it rewrites.
+  for (LoopKernel& k : s.unfused.kernels)
+    if (k.kind != LoopKernelKind::Extern) simplify_indices(k);
   s.fallbacks = std::move(lowered->fallbacks);
   s.program = s.unfused;
   if (schedule.fusion) {

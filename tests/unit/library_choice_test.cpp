@@ -1,7 +1,8 @@
 // Library call or generated kernels per shape (autotune exhaustive with libraries): each
 // convolution shape is timed both ways and its choice cached; the compiled graph obeys the
 // cached choices (a cache saying "generated" gives generated kernels that match the reference),
-// and schedule.library_conv false never calls the library. Needs a plugin offering conv2d
+// and schedule.library_conv false never calls the convolution library (a matmul library may
+// take the product). Needs a plugin offering conv2d
 // (oneDNN on cpp_openmp); skipped, saying so, without one.
 #include "core/tune/library_choice.h"
 
@@ -94,8 +95,7 @@ TEST_F(LibraryChoice, EachShapeIsTimedOnceAndTheCompiledGraphFollowsTheChoice) {
     EXPECT_TRUE(*choice == "library" || *choice == "generated") << *choice;
     library += *choice == "library";
   }
-  EXPECT_EQ(tuned->stats().externs, library) << "one library call per shape the library won";
-  EXPECT_EQ(signatures(*tuned).size(), library);
+  EXPECT_EQ(signatures(*tuned).size(), library) << "one conv2d call per shape the library won";
 }
 
 TEST_F(LibraryChoice, ACachedGeneratedChoiceGivesGeneratedKernelsThatMatchTheReference) {
@@ -116,8 +116,10 @@ TEST_F(LibraryChoice, ACachedGeneratedChoiceGivesGeneratedKernelsThatMatchTheRef
   ScheduleOptions declined;
   declined.declined_library_calls = {calls[0]};
   set_schedule(declined);
-  const CompileStats st = check(graph);
-  EXPECT_EQ(st.externs, 1u);
+  check(graph);
+  auto again = compile(graph, declined);
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(signatures(*again), std::vector<std::string>{calls[1]});
 }
 
 TEST_F(LibraryChoice, LibraryConvOffGeneratesEveryConvolution) {
@@ -126,7 +128,11 @@ TEST_F(LibraryChoice, LibraryConvOffGeneratesEveryConvolution) {
   auto g = compile(two_convolutions(), off, {}, cache("off"));
   ASSERT_TRUE(g) << g.error().to_string();
   EXPECT_TRUE(signatures(*g).empty());
-  EXPECT_EQ(g->stats().externs, 0u);
+  for (const LoopKernel& k : g->program().kernels) {  // the 3x3 may be a matmul product
+    if (k.kind == LoopKernelKind::Extern) {
+      EXPECT_TRUE(k.extern_name == "mm" || k.extern_name == "bmm") << k.extern_name;
+    }
+  }
   EXPECT_GT(g->stats().kernels, 0u);
 }
 

@@ -89,5 +89,34 @@ TEST(MaskRanges, MaskedLoadIndexSimplifiesUnderItsMask) {
   EXPECT_NE(k.body[static_cast<size_t>(unmasked)].index.to_string(), "x1");
 }
 
+// A padded window's tap: x3 + x5 - 1 clamped into [0, 55] under a mask 0 <= x3 + x5 - 1 < 56
+// (its bound an index op of a constant, as between() writes it)
+// reads x3 + x5 - 1 itself (linear in x5: a vector load); a clamp the mask does not cover
+// (the row's, guarded on one side only) stays.
+TEST(MaskRanges, ClampsTheMaskCoversAreDropped) {
+  LoopKernel k;
+  k.ranges = {3, 3, 56, 56};
+  const Expr col = Expr::var("x1") + Expr::var("x3") + Expr::constant(-1);
+  const Expr row = Expr::var("x0") + Expr::var("x2") + Expr::constant(-1);
+  const int at = position(k.body, col);
+  const int inside = math(k.body, "and", math(k.body, "ge", at, constant(k.body, 0)),
+                          math(k.body, "lt", at, position(k.body, Expr::constant(56))));
+  const int row_at = position(k.body, row);
+  const int mask = math(k.body, "and", inside, math(k.body, "ge", row_at, constant(k.body, 0)));
+  const auto clamp = [](const Expr& e) {
+    return min(max(e, Expr::constant(0)), Expr::constant(55));
+  };
+  LoopOp load;
+  load.kind = LoopOpKind::Load;
+  load.buffer = 0;
+  load.mask = mask;
+  load.index = clamp(row) * Expr::constant(56) + clamp(col);
+  const int loaded = add(k.body, load);
+  simplify_indices(k);
+  const std::string index = k.body[static_cast<size_t>(loaded)].index.to_string();
+  EXPECT_EQ(index.find("min(55, max(0, x1 + x3 + -1))"), std::string::npos) << index;
+  EXPECT_NE(index.find("min(55, max(0, x0 + x2 + -1))"), std::string::npos) << index;
+}
+
 }  // namespace
 }  // namespace kiln
