@@ -1,5 +1,7 @@
 #include "core/lower/conv_as_matmul.h"
 
+#include <numeric>
+
 #include "core/graph/dtype.h"
 #include "core/lower/conv_library_call.h"
 #include "core/lower/window_index.h"
@@ -161,6 +163,20 @@ Access weight_matrix(NodeLowering& n, const Access& w, const Access* bias, const
   return matrix(copy, 0, o_stride, j_stride);
 }
 
+// a @ b into output 0 packed in `order` (the product's own layout), then `bias` added by an
+// elementwise kernel where given.
+bool product_into_output(NodeLowering& n, const Access& a, const Access& b, const Access* bias,
+                         const std::vector<size_t>& order, bool tf32) {
+  const TensorType& out = n.out_type(0);
+  if (!bias)
+    return emit_matmul_call(n, a, b, n.realize_output_in_order(0, order).buffer, out.dtype, -1,
+                            tf32);
+  const int product = n.temp_buffer("product", out.dtype, out.numel());
+  if (!emit_matmul_call(n, a, b, product, out.dtype, -1, tf32)) return false;
+  add_channel_bias(n, packed_access(product, out, order), *bias, order);
+  return true;
+}
+
 }  // namespace
 
 bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Access* bias,
@@ -176,7 +192,9 @@ bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Acc
   s.spatial = Shape(out.sizes.begin() + 2, out.sizes.end());
   s.taps = shape_numel(s.kernel);
   s.positions = shape_numel(s.spatial);
-  s.bias = bias != nullptr;
+  // Half types add their bias in the product's accumulator; wider ones after it.
+  s.bias = bias != nullptr && compute_dtype(out.dtype) != out.dtype;
+  const Access* bias_after = bias != nullptr && !s.bias ? bias : nullptr;
   s.rows = s.patch_rows() + (s.bias ? 1 : 0);
   if (shape_numel({s.batch, s.rows, s.positions, dtype_size(out.dtype)}) > kMaxColumnBytes)
     return false;
@@ -190,16 +208,17 @@ bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Acc
     const Access cols{col,
                       contiguous_index({s.batch * s.positions, s.rows}, {dim_var(0), dim_var(1)}),
                       TensorType::contiguous(out.dtype, {s.batch * s.positions, s.rows})};
-    const Access wm = weight_matrix(n, w, bias, s, true);
-    const int y = n.realize_output_in_order(0, kChannelsLastOrder).buffer;
-    return emit_matmul_call(n, cols, wm, y, out.dtype, -1, tf32);
+    const Access wm = weight_matrix(n, w, s.bias ? bias : nullptr, s, true);
+    return product_into_output(n, cols, wm, bias_after, kChannelsLastOrder, tf32);
   }
   const int col = channels_first_columns(n, x, win, s);
   const Access cols{
       col, contiguous_index({s.batch, s.rows, s.positions}, {dim_var(0), dim_var(1), dim_var(2)}),
       TensorType::contiguous(out.dtype, {s.batch, s.rows, s.positions})};
-  const Access wm = weight_matrix(n, w, bias, s, false);
-  return emit_matmul_call(n, wm, cols, n.realize_output(0).buffer, out.dtype, -1, tf32);
+  const Access wm = weight_matrix(n, w, s.bias ? bias : nullptr, s, false);
+  std::vector<size_t> channels_first(out.sizes.size());  // y packed as it is numbered
+  std::iota(channels_first.begin(), channels_first.end(), size_t{0});
+  return product_into_output(n, wm, cols, bias_after, channels_first, tf32);
 }
 
 }  // namespace kiln

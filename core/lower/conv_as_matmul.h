@@ -2,9 +2,11 @@
 // OpenBLAS): a pointwise kernel copies each output position's input patch into a column
 // buffer (zeros for taps in the padding) and one mm/bmm call multiplies it by the weight. A
 // gather-form reduction sums each output element on its own, tens of times slower than the
-// library's tiled product on ResNet's shapes. A bias rides in the product: a column of ones
-// beside the patches and the bias beside the weight, so it is added in the library's
-// accumulator (one rounding in every dtype; an add after a half-precision product rounds twice).
+// library's tiled product on ResNet's shapes. A half-precision bias rides in the product: a
+// column of ones beside the patches and the bias beside the weight, so it is added in the
+// library's f32 accumulator (an add after the product, stored in half precision, would round
+// twice). An f32 or f64 bias is added after the product by an elementwise kernel, which fuses
+// with what follows (and stays f32 where the product multiplies on TF32).
 //   x channels-first: col [N, J, P] (J = C*taps (+1 with a bias), P output positions),
 //                     y[n] [O, P] = W [O, J] @ col[n] (bmm, W's batch stride 0): y packed NCHW.
 //   x channels-last (2-d): col [N*P, J] (taps outer, channels inner),

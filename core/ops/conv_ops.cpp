@@ -71,10 +71,13 @@ OpRow convolution_row() {
                      "convolution: input and weight must share a floating dtype");
             const ConvArgs a = conv_args(c, 3, w.sizes);
             Shape out = conv_output_shape(x.sizes, w.sizes, a, "convolution");
-            if (!c.is_none(2))
+            if (!c.is_none(2)) {
               op_check(c.type(2).sizes == Shape{out[1]},
                        "convolution: bias needs one entry per output channel (" +
                            std::to_string(out[1]) + "), got " + shape_text(c.type(2).sizes));
+              op_check(c.type(2).dtype == x.dtype,
+                       "convolution: bias must have the input's dtype (as PyTorch requires)");
+            }
             return one(x.dtype, std::move(out));
           },
           [](const RefContext& c) {

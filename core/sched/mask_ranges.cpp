@@ -121,8 +121,9 @@ Expr drop_guarded_clamps(const Expr& e, const std::map<std::string, Interval>& g
         const Expr& lo = inner.operands()[l];
         const Expr& arg = inner.operands()[1 - l];
         const auto g = guarded.find(arg.to_string());
-        if (lo.is_const() && g != guarded.end() && g->second.low >= lo.value() &&
-            g->second.high <= hi.value())
+        // An empty guard (a mask never on) proves nothing worth rewriting for.
+        if (lo.is_const() && g != guarded.end() && g->second.low <= g->second.high &&
+            g->second.low >= lo.value() && g->second.high <= hi.value())
           return drop_guarded_clamps(arg, guarded);
       }
     }

@@ -94,6 +94,17 @@ TEST(ConvAsMatmul, ChannelsLastTakesTheBiasIntoTheProduct) {
   EXPECT_EQ(p.kernels.back().extern_name, "mm") << "y is written by the call, no copy after";
 }
 
+// An f32 bias is added after the product by an elementwise kernel (which stays f32 where
+// the product multiplies on TF32): no column of ones, the weight read in place.
+TEST(ConvAsMatmul, WideBiasIsAddedAfterTheProduct) {
+  ConvCase c{nchw(DType::F32, {2, 4, 5, 6}), nchw(DType::F32, {3, 4, 3, 3}), true};
+  const LoopProgram p = lower(c, {"bmm f32"});
+  ASSERT_EQ(p.kernels.size(), 3u) << "columns, bmm, bias\n" << print_loop_program(p);
+  EXPECT_EQ(p.kernels[1].extern_name, "bmm");
+  EXPECT_EQ(extern_attr(p.kernels[1], "k"), 4 * 9);
+  EXPECT_EQ(p.kernels[2].kind, LoopKernelKind::Pointwise);
+}
+
 // A channels-last weight under a channels-last x is read in place as [taps*C, O].
 TEST(ConvAsMatmul, ChannelsLastWeightIsReadInPlace) {
   ConvCase c{channels_last(DType::F32, {2, 4, 7, 6}), channels_last(DType::F32, {5, 4, 3, 3})};

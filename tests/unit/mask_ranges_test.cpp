@@ -118,5 +118,49 @@ TEST(MaskRanges, ClampsTheMaskCoversAreDropped) {
   EXPECT_NE(index.find("min(55, max(0, x0 + x2 + -1))"), std::string::npos) << index;
 }
 
+// Clamps a mask does not keep idle stay: an `or` of the guards, a guard wider than the clamp,
+// and a mask no iteration meets (its load never reads). A guard written constant-first
+// counts like any other.
+TEST(MaskRanges, ClampsTheMaskDoesNotCoverStay) {
+  const Expr col = Expr::var("x1") + Expr::var("x3") + Expr::constant(-1);
+  const auto clamp = [](const Expr& e) {
+    return min(max(e, Expr::constant(0)), Expr::constant(55));
+  };
+  const auto simplified = [&](auto make_mask) {
+    LoopKernel k;
+    k.ranges = {3, 3, 56, 56};
+    const int at = position(k.body, col);
+    LoopOp load;
+    load.kind = LoopOpKind::Load;
+    load.buffer = 0;
+    load.mask = make_mask(k.body, at);
+    load.index = clamp(col);
+    const int loaded = add(k.body, load);
+    simplify_indices(k);
+    return k.body[static_cast<size_t>(loaded)].index.to_string();
+  };
+  const std::string clamped = simplify(clamp(col)).to_string();
+  EXPECT_EQ(simplified([](std::vector<LoopOp>& body, int at) {
+              return math(body, "or", math(body, "ge", at, constant(body, 0)),
+                          math(body, "lt", at, constant(body, 56)));
+            }),
+            clamped);
+  EXPECT_EQ(simplified([](std::vector<LoopOp>& body, int at) {
+              return math(body, "and", math(body, "ge", at, constant(body, 0)),
+                          math(body, "lt", at, constant(body, 57)));
+            }),
+            clamped);
+  EXPECT_EQ(simplified([](std::vector<LoopOp>& body, int at) {
+              return math(body, "and", math(body, "ge", at, constant(body, 0)),
+                          math(body, "lt", at, constant(body, -5)));
+            }),
+            clamped);
+  EXPECT_EQ(simplified([](std::vector<LoopOp>& body, int at) {
+              return math(body, "and", math(body, "le", constant(body, 0), at),
+                          math(body, "gt", constant(body, 56), at));
+            }),
+            simplify(col).to_string());
+}
+
 }  // namespace
 }  // namespace kiln
