@@ -50,6 +50,12 @@ def cases(only):
     add("conv3x3_bias_relu_16to32_20_b2",
         lambda x, w, b: F.relu(F.conv2d(x, w, b, padding=1)),
         randn(2, 16, 20, 20), randn(32, 16, 3, 3), randn(32))
+    # A U-Net decoder's up-convolutions: 2x2 stride 2, and 4x4 stride 2 padding 1 (GANs).
+    add("convT2x2s2_128to64_28_b1", lambda x, w: F.conv_transpose2d(x, w, stride=2),
+        randn(1, 128, 28, 28), randn(128, 64, 2, 2))
+    add("convT4x4s2p1_128to64_28_b1",
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1),
+        randn(1, 128, 28, 28), randn(128, 64, 4, 4))
     return out
 
 

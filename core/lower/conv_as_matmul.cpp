@@ -1,5 +1,6 @@
 #include "core/lower/conv_as_matmul.h"
 
+#include <functional>
 #include <numeric>
 
 #include "core/graph/dtype.h"
@@ -20,7 +21,29 @@ struct Product {
   Shape kernel, spatial;
   bool bias = false;
   int64_t patch_rows() const { return channels * taps; }
+  int64_t column_bytes(DType d) const {
+    return shape_numel({batch, rows, positions, dtype_size(d)});
+  }
 };
+
+// The product of a convolution summing `channels` input channels of `batch` images into output
+// 0 with weight `w` (its dims 2.. the kernel); the bias in it for half types (their add after
+// the product would round twice), after it otherwise.
+Product product_of(const NodeLowering& n, int64_t batch, int64_t channels, const Access& w,
+                   const Access* bias) {
+  const TensorType& out = n.out_type(0);
+  Product s;
+  s.batch = batch;
+  s.channels = channels;
+  s.outputs = out.sizes[1];
+  s.kernel = Shape(w.type.sizes.begin() + 2, w.type.sizes.end());
+  s.spatial = Shape(out.sizes.begin() + 2, out.sizes.end());
+  s.taps = shape_numel(s.kernel);
+  s.positions = shape_numel(s.spatial);
+  s.bias = bias != nullptr && compute_dtype(out.dtype) != out.dtype;
+  s.rows = s.patch_rows() + (s.bias ? 1 : 0);
+  return s;
+}
 
 // x at channel `ch`, kernel tap `t` of output position `p` (one Expr per spatial dim); 0 for a
 // tap in the padding. Without padding every tap lies inside x (the output size says so).
@@ -55,12 +78,17 @@ void store_all(NodeLowering& n, KernelBuilder kb, int buffer, const Expr& at, in
   n.emit(std::move(kb).finish());
 }
 
+// A tap's value: the element at batch `b`, channel `ch`, tap `t` of position `p` (one Expr per
+// spatial dim), 0 where there is none.
+using TapValue = std::function<int(KernelBuilder& kb, const Expr& b, const Expr& ch,
+                                   const std::vector<Expr>& t, const std::vector<Expr>& p)>;
+
 // The column buffer, channels first: col[b, ch*taps + t, p] over [N, J, P]; row patch_rows()
 // all ones when there is a bias.
-int channels_first_columns(NodeLowering& n, const Access& x, const Window& win, const Product& s) {
+int channels_first_columns(NodeLowering& n, const Product& s, const TapValue& value) {
   const DType dtype = n.out_type(0).dtype;
   const int col = n.temp_buffer("columns", dtype, s.batch * s.rows * s.positions);
-  const size_t dims = win.dims;
+  const size_t dims = s.kernel.size();
   Shape ranges{s.batch, s.channels};
   ranges.insert(ranges.end(), s.kernel.begin(), s.kernel.end());
   ranges.insert(ranges.end(), s.spatial.begin(), s.spatial.end());
@@ -68,7 +96,7 @@ int channels_first_columns(NodeLowering& n, const Access& x, const Window& win, 
   const std::vector<Expr> t = vars(kb, 2, dims), p = vars(kb, 2 + dims, dims);
   const Expr row = kb.x(1) * c(s.taps) + contiguous_index(s.kernel, t);
   const Expr at = (kb.x(0) * c(s.rows) + row) * c(s.positions) + contiguous_index(s.spatial, p);
-  const int v = patch_value(n, kb, x, win, kb.x(0), kb.x(1), t, p);
+  const int v = value(kb, kb.x(0), kb.x(1), t, p);
   store_all(n, std::move(kb), col, at, v, dtype);
   if (s.bias) {
     KernelBuilder ones = n.kernel({s.batch, s.positions});
@@ -184,20 +212,9 @@ bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Acc
   const TensorType& out = n.out_type(0);
   const Window& win = a.window;
   if (a.transposed || a.groups != 1 || x.type.rank() < 3) return false;
-  Product s;
-  s.batch = x.type.sizes[0];
-  s.channels = x.type.sizes[1];
-  s.outputs = out.sizes[1];
-  s.kernel = Shape(w.type.sizes.begin() + 2, w.type.sizes.end());
-  s.spatial = Shape(out.sizes.begin() + 2, out.sizes.end());
-  s.taps = shape_numel(s.kernel);
-  s.positions = shape_numel(s.spatial);
-  // Half types add their bias in the product's accumulator; wider ones after it.
-  s.bias = bias != nullptr && compute_dtype(out.dtype) != out.dtype;
+  const Product s = product_of(n, x.type.sizes[0], x.type.sizes[1], w, bias);
   const Access* bias_after = bias != nullptr && !s.bias ? bias : nullptr;
-  s.rows = s.patch_rows() + (s.bias ? 1 : 0);
-  if (shape_numel({s.batch, s.rows, s.positions, dtype_size(out.dtype)}) > kMaxColumnBytes)
-    return false;
+  if (s.column_bytes(out.dtype) > kMaxColumnBytes) return false;
   // Channels-last x (2-d, channels at stride 1): its patches read and y written in its order.
   const auto sx = affine_strides(x);
   const bool channels_last = x.type.rank() == 4 && s.channels > 1 && sx && (*sx)[2] == 1;
@@ -211,7 +228,10 @@ bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Acc
     const Access wm = weight_matrix(n, w, s.bias ? bias : nullptr, s, true);
     return product_into_output(n, cols, wm, bias_after, kChannelsLastOrder, tf32);
   }
-  const int col = channels_first_columns(n, x, win, s);
+  const int col = channels_first_columns(
+      n, s,
+      [&](KernelBuilder& kb, const Expr& b, const Expr& ch, const std::vector<Expr>& t,
+          const std::vector<Expr>& p) { return patch_value(n, kb, x, win, b, ch, t, p); });
   const Access cols{
       col, contiguous_index({s.batch, s.rows, s.positions}, {dim_var(0), dim_var(1), dim_var(2)}),
       TensorType::contiguous(out.dtype, {s.batch, s.rows, s.positions})};
@@ -219,6 +239,50 @@ bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Acc
   std::vector<size_t> channels_first(out.sizes.size());  // y packed as it is numbered
   std::iota(channels_first.begin(), channels_first.end(), size_t{0});
   return product_into_output(n, wm, cols, bias_after, channels_first, tf32);
+}
+
+bool wide_side_as_matmul(NodeLowering& n, const Access& y, const Access& w, const Access* bias,
+                         const Window& win, int64_t groups) {
+  const TensorType& out = n.out_type(0);
+  if (groups != 1 || y.type.rank() < 3 || !n.offers_extern("bmm", out.dtype)) return false;
+  // Summed over y's channels (w's dim 0) and the taps; w's dim 1 is the output's channels.
+  const Product s = product_of(n, y.type.sizes[0], w.type.sizes[0], w, bias);
+  if (s.column_bytes(out.dtype) > kMaxColumnBytes) return false;
+  const int col = channels_first_columns(
+      n, s,
+      [&](KernelBuilder& kb, const Expr& b, const Expr& ch, const std::vector<Expr>& t,
+          const std::vector<Expr>& q) {
+        // The y position whose tap t lands on q: (q + pad - t*dilation) / stride, exactly.
+        std::vector<Expr> yi{b, ch};
+        int mask = -1;
+        for (size_t d = 0; d < win.dims; ++d) {
+          const Expr num = q[d] + c(win.padding[d]) + t[d] * c(-win.dilation[d]);
+          yi.push_back(landing_position(kb, mask, num, win.stride[d], y.type.sizes[2 + d]));
+        }
+        return n.load(kb, y, yi, mask);
+      });
+  const Access cols{
+      col, contiguous_index({s.batch, s.rows, s.positions}, {dim_var(0), dim_var(1), dim_var(2)}),
+      TensorType::contiguous(out.dtype, {s.batch, s.rows, s.positions})};
+  // The weight as [C, O*taps (+1)]: w[o, c, t] at c*rows + o*taps + t, the bias beside it.
+  const int matrix = n.temp_buffer("weight_matrix", out.dtype, s.outputs * s.rows);
+  KernelBuilder kb = n.kernel(w.type.sizes);
+  const Expr tap = contiguous_index(s.kernel, vars(kb, 2, s.kernel.size()));
+  const Expr at = kb.x(1) * c(s.rows) + kb.x(0) * c(s.taps) + tap;
+  const int v = n.load(kb, w, kb.pointwise_vars());
+  store_all(n, std::move(kb), matrix, at, v, out.dtype);
+  if (s.bias) {
+    KernelBuilder bk = n.kernel({s.outputs});
+    const int bv = n.load(bk, *bias, {bk.x(0)});
+    const Expr bias_at = bk.x(0) * c(s.rows) + c(s.patch_rows());
+    store_all(n, std::move(bk), matrix, bias_at, bv, out.dtype);
+  }
+  const Access wm{matrix, dim_var(1) * c(s.rows) + dim_var(2),
+                  TensorType::contiguous(out.dtype, {s.batch, s.outputs, s.rows})};
+  std::vector<size_t> channels_first(out.sizes.size());
+  std::iota(channels_first.begin(), channels_first.end(), size_t{0});
+  return product_into_output(n, wm, cols, bias != nullptr && !s.bias ? bias : nullptr,
+                             channels_first, n.options().conv_tf32);
 }
 
 }  // namespace kiln

@@ -28,4 +28,12 @@ inline constexpr int64_t kMaxColumnBytes = int64_t{512} << 20;
 bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Access* bias,
                     const ConvArgs& a);
 
+// The wide side of that relation into output 0: a transposed convolution of y, or a
+// convolution's input gradient from dy, x[n, c, q] = sum_{o, t} y[n, o, (q + pad - t*d) / s]
+// w[o, c, t] (taps where the division is exact), as columns of y's landing elements and one
+// bmm by the weight [C, O*taps] (copied so). Channels first, one group; false (nothing
+// emitted) otherwise, as above.
+bool wide_side_as_matmul(NodeLowering& n, const Access& y, const Access& w, const Access* bias,
+                         const Window& win, int64_t groups);
+
 }  // namespace kiln

@@ -222,6 +222,7 @@ bool convolution(NodeLowering& n) {
   if (pointwise_conv(n, x, w, bias, a)) return true;
   if (emit_conv_library_call(n, x, w, bias, a)) return true;
   if (conv_as_matmul(n, x, w, bias, a)) return true;
+  if (a.transposed && wide_side_as_matmul(n, x, w, bias, a.window, a.groups)) return true;
   if (a.transposed)
     wide_side(n, x, w, bias, a.window, a.groups, 0);
   else
@@ -244,11 +245,15 @@ bool convolution_backward(NodeLowering& n) {
       n.realize_output(k);
       continue;
     }
-    if (k == 0 && a.transposed)
-      narrow_side(n, dy, w, nullptr, a.window, a.groups, 0);
-    else if (k == 0 && !emit_conv_backward_input_call(n, dy, w, a, 0))
+    if (k == 0 && a.transposed) {
+      ConvArgs regular = a;  // the transposed convolution's input gradient: a regular one
+      regular.transposed = false;
+      if (!conv_as_matmul(n, dy, w, nullptr, regular))
+        narrow_side(n, dy, w, nullptr, a.window, a.groups, 0);
+    } else if (k == 0 && !emit_conv_backward_input_call(n, dy, w, a, 0) &&
+               !wide_side_as_matmul(n, dy, w, nullptr, a.window, a.groups)) {
       wide_side(n, dy, w, nullptr, a.window, a.groups, 0);
-    else if (k == 1 && !emit_conv_backward_weight_call(n, x, dy, a, 1))
+    } else if (k == 1 && !emit_conv_backward_weight_call(n, x, dy, a, 1))
       weight_grad(n, narrow, wide, a.window, a.groups, 1);
     else if (k == 2)
       bias_grad(n, dy, 2);

@@ -115,6 +115,22 @@ TEST(ConvAsMatmul, ChannelsLastWeightIsReadInPlace) {
   EXPECT_EQ(extern_attr(p.kernels[1], "b_col_stride"), 4 * 9);
 }
 
+// A transposed convolution (stride 2, padding 1) is the wide side: columns of the input
+// elements each tap lands from, [N, C_in * taps + 1, P] with a half-type bias, and one bmm by
+// the weight copied as [C_out, C_in * taps + 1].
+TEST(ConvAsMatmul, TransposedIsTheWideSideProduct) {
+  ConvCase c{nchw(DType::F16, {2, 4, 5, 6}), nchw(DType::F16, {4, 3, 3, 3}), true, IntList{2, 2}};
+  c.transposed = true;
+  const LoopProgram p = lower(c, {"bmm f16"});
+  const auto ext = calls(p);
+  ASSERT_EQ(ext.size(), 1u) << print_loop_program(p);
+  EXPECT_EQ(ext[0]->extern_name, "bmm");
+  EXPECT_EQ(extern_attr(*ext[0], "m"), 3);
+  EXPECT_EQ(extern_attr(*ext[0], "k"), 4 * 9 + 1);
+  EXPECT_EQ(extern_attr(*ext[0], "n"), 9 * 11);  // (5 - 1) * 2 - 2 + 3, (6 - 1) * 2 - 2 + 3
+  EXPECT_EQ(extern_attr(*ext[0], "a_batch_stride"), 0);
+}
+
 bool gather_form(const LoopProgram& p) {
   return calls(p).empty() && p.kernels.size() == 1 &&
          p.kernels[0].kind == LoopKernelKind::Reduction;
@@ -128,9 +144,10 @@ TEST(ConvAsMatmul, OtherConvolutionsKeepTheGatherForm) {
   grouped.w = nchw(DType::F32, {4, 2, 3, 3});
   grouped.groups = 2;
   EXPECT_TRUE(gather_form(lower(grouped, {"bmm f32"})));
-  ConvCase transposed = plain;
+  ConvCase transposed = grouped;
   transposed.transposed = true;
-  EXPECT_TRUE(gather_form(lower(transposed, {"bmm f32"})));
+  transposed.w = nchw(DType::F32, {4, 2, 3, 3});
+  EXPECT_TRUE(gather_form(lower(transposed, {"bmm f32"}))) << "grouped, transposed";
   // 64 x 2304 x 128^2 f32 columns: 9.7 GB, over kMaxColumnBytes.
   const ConvCase huge{nchw(DType::F32, {64, 256, 128, 128}), nchw(DType::F32, {8, 256, 3, 3})};
   EXPECT_TRUE(gather_form(lower(huge, {"bmm f32"})));

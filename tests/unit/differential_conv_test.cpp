@@ -96,11 +96,12 @@ TEST_P(CompiledConv, ForwardIsAKernel) {
     b.output(conv(b, x2, w3l, None{}, {1}, {1}, {1}, false, {0}, 1));
     return b;
   };
-  // The ungrouped forward convolutions above: each one library product where the plugin has a
-  // matmul library and no convolution library takes it, but for the sliced 1x1 with a bias in
-  // f32/f64: a 1x1 product reading x in place, with no unit stride for a library (a generated
-  // matmul). Half types add that bias in a product of copied patches.
-  const size_t kUngrouped = compute_dtype(d) == d ? 14 : 15;
+  // The ungrouped convolutions above (the transposed 1-d one too): each one library product
+  // where the plugin has a matmul library and no convolution library takes it, but for the
+  // sliced 1x1 with a bias in f32/f64: a 1x1 product reading x in place, with no unit stride
+  // for a library (a generated matmul). Half types add that bias in a product of copied
+  // patches.
+  const size_t kUngrouped = compute_dtype(d) == d ? 15 : 16;
   GraphBuilder b = make();
   const Graph graph = finish(b);
   const CompileStats st = check(graph);
@@ -208,19 +209,33 @@ TEST_P(CompiledConv, BackwardIsAKernel) {
              {ints{3}, ints{1}, ints{0}, ints{1}, false, ints{0}, int64_t{3}, ints{1, 1, 1}});
     return b;
   };
+  // The input gradients of one group (channels_last, sliced_input, and the transposed one, a
+  // regular convolution of dy) are products where the plugin has a matmul library and no
+  // convolution library takes them.
+  constexpr size_t kProducts = 3;
   GraphBuilder b = make();
-  const CompileStats st = check(b);
+  const Graph graph = finish(b);
+  const CompileStats st = check(graph);
   EXPECT_EQ(st.host_steps, 0u) << "convolution_backward runs as kernels";
-  if (!offers_extern("conv2d_backward_input", d) && !offers_extern("conv2d_backward_weight", d))
+  const bool products = offers_extern("mm", d) && offers_extern("bmm", d);
+  const CallCounts library = call_counts(graph, {});
+  if (!offers_extern("conv2d_backward_input", d) && !offers_extern("conv2d_backward_weight", d)) {
+    if (products) {
+      EXPECT_EQ(library.matmul, kProducts);
+    }
     return;
+  }
+  EXPECT_GT(library.conv, 0u) << "2-d gradients called the plugin's library";
   // The plugin's library took the 2-d gradients: the generated kernels for them, checked too.
   ScheduleOptions generated;
   generated.library_conv = false;
   set_schedule(generated);
   GraphBuilder again = make();
-  const CompileStats gen = check(again);
-  EXPECT_EQ(gen.externs, 0u);
-  EXPECT_GT(st.externs, 0u) << "2-d gradients called the plugin's library";
+  const Graph without = finish(again);
+  check(without);
+  const CallCounts counts = call_counts(without, generated);
+  EXPECT_EQ(counts.conv, 0u);
+  EXPECT_EQ(counts.matmul, products ? kProducts : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CompiledConv,
