@@ -40,6 +40,12 @@ def cases(only):
             x2 = randn(16, 256, 56, 56).to(memory_format=fmt)
             w1 = randn(64, 256, 1, 1).to(memory_format=fmt)
             add(f"conv1x1_256to64_56_{tag}_{layout}", lambda x, w: F.conv2d(x, w), x2, w1)
+        # A U-Net decoder's up-convolutions (2x2 stride 2) and a GAN's (4x4 stride 2 pad 1).
+        xu = randn(16, 128, 28, 28)
+        add(f"convT2x2s2_128to64_28_{tag}", lambda x, w: F.conv_transpose2d(x, w, stride=2),
+            xu, randn(128, 64, 2, 2))
+        add(f"convT4x4s2p1_128to64_28_{tag}",
+            lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1), xu, randn(128, 64, 4, 4))
         xd = randn(16, 128, 56, 56)
         wd = randn(128, 1, 3, 3)
         add(f"depthwise3x3_128_56_{tag}", lambda x, w: F.conv2d(x, w, padding=1, groups=128), xd, wd)
