@@ -1,5 +1,6 @@
 #include "core/lower/conv_as_matmul.h"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -19,11 +20,13 @@ struct Product {
   int64_t batch = 0, channels = 0, taps = 0, positions = 0, outputs = 0;
   int64_t rows = 0;  // J: channels * taps, one more with a bias
   Shape kernel, spatial;
-  bool bias = false;
+  bool bias = false;  // in the product (a column of ones)
   int64_t patch_rows() const { return channels * taps; }
   int64_t column_bytes(DType d) const {
     return shape_numel({batch, rows, positions, dtype_size(d)});
   }
+  // The bias added after the product: `given` where it is not in it.
+  const Access* bias_after(const Access* given) const { return bias ? nullptr : given; }
 };
 
 // The product of a convolution summing `channels` input channels of `batch` images into output
@@ -71,11 +74,39 @@ std::vector<Expr> vars(const KernelBuilder& kb, size_t first, size_t count) {
   return v;
 }
 
-// A kernel over `ranges` storing `value` (cast to `dtype`) at `at` in `buffer`.
-void store_all(NodeLowering& n, KernelBuilder kb, int buffer, const Expr& at, int value,
-               DType dtype) {
-  kb.store(buffer, kb.simplify_index(at), kb.cast(value, dtype));
+// Dims 0.. of a tensor of `rank` in their own order (channels first, packed as numbered).
+std::vector<size_t> numbered_order(size_t rank) {
+  std::vector<size_t> order(rank);
+  std::iota(order.begin(), order.end(), size_t{0});
+  return order;
+}
+
+// `buffer` read as a contiguous tensor of `sizes` in output 0's dtype.
+Access contiguous_access(const NodeLowering& n, int buffer, const Shape& sizes) {
+  std::vector<Expr> dims;
+  for (size_t i = 0; i < sizes.size(); ++i) dims.push_back(dim_var(i));
+  return {buffer, contiguous_index(sizes, dims),
+          TensorType::contiguous(n.out_type(0).dtype, sizes)};
+}
+
+// Where a kernel stores: an index in `buffer` from the kernel's variables.
+using Placement = std::function<Expr(const KernelBuilder& kb)>;
+
+// A kernel over `ranges` storing `value(kb)` (cast to output 0's dtype) at `at` in `buffer`.
+void store_all(NodeLowering& n, int buffer, const Shape& ranges, const Placement& at,
+               const std::function<int(KernelBuilder& kb)>& value) {
+  const DType dtype = n.out_type(0).dtype;
+  KernelBuilder kb = n.kernel(ranges);
+  const Expr where = kb.simplify_index(at(kb));
+  const int v = kb.cast(value(kb), dtype);
+  kb.store(buffer, where, v);
   n.emit(std::move(kb).finish());
+}
+
+// The column of ones a bias in the product multiplies: `count` places of `col` at `at`.
+void store_ones(NodeLowering& n, int col, const Shape& count, const Placement& at) {
+  store_all(n, col, count, at,
+            [&](KernelBuilder& kb) { return kb.constant(n.out_type(0).dtype, 1); });
 }
 
 // A tap's value: the element at batch `b`, channel `ch`, tap `t` of position `p` (one Expr per
@@ -85,61 +116,88 @@ using TapValue = std::function<int(KernelBuilder& kb, const Expr& b, const Expr&
 
 // The column buffer, channels first: col[b, ch*taps + t, p] over [N, J, P]; row patch_rows()
 // all ones when there is a bias.
-int channels_first_columns(NodeLowering& n, const Product& s, const TapValue& value) {
-  const DType dtype = n.out_type(0).dtype;
-  const int col = n.temp_buffer("columns", dtype, s.batch * s.rows * s.positions);
+Access channels_first_columns(NodeLowering& n, const Product& s, const TapValue& value) {
+  const int col = n.temp_buffer("columns", n.out_type(0).dtype, s.batch * s.rows * s.positions);
   const size_t dims = s.kernel.size();
   Shape ranges{s.batch, s.channels};
   ranges.insert(ranges.end(), s.kernel.begin(), s.kernel.end());
   ranges.insert(ranges.end(), s.spatial.begin(), s.spatial.end());
-  KernelBuilder kb = n.kernel(ranges);  // positions innermost: runs along the output's width
-  const std::vector<Expr> t = vars(kb, 2, dims), p = vars(kb, 2 + dims, dims);
-  const Expr row = kb.x(1) * c(s.taps) + contiguous_index(s.kernel, t);
-  const Expr at = (kb.x(0) * c(s.rows) + row) * c(s.positions) + contiguous_index(s.spatial, p);
-  const int v = value(kb, kb.x(0), kb.x(1), t, p);
-  store_all(n, std::move(kb), col, at, v, dtype);
+  // Positions innermost: runs along the output's width.
+  store_all(
+      n, col, ranges,
+      [&](const KernelBuilder& kb) {
+        const Expr row = kb.x(1) * c(s.taps) + contiguous_index(s.kernel, vars(kb, 2, dims));
+        return (kb.x(0) * c(s.rows) + row) * c(s.positions) +
+               contiguous_index(s.spatial, vars(kb, 2 + dims, dims));
+      },
+      [&](KernelBuilder& kb) {
+        return value(kb, kb.x(0), kb.x(1), vars(kb, 2, dims), vars(kb, 2 + dims, dims));
+      });
   if (s.bias) {
-    KernelBuilder ones = n.kernel({s.batch, s.positions});
-    const Expr one_at = (ones.x(0) * c(s.rows) + c(s.patch_rows())) * c(s.positions) + ones.x(1);
-    const int one = ones.constant(dtype, 1);
-    store_all(n, std::move(ones), col, one_at, one, dtype);
+    store_ones(n, col, {s.batch, s.positions}, [&](const KernelBuilder& kb) {
+      return (kb.x(0) * c(s.rows) + c(s.patch_rows())) * c(s.positions) + kb.x(1);
+    });
   }
-  return col;
+  return contiguous_access(n, col, {s.batch, s.rows, s.positions});
 }
 
 // The column buffer, channels last: col[b*P + p, t*C + ch] over [N*P, J]; column
 // patch_rows() all ones when there is a bias.
-int channels_last_columns(NodeLowering& n, const Access& x, const Window& win, const Product& s) {
-  const DType dtype = n.out_type(0).dtype;
-  const int col = n.temp_buffer("columns", dtype, s.batch * s.rows * s.positions);
+Access channels_last_columns(NodeLowering& n, const Access& x, const Window& win,
+                             const Product& s) {
+  const int col = n.temp_buffer("columns", n.out_type(0).dtype, s.batch * s.rows * s.positions);
   const size_t dims = win.dims;
   Shape ranges{s.batch};
   ranges.insert(ranges.end(), s.spatial.begin(), s.spatial.end());
   ranges.insert(ranges.end(), s.kernel.begin(), s.kernel.end());
   ranges.push_back(s.channels);  // channels innermost: runs along x's memory
-  KernelBuilder kb = n.kernel(ranges);
-  const std::vector<Expr> p = vars(kb, 1, dims), t = vars(kb, 1 + dims, dims);
-  const Expr ch = kb.x(1 + 2 * dims);
-  const Expr position = kb.x(0) * c(s.positions) + contiguous_index(s.spatial, p);
-  const Expr at = position * c(s.rows) + contiguous_index(s.kernel, t) * c(s.channels) + ch;
-  const int v = patch_value(n, kb, x, win, kb.x(0), ch, t, p);
-  store_all(n, std::move(kb), col, at, v, dtype);
+  store_all(
+      n, col, ranges,
+      [&](const KernelBuilder& kb) {
+        const Expr position =
+            kb.x(0) * c(s.positions) + contiguous_index(s.spatial, vars(kb, 1, dims));
+        return position * c(s.rows) +
+               contiguous_index(s.kernel, vars(kb, 1 + dims, dims)) * c(s.channels) +
+               kb.x(1 + 2 * dims);
+      },
+      [&](KernelBuilder& kb) {
+        return patch_value(n, kb, x, win, kb.x(0), kb.x(1 + 2 * dims), vars(kb, 1 + dims, dims),
+                           vars(kb, 1, dims));
+      });
   if (s.bias) {
-    KernelBuilder ones = n.kernel({s.batch * s.positions});
-    const Expr one_at = ones.x(0) * c(s.rows) + c(s.patch_rows());
-    const int one = ones.constant(dtype, 1);
-    store_all(n, std::move(ones), col, one_at, one, dtype);
+    store_ones(n, col, {s.batch * s.positions},
+               [&](const KernelBuilder& kb) { return kb.x(0) * c(s.rows) + c(s.patch_rows()); });
   }
-  return col;
+  return contiguous_access(n, col, {s.batch * s.positions, s.rows});
+}
+
+// The weight w[o, ch, taps...] copied into a matrix buffer of rows * outputs elements: w's
+// element at `at(o, ch, tap)`, and, when in the product, bias[k] at `bias_at(k)`.
+int copy_weight(NodeLowering& n, const Access& w, const Access* bias, const Product& s,
+                const std::function<Expr(const Expr& o, const Expr& ch, const Expr& tap)>& at,
+                const std::function<Expr(const Expr& k)>& bias_at) {
+  const int matrix = n.temp_buffer("weight_matrix", n.out_type(0).dtype, s.rows * s.outputs);
+  store_all(
+      n, matrix, w.type.sizes,
+      [&](const KernelBuilder& kb) {
+        return at(kb.x(0), kb.x(1), contiguous_index(s.kernel, vars(kb, 2, s.kernel.size())));
+      },
+      [&](KernelBuilder& kb) { return n.load(kb, w, kb.pointwise_vars()); });
+  if (bias) {
+    store_all(
+        n, matrix, {s.outputs}, [&](const KernelBuilder& kb) { return bias_at(kb.x(0)); },
+        [&](KernelBuilder& kb) { return n.load(kb, *bias, {kb.x(0)}); });
+  }
+  return matrix;
 }
 
 // The weight as the product's matrix: element (o, j) at o * o_stride + j * j_stride, j =
 // ch*taps + t (channels first) or t*C + ch (channels last); the bias as j = patch_rows().
-// Read in place when the weight is packed so and there is no bias, else copied.
+// Read in place when the weight is packed so (taps inside channels, or channels inside taps)
+// and there is no bias, else copied.
 Access weight_matrix(NodeLowering& n, const Access& w, const Access* bias, const Product& s,
                      bool channels_last) {
   const DType dtype = n.out_type(0).dtype;
-  const int64_t j_stride = channels_last ? s.outputs : 1, o_stride = channels_last ? 1 : s.rows;
   // Matrix dims: channels first [N (stride 0), O, J]; channels last [J, O].
   const auto matrix = [&](int buffer, int64_t offset, int64_t os, int64_t js) {
     if (channels_last)
@@ -148,54 +206,33 @@ Access weight_matrix(NodeLowering& n, const Access& w, const Access* bias, const
     return Access{buffer, c(offset) + dim_var(1) * c(os) + dim_var(2) * c(js),
                   TensorType::contiguous(dtype, {s.batch, s.outputs, s.rows})};
   };
-  if (!bias) {
-    if (const auto sw = affine_strides(w)) {
-      // Packed as the matrix wants it: taps contiguous under channels (NCHW) or channels
-      // contiguous under taps (channels-last).
-      std::vector<int64_t> want(w.type.rank());
-      int64_t step = 1;
-      if (!channels_last) {
-        for (size_t d = w.type.rank(); d-- > 1;) {
-          want[d] = step;
-          step *= w.type.sizes[d];
-        }
-      } else {
-        want[1] = 1;
-        step = s.channels;
-        for (size_t d = w.type.rank(); d-- > 2;) {
-          want[d] = step;
-          step *= w.type.sizes[d];
-        }
-      }
-      bool packed = true;
-      for (size_t d = 1; d < want.size(); ++d)
-        packed = packed && (w.type.sizes[d] == 1 || (*sw)[1 + d] == want[d]);
-      if (packed && (*sw)[1] == s.patch_rows())
-        return matrix(w.buffer, (*sw)[0], s.patch_rows(), 1);
-    }
+  const auto sw = affine_strides(w);
+  if (!bias && sw) {
+    std::vector<size_t> order = numbered_order(w.type.sizes.size());
+    if (channels_last) std::rotate(order.begin() + 1, order.begin() + 2, order.end());
+    const std::vector<int64_t> want = packed_in_order(w.type.sizes, order);
+    bool packed = (*sw)[1] == want[1];  // the rows of o apart, whatever its size
+    for (size_t d = 1; d < w.type.sizes.size(); ++d)
+      packed = packed && (w.type.sizes[d] == 1 || (*sw)[1 + d] == want[1 + d]);
+    if (packed) return matrix(w.buffer, (*sw)[0], s.patch_rows(), 1);
   }
-  const int copy = n.temp_buffer("weight_matrix", dtype, s.rows * s.outputs);
-  KernelBuilder kb = n.kernel(w.type.sizes);
-  const std::vector<Expr> t = vars(kb, 2, s.kernel.size());
-  const Expr tap = contiguous_index(s.kernel, t);
-  const Expr j = channels_last ? tap * c(s.channels) + kb.x(1) : kb.x(1) * c(s.taps) + tap;
-  const Expr at = kb.x(0) * c(o_stride) + j * c(j_stride);
-  const int v = n.load(kb, w, kb.pointwise_vars());
-  store_all(n, std::move(kb), copy, at, v, dtype);
-  if (bias) {
-    KernelBuilder bk = n.kernel({s.outputs});
-    const int bv = n.load(bk, *bias, {bk.x(0)});
-    const Expr bias_at = bk.x(0) * c(o_stride) + c(s.patch_rows() * j_stride);
-    store_all(n, std::move(bk), copy, bias_at, bv, dtype);
-  }
+  const int64_t j_stride = channels_last ? s.outputs : 1, o_stride = channels_last ? 1 : s.rows;
+  const int copy = copy_weight(
+      n, w, bias, s,
+      [&](const Expr& o, const Expr& ch, const Expr& tap) {
+        const Expr j = channels_last ? tap * c(s.channels) + ch : ch * c(s.taps) + tap;
+        return o * c(o_stride) + j * c(j_stride);
+      },
+      [&](const Expr& k) { return k * c(o_stride) + c(s.patch_rows() * j_stride); });
   return matrix(copy, 0, o_stride, j_stride);
 }
 
 // a @ b into output 0 packed in `order` (the product's own layout), then `bias` added by an
 // elementwise kernel where given.
 bool product_into_output(NodeLowering& n, const Access& a, const Access& b, const Access* bias,
-                         const std::vector<size_t>& order, bool tf32) {
+                         const std::vector<size_t>& order) {
   const TensorType& out = n.out_type(0);
+  const bool tf32 = n.options().conv_tf32;
   if (!bias)
     return emit_matmul_call(n, a, b, n.realize_output_in_order(0, order).buffer, out.dtype, -1,
                             tf32);
@@ -213,32 +250,23 @@ bool conv_as_matmul(NodeLowering& n, const Access& x, const Access& w, const Acc
   const Window& win = a.window;
   if (a.transposed || a.groups != 1 || x.type.rank() < 3) return false;
   const Product s = product_of(n, x.type.sizes[0], x.type.sizes[1], w, bias);
-  const Access* bias_after = bias != nullptr && !s.bias ? bias : nullptr;
   if (s.column_bytes(out.dtype) > kMaxColumnBytes) return false;
   // Channels-last x (2-d, channels at stride 1): its patches read and y written in its order.
   const auto sx = affine_strides(x);
   const bool channels_last = x.type.rank() == 4 && s.channels > 1 && sx && (*sx)[2] == 1;
   if (!n.offers_extern(channels_last ? "mm" : "bmm", out.dtype)) return false;
-  const bool tf32 = n.options().conv_tf32;
+  const Access* in_product = s.bias ? bias : nullptr;
   if (channels_last) {
-    const int col = channels_last_columns(n, x, win, s);
-    const Access cols{col,
-                      contiguous_index({s.batch * s.positions, s.rows}, {dim_var(0), dim_var(1)}),
-                      TensorType::contiguous(out.dtype, {s.batch * s.positions, s.rows})};
-    const Access wm = weight_matrix(n, w, s.bias ? bias : nullptr, s, true);
-    return product_into_output(n, cols, wm, bias_after, kChannelsLastOrder, tf32);
+    const Access cols = channels_last_columns(n, x, win, s);
+    const Access wm = weight_matrix(n, w, in_product, s, true);
+    return product_into_output(n, cols, wm, s.bias_after(bias), kChannelsLastOrder);
   }
-  const int col = channels_first_columns(
+  const Access cols = channels_first_columns(
       n, s,
       [&](KernelBuilder& kb, const Expr& b, const Expr& ch, const std::vector<Expr>& t,
           const std::vector<Expr>& p) { return patch_value(n, kb, x, win, b, ch, t, p); });
-  const Access cols{
-      col, contiguous_index({s.batch, s.rows, s.positions}, {dim_var(0), dim_var(1), dim_var(2)}),
-      TensorType::contiguous(out.dtype, {s.batch, s.rows, s.positions})};
-  const Access wm = weight_matrix(n, w, s.bias ? bias : nullptr, s, false);
-  std::vector<size_t> channels_first(out.sizes.size());  // y packed as it is numbered
-  std::iota(channels_first.begin(), channels_first.end(), size_t{0});
-  return product_into_output(n, wm, cols, bias_after, channels_first, tf32);
+  const Access wm = weight_matrix(n, w, in_product, s, false);
+  return product_into_output(n, wm, cols, s.bias_after(bias), numbered_order(out.sizes.size()));
 }
 
 bool wide_side_as_matmul(NodeLowering& n, const Access& y, const Access& w, const Access* bias,
@@ -248,7 +276,7 @@ bool wide_side_as_matmul(NodeLowering& n, const Access& y, const Access& w, cons
   // Summed over y's channels (w's dim 0) and the taps; w's dim 1 is the output's channels.
   const Product s = product_of(n, y.type.sizes[0], w.type.sizes[0], w, bias);
   if (s.column_bytes(out.dtype) > kMaxColumnBytes) return false;
-  const int col = channels_first_columns(
+  const Access cols = channels_first_columns(
       n, s,
       [&](KernelBuilder& kb, const Expr& b, const Expr& ch, const std::vector<Expr>& t,
           const std::vector<Expr>& q) {
@@ -261,28 +289,16 @@ bool wide_side_as_matmul(NodeLowering& n, const Access& y, const Access& w, cons
         }
         return n.load(kb, y, yi, mask);
       });
-  const Access cols{
-      col, contiguous_index({s.batch, s.rows, s.positions}, {dim_var(0), dim_var(1), dim_var(2)}),
-      TensorType::contiguous(out.dtype, {s.batch, s.rows, s.positions})};
   // The weight as [C, O*taps (+1)]: w[o, c, t] at c*rows + o*taps + t, the bias beside it.
-  const int matrix = n.temp_buffer("weight_matrix", out.dtype, s.outputs * s.rows);
-  KernelBuilder kb = n.kernel(w.type.sizes);
-  const Expr tap = contiguous_index(s.kernel, vars(kb, 2, s.kernel.size()));
-  const Expr at = kb.x(1) * c(s.rows) + kb.x(0) * c(s.taps) + tap;
-  const int v = n.load(kb, w, kb.pointwise_vars());
-  store_all(n, std::move(kb), matrix, at, v, out.dtype);
-  if (s.bias) {
-    KernelBuilder bk = n.kernel({s.outputs});
-    const int bv = n.load(bk, *bias, {bk.x(0)});
-    const Expr bias_at = bk.x(0) * c(s.rows) + c(s.patch_rows());
-    store_all(n, std::move(bk), matrix, bias_at, bv, out.dtype);
-  }
+  const int matrix = copy_weight(
+      n, w, s.bias ? bias : nullptr, s,
+      [&](const Expr& o, const Expr& ch, const Expr& tap) {
+        return ch * c(s.rows) + o * c(s.taps) + tap;
+      },
+      [&](const Expr& k) { return k * c(s.rows) + c(s.patch_rows()); });
   const Access wm{matrix, dim_var(1) * c(s.rows) + dim_var(2),
                   TensorType::contiguous(out.dtype, {s.batch, s.outputs, s.rows})};
-  std::vector<size_t> channels_first(out.sizes.size());
-  std::iota(channels_first.begin(), channels_first.end(), size_t{0});
-  return product_into_output(n, wm, cols, bias != nullptr && !s.bias ? bias : nullptr,
-                             channels_first, n.options().conv_tf32);
+  return product_into_output(n, wm, cols, s.bias_after(bias), numbered_order(out.sizes.size()));
 }
 
 }  // namespace kiln

@@ -89,7 +89,13 @@ LoopKernel conv_call(const NodeLowering& n, const std::string& name, DType dtype
   return k;
 }
 
-// Strides (offset first) of a tensor of `sizes` packed with its dims in `order`.
+// Whether the plugin offers `name` for `dtype` on a 2-d convolution that is not transposed.
+bool applies(const NodeLowering& n, const std::string& name, DType dtype, const ConvArgs& a) {
+  return !a.transposed && a.window.dims == 2 && n.offers_extern(name, dtype);
+}
+
+}  // namespace
+
 std::vector<int64_t> packed_in_order(const Shape& sizes, const std::vector<size_t>& order) {
   std::vector<int64_t> strides(sizes.size() + 1, 0);
   int64_t step = 1;
@@ -99,13 +105,6 @@ std::vector<int64_t> packed_in_order(const Shape& sizes, const std::vector<size_
   }
   return strides;
 }
-
-// Whether the plugin offers `name` for `dtype` on a 2-d convolution that is not transposed.
-bool applies(const NodeLowering& n, const std::string& name, DType dtype, const ConvArgs& a) {
-  return !a.transposed && a.window.dims == 2 && n.offers_extern(name, dtype);
-}
-
-}  // namespace
 
 void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,
                       const std::vector<size_t>& order) {

@@ -17,6 +17,10 @@ namespace kiln {
 // Dim orders of a 4-d tensor's memory, outermost first.
 inline const std::vector<size_t> kNchwOrder = {0, 1, 2, 3}, kChannelsLastOrder = {0, 2, 3, 1};
 
+// Strides (offset first, as affine_strides gives them) of a tensor of `sizes` packed with its
+// dims in `order`.
+std::vector<int64_t> packed_in_order(const Shape& sizes, const std::vector<size_t>& order);
+
 // Output 0 = y + bias (a vector over dim 1, cast to the output dtype after an add in the
 // compute dtype), realized packed in `order`; the kernel walks memory order.
 void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,

@@ -24,10 +24,6 @@ std::optional<int64_t> constant_of(const LoopOp& op) {
   return static_cast<int64_t>(c);
 }
 
-bool constant_of_or_null(const LoopOp* op) {
-  return !op || constant_of(*op).has_value();
-}
-
 // Narrows an interval by `value CMP c`.
 void narrow(Interval& r, const std::string& cmp, int64_t c) {
   if (cmp == "ge") r.low = std::max(r.low, c);
@@ -75,7 +71,7 @@ void narrow_from(const std::vector<LoopOp>& body, int id, VarRanges& ranges,
   const LoopOp* index = definition(body, op->args[0]);
   const LoopOp* constant = definition(body, op->args[1]);
   std::string cmp = op->name;
-  if (index && constant_of(*index) && !constant_of_or_null(constant)) {
+  if (index && constant_of(*index) && constant && !constant_of(*constant)) {
     std::swap(index, constant);
     cmp = mirror->second;
   }
