@@ -89,6 +89,21 @@ LoopKernel conv_call(const NodeLowering& n, const std::string& name, DType dtype
   return k;
 }
 
+// `a` copied into a temporary packed with its dims in `order` (a pointwise kernel walking
+// the copy's memory order).
+Access packed_copy(NodeLowering& n, const Access& a, const std::vector<size_t>& order) {
+  const int buffer = n.temp_buffer("packed", a.type.dtype, a.type.numel());
+  const Access to = packed_access(buffer, a.type, order);
+  Shape ranges;
+  for (size_t d : order) ranges.push_back(a.type.sizes[d]);
+  KernelBuilder kb = n.kernel(ranges);
+  std::vector<Expr> at(order.size());
+  for (size_t i = 0; i < order.size(); ++i) at[order[i]] = kb.x(i);
+  kb.store(buffer, n.address(kb, to, at), n.load(kb, a, at));
+  n.emit(std::move(kb).finish());
+  return to;
+}
+
 // Whether the plugin offers `name` for `dtype` on a 2-d convolution that is not transposed.
 bool applies(const NodeLowering& n, const std::string& name, DType dtype, const ConvArgs& a) {
   return !a.transposed && a.window.dims == 2 && n.offers_extern(name, dtype);
@@ -127,9 +142,20 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   const TensorType& out = n.out_type(0);
   if (!applies(n, "conv2d", out.dtype, a)) return false;
   if (bias && compute_dtype(out.dtype) != out.dtype) return false;
+  // An implicit GEMM (the `implicit_gemm` feature) reads channels 16 bytes at a time: x and
+  // the weight go to it channels-last (copied so where they are not), and convolutions of
+  // fewer than 8 channels per group beside other groups (depthwise), which it would compute
+  // mostly on padding, keep the generated kernels.
+  const bool implicit_gemm = n.offers_extern_feature("conv2d", "implicit_gemm");
+  const int64_t per_group = x_in.type.sizes[1] / a.groups;
+  if (implicit_gemm && a.groups > 1 && per_group % 8 != 0) return false;
+  const bool to_channels_last = implicit_gemm && per_group % 8 == 0;
   // An input neither NCHW nor NHWC packed is copied first (cuDNN reports NOT_SUPPORTED
   // for other strides, measured on the H100): the call then reads the contiguous copy.
-  const XLayout layout = x_layout(x_in);
+  const XLayout given = x_layout(x_in);
+  XLayout layout = given;
+  if (to_channels_last && (given.copy || given.strides[2] != 1))
+    layout = {packed_in_order(x_in.type.sizes, kChannelsLastOrder), true};
   if (!fits_int(layout, {x_in.type.numel(), out.numel()})) return false;
   LoopKernel k = conv_call(n, "conv2d", out.dtype, x_in.type.sizes, layout, out.sizes, a);
   // With the `strides` feature the weight is read in place when packed (NCHW or
@@ -139,8 +165,10 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   const XLayout w_contiguous{packed_in_order(w.type.sizes, kNchwOrder), true};
   XLayout w_layout = strided ? x_layout(w) : w_contiguous;
   if (w_layout.copy || w_layout.strides[0] != 0) w_layout = w_contiguous;
+  if (to_channels_last && strided && w_layout.strides[2] != 1)
+    w_layout = {packed_in_order(w.type.sizes, kChannelsLastOrder), true};
   const std::vector<size_t>& y_order =
-      strided && layout.strides[2] == 1 && x_in.type.sizes[1] > 1 ? kChannelsLastOrder : kNchwOrder;
+      strided && given.strides[2] == 1 && x_in.type.sizes[1] > 1 ? kChannelsLastOrder : kNchwOrder;
   if (strided) {
     const std::vector<int64_t> y_strides = packed_in_order(out.sizes, y_order);
     const char* const w_names[] = {"w_stride_k", "w_stride_c", "w_stride_r", "w_stride_s"};
@@ -150,8 +178,12 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   }
   // The autotuner timed this shape's generated kernels faster than the library.
   if (n.declines_library_call(library_call_signature(k))) return false;
-  const Access x = layout.copy ? n.contiguous(x_in) : x_in;
-  const Access wc = w_layout.copy ? n.contiguous(w) : w;
+  const Access x = !layout.copy             ? x_in
+                   : layout.strides[2] == 1 ? packed_copy(n, x_in, kChannelsLastOrder)
+                                            : n.contiguous(x_in);
+  const Access wc = !w_layout.copy             ? w
+                    : w_layout.strides[2] == 1 ? packed_copy(n, w, kChannelsLastOrder)
+                                               : n.contiguous(w);
   if (!bias) {
     emit_library_call(n, std::move(k), {x.buffer, wc.buffer},
                       n.realize_output_in_order(0, y_order).buffer);

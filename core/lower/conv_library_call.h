@@ -4,7 +4,9 @@
 // by an elementwise kernel that fuses with what follows (f32 only: a half-precision product
 // rounded before its bias keeps the generated kernel, as the 1x1 matmul path does). Where the
 // plugin lists the call's `strides` feature, the weight is read in place when packed and the
-// output is channels-last when x is (as PyTorch keeps it).
+// output is channels-last when x is (as PyTorch keeps it). Where it lists `implicit_gemm`, x
+// and the weight go to it channels-last (copied so where they are not; y keeps x's layout), and
+// grouped convolutions of fewer than 8 channels per group keep the generated kernels.
 #pragma once
 
 #include <vector>

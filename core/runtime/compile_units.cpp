@@ -2,7 +2,6 @@
 
 #include <tbb/parallel_for.h>
 
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -98,10 +97,15 @@ Status compile_units(const Plugin& plugin, uint32_t device, std::vector<CompileU
                      const DiskCache& cache, const Logging* progress) {
   const std::string label = device_label(plugin, device);
   std::vector<Status> results(units.size(), Ok{});
-  std::atomic<size_t> done{0};
+  // Counted and reported under one lock, so the counts a user sees only go up (units that
+  // finish together on two threads would otherwise report out of order).
+  std::mutex done_mutex;
+  size_t done = 0;
   auto one = [&](size_t i) {
     compile_one(plugin, device, label, units[i], cache, results[i]);
-    if (progress) progress->progress("compiling", ++done, units.size());
+    if (!progress) return;
+    std::lock_guard lock(done_mutex);
+    progress->progress("compiling", ++done, units.size());
   };
   if (compiles_concurrently(plugin) && units.size() > 1) {
     tbb::parallel_for(size_t{0}, units.size(), one);

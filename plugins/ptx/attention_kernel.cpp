@@ -1,7 +1,6 @@
 #include "plugins/ptx/attention_kernel.h"
 
 #include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include <array>
@@ -10,6 +9,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "plugins/ptx/tensor_core.h"
 
 namespace kiln::ptx {
 namespace {
@@ -24,7 +25,7 @@ constexpr int64_t kPad = 8;
 constexpr int kWarpRows = 16;
 const double kLog2e = 1.4426950408889634;
 
-using Quad = std::array<Value*, 4>;  // an mma fragment: 4 f32 accumulators or 4 i32 operands
+using tensor_core::Quad;
 
 class Emitter {
  public:
@@ -41,54 +42,27 @@ class Emitter {
   Value* minus_inf() { return f(-std::numeric_limits<double>::infinity()); }
   Value* min64(Value* a, Value* v) { return b_.CreateSelect(b_.CreateICmpSLT(a, v), a, v); }
 
-  // `reads_memory`: the instruction reads shared memory, so it stays where it is among the
-  // stores and barriers (LLVM would otherwise move it as a pure function of its operands).
   Value* inline_asm(llvm::Type* result, const std::string& text, const std::string& constraints,
-                    const std::vector<Value*>& args, bool reads_memory = false) {
-    std::vector<llvm::Type*> types;
-    for (Value* a : args) types.push_back(a->getType());
-    auto* type = llvm::FunctionType::get(result, types, false);
-    return b_.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, reads_memory), args);
+                    const std::vector<Value*>& args) {
+    return tensor_core::inline_asm(b_, result, text, constraints, args);
   }
-  Quad unpack(Value* r) {
-    Quad out;
-    for (unsigned i = 0; i < 4; ++i) out[i] = b_.CreateExtractValue(r, i);
-    return out;
-  }
-  const char* type_name() const { return c_.dtype == kir::DType::BF16 ? "bf16" : "f16"; }
   // acc + a·b on tensor cores (a 16x16, b 16x8, acc 16x8 in f32).
   Quad mma(const Quad& a, Value* b0, Value* b1, const Quad& acc) {
-    const std::string t = type_name();
-    auto* result = llvm::StructType::get(b_.getContext(), {f32(), f32(), f32(), f32()});
-    return unpack(inline_asm(result,
-                             "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t +
-                                 ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
-                             "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                             {a[0], a[1], a[2], a[3], b0, b1, acc[0], acc[1], acc[2], acc[3]}));
+    return tensor_core::mma_m16n8k16(b_, c_.dtype, a, b0, b1, acc);
   }
-  // Four 8x8 matrices of 16-bit elements from shared memory, lanes 8m..8m+7 giving the rows of
-  // matrix m: each lane gets elements (lane/4, 2·(lane%4) and the next) of each, or with
-  // `transposed` elements (2·(lane%4) and the next, lane/4): the mma b operand either way.
   // The 32-bit shared-memory address of element `element` of `tile`.
   Value* shared_address(Value* tile, Value* element) {
-    return b_.CreateTrunc(b_.CreatePtrToInt(at(tile, element), i64()), i32());
+    return tensor_core::shared_address(b_, at(tile, element));
   }
   // Elements of one k or v buffer (there are two of each: one computed on, one filling).
   int64_t tile_elements() const { return keys_ * (c_.head_dim + kPad); }
+  // The mma b operands of four 8x8 matrices (tensor_core::load_matrices) from buffer_ on.
   Quad load_matrices(Value* tile, Value* element, bool transposed) {
-    Value* address = shared_address(tile, b_.CreateAdd(element, buffer_));
-    auto* result = llvm::StructType::get(b_.getContext(), {i32(), i32(), i32(), i32()});
-    return unpack(inline_asm(result,
-                             std::string("ldmatrix.sync.aligned.m8n8.x4") +
-                                 (transposed ? ".trans" : "") + ".shared.b16 {$0,$1,$2,$3}, [$4];",
-                             "=r,=r,=r,=r,r", {address}, true));
+    return tensor_core::load_matrices(b_, shared_address(tile, b_.CreateAdd(element, buffer_)),
+                                      transposed);
   }
   Value* exp2(Value* x) { return inline_asm(f32(), "ex2.approx.ftz.f32 $0, $1;", "=f,f", {x}); }
-  // Two f32 rounded into one register of two halves, `low` in the low half.
-  Value* pack(Value* low, Value* high) {
-    return inline_asm(i32(), std::string("cvt.rn.") + type_name() + "x2.f32 $0, $1, $2;", "=r,f,f",
-                      {high, low});
-  }
+  Value* pack(Value* low, Value* high) { return tensor_core::pack(b_, c_.dtype, low, high); }
   Value* shuffle_xor(Value* x, unsigned lanes) {
     return b_.CreateBitCast(t_.shuffle_xor(b_, b_.CreateBitCast(x, i32()), lanes), f32());
   }
@@ -110,12 +84,7 @@ class Emitter {
     return b_.CreateAdd(base, b_.CreateAdd(b_.CreateMul(row, c64(l.row)), col));
   }
   llvm::GlobalVariable* shared(const std::string& name, int64_t bytes) {
-    auto* type = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<uint64_t>(bytes));
-    auto* g = new llvm::GlobalVariable(m_, type, false, llvm::GlobalValue::InternalLinkage,
-                                       llvm::UndefValue::get(type), name, nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, t_.shared_space());
-    g->setAlignment(llvm::Align(16));
-    return g;
+    return tensor_core::shared_array(m_, t_, name, bytes);
   }
   // Alloca'd state (promoted to registers: every index is a constant).
   Value* slot(Value* array, int64_t i) {
@@ -161,11 +130,10 @@ void Emitter::load_tiles(Value* j, Value* parity) {
     for (const auto& [from, base, layout, tile] :
          {std::tuple{k_, k_base_, &c_.k, k_tile_}, std::tuple{v_, v_base_, &c_.v, v_tile_}}) {
       Value* source = b_.CreatePtrToInt(at(from, element(base, *layout, key, col)), i64());
-      inline_asm(b_.getVoidTy(), "cp.async.cg.shared.global [$0], [$1], 16;", "r,l",
-                 {shared_address(tile, to), source}, true);
+      tensor_core::copy_async(b_, shared_address(tile, to), source, 16);
     }
   }
-  inline_asm(b_.getVoidTy(), "cp.async.commit_group;", "", {}, true);
+  tensor_core::commit_copies(b_);
 }
 
 // This warp's 16 rows of q kᵀ against the tile's keys: one fragment per 8 keys.
@@ -395,7 +363,7 @@ void Emitter::emit() {
   Value* parity = b_.CreateAnd(j, c64(1));
   load_tiles(min64(b_.CreateAdd(j, c64(1)), b_.CreateSub(tiles, c64(1))),
              b_.CreateXor(parity, c64(1)));
-  inline_asm(b_.getVoidTy(), "cp.async.wait_group 1;", "", {}, true);
+  tensor_core::wait_copies(b_, 1);
   t_.barrier(b_);
   buffer_ = b_.CreateMul(parity, c64(tile_elements()));
   // A tile needs no mask when all its keys exist and (causal) none comes after the block's
@@ -418,7 +386,7 @@ void Emitter::emit() {
   b_.CreateBr(head);
 
   b_.SetInsertPoint(done);
-  inline_asm(b_.getVoidTy(), "cp.async.wait_all;", "", {}, true);  // none left in flight
+  tensor_core::wait_copies(b_, -1);  // none left in flight
   write_rows(bh, rows);
   b_.CreateRetVoid();
 }

@@ -31,34 +31,10 @@ void check_alignment(const AttentionCall& c, const kiln_launch_args& args,
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": q, k and v must start 16-byte aligned");
 }
 
-// The kernel for `call` on `device`, compiled and loaded on first use. Under attention.mutex.
-CUfunction kernel_for(kiln_plugin& p, uint32_t device, const AttentionCall& call,
-                      const kiln_stream* stream, const std::string& name) {
-  const auto key = std::make_pair(device, call.key());
-  if (auto it = p.attention.loaded.find(key); it != p.attention.loaded.end())
-    return it->second.function;
-  refuse_in_capture(stream, "extern " + name + " (its first call compiles the kernel)");
-  PtxOutput ptx;
-  try {
-    ptx = compile_attention_to_ptx(call, p.arch_for(device));
-  } catch (const std::exception& e) {
-    throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
-  }
-  AttentionKernels::Loaded loaded;
-  p.check(p.cuda.cuModuleLoadData(&loaded.module, ptx.ptx.c_str()), name + ": cuModuleLoadData");
-  if (const CUresult r =
-          p.cuda.cuModuleGetFunction(&loaded.function, loaded.module, kAttentionKernel)) {
-    p.cuda.cuModuleUnload(loaded.module);
-    p.check(r, name + ": cuModuleGetFunction");
-  }
-  p.attention.loaded[key] = loaded;
-  return loaded.function;
-}
-
 }  // namespace
 
-bool offers_attention(const kiln_plugin& p) {
-  if (!p.fused_attention || p.devices.empty()) return false;
+bool has_tensor_cores(const kiln_plugin& p) {
+  if (p.devices.empty()) return false;
   const auto sm = [](const std::string& arch) {
     return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
   };
@@ -66,6 +42,10 @@ bool offers_attention(const kiln_plugin& p) {
   for (const Device& d : p.devices)
     if (sm(d.arch) < 80) return false;
   return true;
+}
+
+bool offers_attention(const kiln_plugin& p) {
+  return p.fused_attention && has_tensor_cores(p);
 }
 
 void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
@@ -93,7 +73,10 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
   if (blocks > 0x7fffffff)
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": more blocks than one launch takes");
   std::lock_guard lock(p->attention.mutex);
-  CUfunction fn = kernel_for(*p, device, call, args.stream, name);
+  CUfunction fn = load_call_kernel(
+      *p, p->attention, device, call.key(), kAttentionKernel,
+      [&](const std::string& arch) { return compile_attention_to_ptx(call, arch).ptx; },
+      args.stream, name);
   CUdeviceptr pointers[5] = {args.buffers[0], args.buffers[1], args.buffers[2],
                              masked ? args.buffers[3] : 0, out};
   void* params[5] = {&pointers[0], &pointers[1], &pointers[2], &pointers[3], &pointers[4]};
@@ -103,10 +86,7 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
 }
 
 void release_attention_kernels(kiln_plugin& p) {
-  for (const auto& [key, loaded] : p.attention.loaded)
-    if (p.cuda.cuCtxSetCurrent(p.devices[key.first].context) == 0)
-      p.cuda.cuModuleUnload(loaded.module);
-  p.attention.loaded.clear();
+  release_call_kernels(p, p.attention);
 }
 
 }  // namespace kiln::ptx

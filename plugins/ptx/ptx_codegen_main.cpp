@@ -1,5 +1,6 @@
 // kiln-ptx-codegen: KIR (a file, or - for stdin) to the optimized LLVM IR or the PTX the ptx
-// plugin generates, without a GPU; or, with --attention, the fused attention kernel for one
+// plugin generates, without a GPU; or, with --attention or --conv, the fused attention or the
+// implicit-GEMM convolution kernel for one
 // call; or, with --narrow, LLVM IR text through the integer narrowing that follows O3. For
 // golden tests and for reading generated code.
 #include <llvm/IR/LLVMContext.h>
@@ -21,19 +22,32 @@
 
 namespace {
 
+// A spec's "key=value" items.
+struct Spec {
+  explicit Spec(const std::string& text) {
+    std::istringstream in(text);
+    for (std::string item; in >> item;) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument("expected key=value, got " + item);
+      kv[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+  }
+  int64_t number(const std::string& key) const {
+    return kv.contains(key) ? std::stoll(kv.at(key))
+                            : throw std::invalid_argument("missing " + key);
+  }
+  int64_t number(const std::string& key, int64_t fallback) const {
+    return kv.contains(key) ? std::stoll(kv.at(key)) : fallback;
+  }
+  std::map<std::string, std::string> kv;
+};
+
 // "dtype=bf16 batch=2 heads=3 q_len=77 kv_len=93 head_dim=64 causal=1 mask=add": q, k and v
 // contiguous, the mask [q_len, kv_len] broadcast over batch and heads, scale 1/sqrt(head_dim).
-kiln::kir_support::AttentionCall attention_call(const std::string& spec) {
-  std::map<std::string, std::string> kv;
-  std::istringstream in(spec);
-  for (std::string item; in >> item;) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("expected key=value, got " + item);
-    kv[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  const auto number = [&](const std::string& key) {
-    return kv.contains(key) ? std::stoll(kv[key]) : throw std::invalid_argument("missing " + key);
-  };
+kiln::kir_support::AttentionCall attention_call(const std::string& text) {
+  Spec spec(text);
+  auto& kv = spec.kv;
+  const auto number = [&](const std::string& key) { return spec.number(key); };
   kiln::kir_support::AttentionCall c;
   c.dtype = kv["dtype"] == "f16" ? kiln::kir::DType::F16 : kiln::kir::DType::BF16;
   c.batch = number("batch"), c.heads = number("heads"), c.q_len = number("q_len");
@@ -49,6 +63,42 @@ kiln::kir_support::AttentionCall attention_call(const std::string& spec) {
     c.mask_at = {0, 0, 0, c.kv_len, 1};
   }
   return c;
+}
+
+// "dtype=bf16|f16|f32|tf32 n=2 c=64 h=9 w=9 k=64 r=3 s=3 [stride=1 pad=0 dil=1 groups=1]
+// [layout=nchw|nhwc]": x, the weight and y packed in the layout (nchw by default), their
+// buffers 16-byte aligned.
+kiln::ptx::ConvKernelSpec conv_spec(const std::string& text) {
+  const Spec spec(text);
+  kiln::kir_support::ConvCall c;
+  const std::string dtype = spec.kv.contains("dtype") ? spec.kv.at("dtype") : "f32";
+  c.dtype = dtype == "bf16"  ? kiln::kir::DType::BF16
+            : dtype == "f16" ? kiln::kir::DType::F16
+                             : kiln::kir::DType::F32;
+  c.tf32 = dtype == "tf32";
+  c.n = spec.number("n"), c.c = spec.number("c"), c.h = spec.number("h"), c.w = spec.number("w");
+  c.k = spec.number("k"), c.r = spec.number("r"), c.s = spec.number("s");
+  c.stride_h = c.stride_w = spec.number("stride", 1);
+  c.pad_h = c.pad_w = spec.number("pad", 0);
+  c.dil_h = c.dil_w = spec.number("dil", 1);
+  c.groups = spec.number("groups", 1);
+  if (c.groups <= 0 || c.c % c.groups || c.k % c.groups)
+    throw std::invalid_argument("channels not divisible by groups");
+  c.out_h = (c.h + 2 * c.pad_h - c.dil_h * (c.r - 1) - 1) / c.stride_h + 1;
+  c.out_w = (c.w + 2 * c.pad_w - c.dil_w * (c.s - 1) - 1) / c.stride_w + 1;
+  const bool nhwc = spec.kv.contains("layout") && spec.kv.at("layout") == "nhwc";
+  // Strides over (n or k, c, h or r, w or s) of a [d0, d1, d2, d3] tensor.
+  const auto strides = [&](int64_t* out, int64_t d1, int64_t d2, int64_t d3) {
+    if (nhwc) {
+      out[0] = d1 * d2 * d3, out[1] = 1, out[2] = d3 * d1, out[3] = d1;
+    } else {
+      out[0] = d1 * d2 * d3, out[1] = d2 * d3, out[2] = d3, out[3] = 1;
+    }
+  };
+  strides(c.x_stride, c.c, c.h, c.w);
+  strides(c.w_stride, c.c / c.groups, c.r, c.s);
+  strides(c.y_stride, c.k, c.out_h, c.out_w);
+  return kiln::ptx::conv_kernel_spec(c, 0, 0, 0);
 }
 
 // --narrow: the module in `path` (LLVM IR text, - for stdin) after narrow_wide_integers, with
@@ -76,7 +126,7 @@ int narrow(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string emit = "ptx", path, attention;
+  std::string emit = "ptx", path, attention, conv;
   kiln::ptx::PtxOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -88,6 +138,8 @@ int main(int argc, char** argv) {
       return narrow(argv[++i]);
     } else if (a == "--attention" && i + 1 < argc) {
       attention = argv[++i];
+    } else if (a == "--conv" && i + 1 < argc) {
+      conv = argv[++i];
     } else if (a == "--libdevice" && i + 1 < argc) {
       options.libdevice = argv[++i];
     } else if (a == "--config" && i + 1 < argc) {
@@ -103,6 +155,8 @@ int main(int argc, char** argv) {
       std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] [--libdevice F] "
                    "[--config \"block_size=N ...\"] FILE.kir|- | --attention \"dtype=bf16 "
                    "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep]\" | "
+                   "--conv \"dtype=bf16 n=N c=N h=N w=N k=N r=N s=N [stride=N pad=N dil=N "
+                   "groups=N layout=nhwc]\" | "
                    "--narrow FILE.ll|-\n";
       return 2;
     }
@@ -113,6 +167,16 @@ int main(int argc, char** argv) {
       std::cout << (emit == "llvm" ? out.llvm_ir : out.ptx);
     } catch (const std::exception& e) {
       std::cerr << "kiln-ptx-codegen: --attention: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  if (!conv.empty() && path.empty() && (emit == "llvm" || emit == "ptx")) {
+    try {
+      const auto out = kiln::ptx::compile_conv_to_ptx(conv_spec(conv), options.arch);
+      std::cout << (emit == "llvm" ? out.llvm_ir : out.ptx);
+    } catch (const std::exception& e) {
+      std::cerr << "kiln-ptx-codegen: --conv: " << e.what() << "\n";
       return 1;
     }
     return 0;

@@ -144,15 +144,32 @@ PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptio
   return emit_ptx(*m, *tm);
 }
 
-PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call,
-                                   const std::string& arch) {
+namespace {
+
+// A module of one kernel that `emit` adds, for `arch`.
+template <typename Emit>
+PtxOutput compile_one_kernel(const std::string& arch, const Emit& emit) {
   register_nvptx();
   const NvptxTarget target;
   auto tm = target_machine(target.triple(), arch);
   llvm::LLVMContext context;
   auto m = new_module(context, target, *tm);
-  emit_attention_kernel(*m, target, call);
+  emit(*m, target);
   return emit_ptx(*m, *tm);
+}
+
+}  // namespace
+
+PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call,
+                                   const std::string& arch) {
+  return compile_one_kernel(arch, [&](llvm::Module& m, const NvptxTarget& target) {
+    emit_attention_kernel(m, target, call);
+  });
+}
+
+PtxOutput compile_conv_to_ptx(const ConvKernelSpec& spec, const std::string& arch) {
+  return compile_one_kernel(
+      arch, [&](llvm::Module& m, const NvptxTarget& target) { emit_conv_kernel(m, target, spec); });
 }
 
 }  // namespace kiln::ptx

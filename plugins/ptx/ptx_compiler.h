@@ -9,6 +9,7 @@
 #include "kiln/kir.hpp"
 #include "plugins/gpu/launch_shape.h"
 #include "plugins/kir_support/attention_call.h"
+#include "plugins/ptx/conv_kernel.h"
 
 namespace kiln::ptx {
 
@@ -28,6 +29,9 @@ PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptio
 
 // The fused attention kernel (attention_kernel.h) for `call` on `arch`.
 PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call, const std::string& arch);
+
+// The implicit-GEMM convolution kernel (conv_kernel.h) for `spec` on `arch`.
+PtxOutput compile_conv_to_ptx(const ConvKernelSpec& spec, const std::string& arch);
 
 // KILN_LIBDEVICE, then the CUDA toolkit's usual places, then next to `beside` (a plugin's
 // own folder, for bundles); "" when none exists.

@@ -1,6 +1,7 @@
 // The ptx plugin's externs: "mm" and "bmm" through cuBLAS, "conv2d" and its backward calls
 // through cuDNN (each when its library opened), for the dtypes the library has, "attention"
-// as a kernel of its own (ptx_attention.cpp); the core
+// as a kernel of its own (ptx_attention.cpp), and "conv2d" as one too where cuDNN did not
+// open (ptx_conv_kernel.cpp); the core
 // generates kernels for the rest. Both libraries run on the stream a call is given (so a
 // capture records them); a call that must allocate (cuDNN's workspace growing) is not captured.
 #include <functional>
@@ -26,6 +27,7 @@ kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
     {
       std::lock_guard lock(p->cudnn_mutex);
       for (const std::string& line : p->conv_library().extern_lines()) text += line + "\n";
+      if (offers_conv_kernel(*p)) text += conv_kernel_extern_line() + "\n";
     }
     if (offers_attention(*p)) text += "attention f16 bf16\n";
     *names = kiln::sdk::make_blob(std::move(text));
@@ -181,8 +183,15 @@ kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args*
     const std::string name = args.kernel ? args.kernel : "";
     if (name == "mm" || name == "bmm") return matmul_call(p, device, args, name);
     if (name == "attention") return attention_call(p, device, args, name);
-    if (const auto direction = kir_support::conv_direction(name))
+    if (const auto direction = kir_support::conv_direction(name)) {
+      bool own = false;
+      if (*direction == kir_support::ConvDirection::Forward) {
+        std::lock_guard lock(p->cudnn_mutex);
+        own = offers_conv_kernel(*p);
+      }
+      if (own) return conv_kernel_call(p, device, args, name);
       return conv_call(p, device, args, *direction, name);
+    }
     throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
   });
 }

@@ -134,6 +134,7 @@ void destroy(kiln_plugin* p) {
   p->cudnn_workspace.release(*p);
   p->cublas_scratch.release(*p);
   kiln::ptx::release_attention_kernels(*p);
+  kiln::ptx::release_conv_kernels(*p);
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
   kiln::ptx::release_imports(*p);
   for (const auto& [address, device] : p->memory.live()) {
@@ -160,8 +161,9 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch",  "libdevice",     "cublas",        "cublas_prefetch",
-                                      "cudnn", "deterministic", "pad_rows_from", "fused_attention"};
+    std::vector<std::string> known = {
+        "arch",          "libdevice",     "cublas",          "cublas_prefetch", "cudnn",
+        "deterministic", "pad_rows_from", "fused_attention", "conv_kernel"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -201,6 +203,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
     plugin->fused_attention = flag("fused_attention", "true");
+    plugin->conv_kernel = flag("conv_kernel", "true");
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     try {
       size_t used = 0;
@@ -212,6 +215,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     }
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
+    if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
     open_devices(*plugin, prefetch);
     *out = plugin.release();
   });

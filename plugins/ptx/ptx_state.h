@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <kiln/plugin.hpp>
 #include <map>
@@ -28,8 +29,9 @@ struct Device {
   kiln::sdk::PropertyList properties;
 };
 
-// The fused attention kernels compiled so far, by device and call (ptx_attention.cpp).
-struct AttentionKernels {
+// The plugin's own kernels compiled so far for calls (fused attention: ptx_attention.cpp;
+// convolutions: ptx_conv_kernel.cpp), by device and call.
+struct CallKernels {
   struct Loaded {
     CUmodule module = nullptr;
     CUfunction function = nullptr;
@@ -83,7 +85,11 @@ struct kiln_plugin {
   int64_t pad_rows_from = int64_t{1} << 32;
   kiln::ptx::CudnnLibrary& conv_library();
   bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
-  kiln::ptx::AttentionKernels attention;
+  kiln::ptx::CallKernels attention;
+  // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
+  // not open.
+  bool conv_kernel = true;
+  kiln::ptx::CallKernels conv_kernels;
   std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.
@@ -157,6 +163,25 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
                     const std::string& name);
 // Unloads the attention kernels (plugin_destroy).
 void release_attention_kernels(kiln_plugin& p);
+// The function `entry` of the kernel kept in `kernels` under (device, key), compiled by
+// `compile` (to PTX) for the device's arch and loaded on first use (refused while `stream`
+// captures). Under the mutex of `kernels`.
+CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t device,
+                            const std::string& key, const char* entry,
+                            const std::function<std::string(const std::string& arch)>& compile,
+                            const kiln_stream* stream, const std::string& name);
+void release_call_kernels(kiln_plugin& p, CallKernels& kernels);
+// Whether every device (or the `arch` option) is sm_80 or later: the tensor-core
+// instructions (mma, ldmatrix, cp.async) of the plugin's own kernels.
+bool has_tensor_cores(const kiln_plugin& p);
+// Whether the plugin offers its own "conv2d" (ptx_conv_kernel.cpp), with the dtypes it takes
+// as an extern_names line, and the call itself (the cudnn_mutex held by the caller).
+bool offers_conv_kernel(kiln_plugin& p);
+std::string conv_kernel_extern_line();
+void conv_kernel_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
+                      const std::string& name);
+// Unloads the convolution kernels (plugin_destroy).
+void release_conv_kernels(kiln_plugin& p);
 // Throws UNSUPPORTED when `s` captures: `what` is never recorded (ABI 1.4's capture rule).
 void refuse_in_capture(const kiln_stream* s, const std::string& what);
 // Waits for `device` (current on this thread) and throws, naming the kernel, the first error

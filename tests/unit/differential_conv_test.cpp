@@ -151,6 +151,28 @@ TEST_P(CompiledConv, EpiloguesFuseIntoTheConvolution) {
   EXPECT_EQ(st.host_steps, 0u);
 }
 
+TEST_P(CompiledConv, ManyChannels) {
+  // Channel counts as networks have them, so a kernel that tiles the reduction and the output
+  // channels (the ptx plugin's own convolution) crosses every tile edge: 70 output channels
+  // (over 64), 198 and 170 output positions (over 128), 24 and 40 input channels times 9 taps
+  // (several reduction tiles, and 16-byte rows of channels where the layout is channels-last).
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  const auto channels_last = [&](const std::string& name, Shape s) {
+    return input(b, name, TensorType{d, s, permuted_strides(s, {0, 2, 3, 1})});
+  };
+  const ValueRef xl = channels_last("xl", {2, 24, 9, 11}), wl = channels_last("wl", {70, 24, 3, 3});
+  b.output(conv(b, xl, wl, None{}, {1}, {1}, {1}, false, {0}, 1));
+  const ValueRef x = input(b, "x", c({2, 24, 9, 11})), w = input(b, "w", c({70, 24, 3, 3}));
+  b.output(conv(b, x, w, None{}, {1}, {1}, {1}, false, {0}, 1));
+  // Two groups of 20 channels, stride 2, on a channels-last input with an NCHW weight.
+  const ValueRef xg = channels_last("xg", {1, 40, 19, 35}), wg = input(b, "wg", c({16, 20, 3, 3}));
+  b.output(conv(b, xg, wg, None{}, {2}, {1}, {1}, false, {0}, 2));
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
 TEST_P(CompiledConv, BackwardIsAKernel) {
   const DType d = GetParam();
   const auto make = [&] {

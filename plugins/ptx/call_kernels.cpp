@@ -1,0 +1,42 @@
+// The plugin's own kernels for extern calls (fused attention, convolutions): compiled through
+// LLVM for a call's shape on its first use on a device, kept until the plugin goes.
+#include <kiln/plugin.hpp>
+#include <stdexcept>
+
+#include "plugins/ptx/ptx_state.h"
+
+namespace kiln::ptx {
+
+using kiln::sdk::Failure;
+
+CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t device,
+                            const std::string& key, const char* entry,
+                            const std::function<std::string(const std::string& arch)>& compile,
+                            const kiln_stream* stream, const std::string& name) {
+  const auto at = std::make_pair(device, key);
+  if (auto it = kernels.loaded.find(at); it != kernels.loaded.end()) return it->second.function;
+  refuse_in_capture(stream, "extern " + name + " (its first call compiles the kernel)");
+  std::string ptx;
+  try {
+    ptx = compile(p.arch_for(device));
+  } catch (const std::exception& e) {
+    throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": " + e.what());
+  }
+  CallKernels::Loaded loaded;
+  p.check(p.cuda.cuModuleLoadData(&loaded.module, ptx.c_str()), name + ": cuModuleLoadData");
+  if (const CUresult r = p.cuda.cuModuleGetFunction(&loaded.function, loaded.module, entry)) {
+    p.cuda.cuModuleUnload(loaded.module);
+    p.check(r, name + ": cuModuleGetFunction");
+  }
+  kernels.loaded[at] = loaded;
+  return loaded.function;
+}
+
+void release_call_kernels(kiln_plugin& p, CallKernels& kernels) {
+  for (const auto& [key, loaded] : kernels.loaded)
+    if (p.cuda.cuCtxSetCurrent(p.devices[key.first].context) == 0)
+      p.cuda.cuModuleUnload(loaded.module);
+  kernels.loaded.clear();
+}
+
+}  // namespace kiln::ptx

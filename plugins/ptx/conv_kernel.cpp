@@ -1,0 +1,489 @@
+#include "plugins/ptx/conv_kernel.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "plugins/ptx/tensor_core.h"
+
+namespace kiln::ptx {
+namespace {
+
+using kir_support::ConvCall;
+using llvm::Value;
+using tensor_core::Quad;
+
+constexpr int64_t kRows = 128;     // output positions per block: one per thread when copying
+constexpr int64_t kCols = 64;      // output channels per block
+constexpr int64_t kWarpRows = 32;  // positions per warp: two mma fragments of 16
+constexpr int64_t kColTiles = kCols / 8;
+constexpr int64_t kStepBytes = 64;  // of the reduction per shared row and tile
+// Bytes per shared row: 16 past the 64, so the 8 rows an ldmatrix or a fragment load reads
+// start 20 banks apart (conflict-free for both).
+constexpr int64_t kPitch = kStepBytes + 16;
+// Tiles in shared memory at once: one computed on while the next two fill.
+constexpr int64_t kStages = 3;
+
+class Emitter {
+ public:
+  Emitter(llvm::Module& m, const NvptxTarget& target, const ConvKernelSpec& spec)
+      : m_(m),
+        t_(target),
+        s_(spec),
+        c_(spec.call),
+        b_(m.getContext()),
+        size_(kir::dtype_size(spec.call.dtype)),
+        step_(kStepBytes / size_),
+        cg_(c_.c / c_.groups),
+        kg_(c_.k / c_.groups),
+        reduction_(c_.r * c_.s * cg_) {}
+  void emit();
+
+ private:
+  llvm::Type* f32() { return b_.getFloatTy(); }
+  llvm::Type* i32() { return b_.getInt32Ty(); }
+  llvm::Type* i64() { return b_.getInt64Ty(); }
+  // Index arithmetic: 32-bit where every element of the call is within 2^31 of its buffer's
+  // start (far fewer instructions than 64-bit divisions and products).
+  llvm::Type* ix() { return s_.index32 ? i32() : i64(); }
+  Value* c64(int64_t v) { return llvm::ConstantInt::get(ix(), static_cast<uint64_t>(v)); }
+  Value* f(double v) { return llvm::ConstantFP::get(f32(), v); }
+  Value* add(Value* a, Value* v) { return b_.CreateAdd(a, v); }
+  Value* mul(Value* a, int64_t v) { return b_.CreateMul(a, c64(v)); }
+  bool half() const { return size_ == 2; }
+  // The byte address `bytes` into `base` (a pointer).
+  Value* at(Value* base, Value* bytes) {
+    return b_.CreateGEP(b_.getInt8Ty(), base, b_.CreateZExt(bytes, i64()));
+  }
+  // The address of element `index` of `base` (x, the weight or y).
+  Value* element(Value* base, Value* index) {
+    return b_.CreateGEP(
+        b_.getInt8Ty(), base,
+        b_.CreateMul(b_.CreateZExt(index, i64()), b_.getInt64(static_cast<uint64_t>(size_))));
+  }
+  Value* special(llvm::Intrinsic::ID id) {
+    return b_.CreateZExtOrTrunc(b_.CreateIntrinsic(id, {}, {}), ix());
+  }
+  // Accumulator i of fragment (mt, nt), alloca'd (promoted to registers: constant indices).
+  Value* acc_slot(int64_t mt, int64_t nt, int64_t i) {
+    return b_.CreateConstGEP1_64(f32(), acc_, static_cast<uint64_t>((mt * kColTiles + nt) * 4 + i));
+  }
+  Quad acc(int64_t mt, int64_t nt) {
+    Quad q;
+    for (int64_t i = 0; i < 4; ++i)
+      q[static_cast<size_t>(i)] = b_.CreateLoad(f32(), acc_slot(mt, nt, i));
+    return q;
+  }
+  void set_acc(int64_t mt, int64_t nt, const Quad& q) {
+    for (int64_t i = 0; i < 4; ++i) b_.CreateStore(q[static_cast<size_t>(i)], acc_slot(mt, nt, i));
+  }
+
+  // Reduction index `k` as (channel in the group, tap row, tap column).
+  struct Tap {
+    Value *channel, *r, *s;
+  };
+  Tap tap(Value* k) {
+    Value* tap = b_.CreateUDiv(k, c64(cg_));
+    return {b_.CreateURem(k, c64(cg_)), b_.CreateUDiv(tap, c64(c_.s)),
+            b_.CreateURem(tap, c64(c_.s))};
+  }
+  // Copies `elements` from element `index` of `from` to byte `to` of shared `tile`, or zeros
+  // where `valid` is false (then nothing is read: the address is the buffer's start).
+  void copy(llvm::GlobalVariable* tile, Value* to, Value* from, Value* index, Value* valid,
+            int64_t elements);
+  void copy_x(Value* j, Value* buffer);
+  void copy_w(Value* j, Value* buffer);
+  void compute(Value* buffer);
+  void compute_half(Value* a_base, Value* b_base);
+  void compute_f32(Value* a_base, Value* b_base);
+  void write_y();
+
+  llvm::Module& m_;
+  const NvptxTarget& t_;
+  const ConvKernelSpec& s_;
+  const ConvCall& c_;
+  llvm::IRBuilder<> b_;
+  const int64_t size_, step_;  // bytes per element, reduction elements per tile
+  const int64_t cg_, kg_, reduction_;
+  llvm::Function* fn_ = nullptr;
+  Value *x_ = nullptr, *w_ = nullptr, *y_ = nullptr, *acc_ = nullptr;
+  Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr, *g_ = nullptr, *quad_ = nullptr;
+  Value *group_ = nullptr, *first_row_ = nullptr, *first_col_ = nullptr;
+  // A row of a tile this thread copies: its place in the tile, whether it is inside the call,
+  // its element of x at channel 0 of its group and tap (0, 0) (or of the weight at (0, 0, 0)),
+  // and (x) its first input row and column.
+  struct PatchRow {
+    Value *row = nullptr, *valid = nullptr, *base = nullptr, *ih0 = nullptr, *iw0 = nullptr;
+  };
+  // How a tile's copies are shared out: the rows this thread copies and, of each, chunks
+  // first_chunk + i·chunk_step for i < chunks (a chunk: 16 bytes, or one element).
+  struct Share {
+    std::vector<Value*> rows;
+    Value* first_chunk = nullptr;
+    int64_t chunk_step = 1, chunks = 1;
+  };
+  Share share(bool vector, int64_t rows);
+  Share x_share_, w_share_;
+  std::vector<PatchRow> x_rows_, w_rows_;
+  llvm::GlobalVariable *a_tile_ = nullptr, *b_tile_ = nullptr;
+};
+
+void Emitter::copy(llvm::GlobalVariable* tile, Value* to, Value* from, Value* index, Value* valid,
+                   int64_t elements) {
+  Value* source = b_.CreateSelect(valid, element(from, index), from);
+  Value* target = at(tile, to);
+  if (half() && elements == 1) {  // cp.async copies 4 bytes at least
+    Value* v = b_.CreateAlignedLoad(b_.getInt16Ty(), source, llvm::Align(2));
+    b_.CreateAlignedStore(b_.CreateSelect(valid, v, b_.getInt16(0)), target, llvm::Align(2));
+    return;
+  }
+  const int bytes = static_cast<int>(elements * size_);
+  tensor_core::copy_async(
+      b_, tensor_core::shared_address(b_, target), b_.CreatePtrToInt(source, i64()), bytes,
+      b_.CreateSelect(valid, b_.getInt32(static_cast<uint32_t>(bytes)), b_.getInt32(0)));
+}
+
+// Tile j of this thread's patch rows into buffer `buffer` of a_tile_: 16 bytes per copy where
+// the channels are contiguous (a chunk never straddles two taps: the group's channels are
+// whole chunks), else element by element; zeros past the reduction and for padding taps.
+void Emitter::copy_x(Value* j, Value* buffer) {
+  const int64_t elements = s_.vector_x ? 16 / size_ : 1;
+  for (int64_t c = 0; c < x_share_.chunks; ++c) {
+    Value* q = add(x_share_.first_chunk, c64(c * x_share_.chunk_step));
+    Value* k = add(mul(j, step_), mul(q, elements));
+    const Tap p = tap(k);
+    Value* inside = b_.CreateICmpULT(k, c64(reduction_));
+    Value* dh = mul(p.r, c_.dil_h);
+    Value* dw = mul(p.s, c_.dil_w);
+    Value* tap_at =
+        add(mul(p.channel, c_.x_stride[1]), add(mul(dh, c_.x_stride[2]), mul(dw, c_.x_stride[3])));
+    for (const PatchRow& r : x_rows_) {
+      Value* ih = add(r.ih0, dh);
+      Value* iw = add(r.iw0, dw);
+      // Unsigned compares: a negative row or column is past the end too.
+      Value* valid = b_.CreateAnd(
+          b_.CreateAnd(r.valid, inside),
+          b_.CreateAnd(b_.CreateICmpULT(ih, c64(c_.h)), b_.CreateICmpULT(iw, c64(c_.w))));
+      Value* to =
+          add(mul(buffer, kRows * kPitch), add(mul(r.row, kPitch), mul(q, elements * size_)));
+      copy(a_tile_, to, x_, add(r.base, tap_at), valid, elements);
+    }
+  }
+}
+
+// Tile j of the weight rows into buffer `buffer` of b_tile_, shared out as x's rows are.
+void Emitter::copy_w(Value* j, Value* buffer) {
+  const int64_t elements = s_.vector_w ? 16 / size_ : 1;
+  for (int64_t c = 0; c < w_share_.chunks; ++c) {
+    Value* q = add(w_share_.first_chunk, c64(c * w_share_.chunk_step));
+    Value* k = add(mul(j, step_), mul(q, elements));
+    const Tap p = tap(k);
+    Value* inside = b_.CreateICmpULT(k, c64(reduction_));
+    Value* tap_at = add(mul(p.channel, c_.w_stride[1]),
+                        add(mul(p.r, c_.w_stride[2]), mul(p.s, c_.w_stride[3])));
+    for (const PatchRow& r : w_rows_) {
+      Value* to =
+          add(mul(buffer, kCols * kPitch), add(mul(r.row, kPitch), mul(q, elements * size_)));
+      copy(b_tile_, to, w_, add(r.base, tap_at), b_.CreateAnd(r.valid, inside), elements);
+    }
+  }
+}
+
+Emitter::Share Emitter::share(bool vector, int64_t rows) {
+  const int64_t elements = vector ? 16 / size_ : 1;
+  Share out;
+  if (vector) {  // 4 lanes per row: each copy of a warp reads 8 rows' 64 bytes whole
+    out.first_chunk = b_.CreateAnd(tid_, c64(3));
+    for (int64_t i = 0; i < rows / (kConvThreads / 4); ++i)
+      out.rows.push_back(add(b_.CreateLShr(tid_, c64(2)), c64(i * (kConvThreads / 4))));
+    return out;
+  }
+  // Element by element: a warp's lanes take adjacent rows, which in NCHW x are adjacent output
+  // positions; with fewer rows than threads, the threads over them take alternate elements.
+  const int64_t per_row = kConvThreads / rows;
+  out.rows.push_back(b_.CreateAnd(tid_, c64(rows - 1)));
+  out.first_chunk = b_.CreateUDiv(tid_, c64(rows));
+  out.chunk_step = per_row;
+  out.chunks = step_ / elements / per_row;
+  return out;
+}
+
+// 16-bit operands: per 16 of the reduction, each warp's two a fragments and the b operands of
+// two 8-channel groups at a time come by ldmatrix. Lane l addresses row l%16 of the a rows
+// (columns +8 for lanes 16-31), and row l%8 of matrix l/8 of the b rows: channels +8 for
+// matrices 2, 3, reduction +8 for matrices 1, 3.
+void Emitter::compute_half(Value* a_base, Value* b_base) {
+  Value* matrix = b_.CreateLShr(lane_, c64(3));
+  Value* a_row = add(mul(warp_, kWarpRows), b_.CreateAnd(lane_, c64(15)));
+  Value* a_col = mul(b_.CreateLShr(lane_, c64(4)), 8);
+  Value* b_row = add(b_.CreateAnd(lane_, c64(7)), mul(b_.CreateLShr(matrix, c64(1)), 8));
+  Value* b_col = mul(b_.CreateAnd(matrix, c64(1)), 8);
+  for (int64_t ks = 0; ks < step_ / 16; ++ks) {
+    Quad a[2];
+    for (int64_t mt = 0; mt < 2; ++mt) {
+      Value* byte = add(mul(add(a_row, c64(mt * 16)), kPitch), mul(add(a_col, c64(ks * 16)), 2));
+      a[mt] = tensor_core::load_matrices(
+          b_, tensor_core::shared_address(b_, at(a_tile_, add(a_base, byte))), false);
+    }
+    for (int64_t nt = 0; nt < kColTiles; nt += 2) {
+      Value* byte = add(mul(add(b_row, c64(nt * 8)), kPitch), mul(add(b_col, c64(ks * 16)), 2));
+      const Quad w = tensor_core::load_matrices(
+          b_, tensor_core::shared_address(b_, at(b_tile_, add(b_base, byte))), false);
+      for (int64_t mt = 0; mt < 2; ++mt) {
+        set_acc(mt, nt, tensor_core::mma_m16n8k16(b_, c_.dtype, a[mt], w[0], w[1], acc(mt, nt)));
+        set_acc(mt, nt + 1,
+                tensor_core::mma_m16n8k16(b_, c_.dtype, a[mt], w[2], w[3], acc(mt, nt + 1)));
+      }
+    }
+  }
+}
+
+// f32 operands: per 8 of the reduction, a fragment holds rows g and g+8 at columns q and q+4
+// (g = lane/4, q = lane%4), a b fragment channel g at rows q and q+4; read from shared memory
+// one element each, then rounded to TF32 (twice, as big and small, without `tf32`).
+void Emitter::compute_f32(Value* a_base, Value* b_base) {
+  auto load = [&](llvm::GlobalVariable* tile, Value* base, Value* row, int64_t col) {
+    Value* byte = add(base, add(mul(row, kPitch), add(mul(quad_, 4), c64(col * 4))));
+    return b_.CreateAlignedLoad(f32(), at(tile, byte), llvm::Align(4));
+  };
+  // TF32 operands of `x`: {x} with the call's tf32, else {big, small}.
+  auto split = [&](Value* x) -> std::vector<Value*> {
+    Value* big = tensor_core::tf32(b_, x);
+    if (c_.tf32) return {big};
+    return {big, tensor_core::tf32(b_, b_.CreateFSub(x, b_.CreateBitCast(big, f32())))};
+  };
+  for (int64_t ks = 0; ks < step_ / 8; ++ks) {
+    std::vector<Value*> a[2][4];
+    for (int64_t mt = 0; mt < 2; ++mt) {
+      Value* row = add(add(mul(warp_, kWarpRows), c64(mt * 16)), g_);
+      for (int64_t i = 0; i < 4; ++i)
+        a[mt][i] = split(load(a_tile_, a_base, add(row, c64((i % 2) * 8)), ks * 8 + (i / 2) * 4));
+    }
+    for (int64_t nt = 0; nt < kColTiles; ++nt) {
+      Value* row = add(g_, c64(nt * 8));
+      const std::vector<Value*> w0 = split(load(b_tile_, b_base, row, ks * 8));
+      const std::vector<Value*> w1 = split(load(b_tile_, b_base, row, ks * 8 + 4));
+      for (int64_t mt = 0; mt < 2; ++mt) {
+        Quad sum = acc(mt, nt);
+        auto part = [&](size_t ai, size_t wi) {
+          const Quad q = {a[mt][0][ai], a[mt][1][ai], a[mt][2][ai], a[mt][3][ai]};
+          sum = tensor_core::mma_m16n8k8_tf32(b_, q, w0[wi], w1[wi], sum);
+        };
+        if (!c_.tf32) part(1, 0), part(0, 1);  // the small terms first
+        part(0, 0);
+        set_acc(mt, nt, sum);
+      }
+    }
+  }
+}
+
+void Emitter::compute(Value* buffer) {
+  Value* a_base = mul(buffer, kRows * kPitch);
+  Value* b_base = mul(buffer, kCols * kPitch);
+  if (half())
+    compute_half(a_base, b_base);
+  else
+    compute_f32(a_base, b_base);
+}
+
+// Each accumulator rounded into y: rows g and g+8 of each fragment, channels 2q and 2q+1,
+// as one store of the pair where they are adjacent in y. Stores outside the call go to a
+// shared scratch word of the thread's instead: no lane branches away from its warp.
+void Emitter::write_y() {
+  auto* discard =
+      tensor_core::shared_array(m_, t_, "conv_discard", static_cast<int64_t>(kConvThreads) * 8);
+  Value* discard_at =
+      b_.CreateAddrSpaceCast(at(discard, mul(tid_, 8)), llvm::PointerType::get(m_.getContext(), 0));
+  llvm::Type* half_type = c_.dtype == kir::DType::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
+  const int64_t positions = c_.out_h * c_.out_w, rows = c_.n * positions;
+  Value* col0 = add(first_col_, mul(quad_, 2));
+  for (int64_t mt = 0; mt < 2; ++mt)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value* m = add(first_row_, add(add(mul(warp_, kWarpRows), c64(mt * 16 + h * 8)), g_));
+      Value* image = b_.CreateUDiv(m, c64(positions));
+      Value* p = b_.CreateURem(m, c64(positions));
+      Value* row_at = add(add(mul(image, c_.y_stride[0]), mul(group_, kg_ * c_.y_stride[1])),
+                          add(mul(b_.CreateUDiv(p, c64(c_.out_w)), c_.y_stride[2]),
+                              mul(b_.CreateURem(p, c64(c_.out_w)), c_.y_stride[3])));
+      Value* inside = b_.CreateICmpULT(m, c64(rows));
+      for (int64_t nt = 0; nt < kColTiles; ++nt) {
+        const Quad q = acc(mt, nt);
+        Value* col = add(col0, c64(nt * 8));
+        Value* v[2] = {q[static_cast<size_t>(2 * h)], q[static_cast<size_t>(2 * h + 1)]};
+        if (s_.pair_y) {  // kg_ is even: both channels or neither
+          Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(col, c64(kg_)));
+          Value* to = b_.CreateSelect(ok, element(y_, add(row_at, col)), discard_at);
+          if (half()) {
+            b_.CreateAlignedStore(tensor_core::pack(b_, c_.dtype, v[0], v[1]), to, llvm::Align(4));
+          } else {
+            Value* pair = llvm::UndefValue::get(llvm::FixedVectorType::get(f32(), 2));
+            pair = b_.CreateInsertElement(b_.CreateInsertElement(pair, v[0], uint64_t{0}), v[1],
+                                          uint64_t{1});
+            b_.CreateAlignedStore(pair, to, llvm::Align(8));
+          }
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Value* channel = add(col, c64(e));
+          Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(channel, c64(kg_)));
+          Value* index = add(row_at, mul(channel, c_.y_stride[1]));
+          Value* to = b_.CreateSelect(ok, element(y_, index), discard_at);
+          Value* value = half() ? b_.CreateFPTrunc(v[e], half_type) : v[e];
+          b_.CreateAlignedStore(value, to, llvm::Align(static_cast<uint64_t>(size_)));
+        }
+      }
+    }
+}
+
+void Emitter::emit() {
+  llvm::LLVMContext& ctx = m_.getContext();
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr}, false);
+  fn_ = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kConvKernel, m_);
+  t_.mark_kernel(*fn_, kConvThreads);
+  x_ = fn_->getArg(0), w_ = fn_->getArg(1), y_ = fn_->getArg(2);
+  a_tile_ = tensor_core::shared_array(m_, t_, "conv_patches", kStages * kRows * kPitch);
+  b_tile_ = tensor_core::shared_array(m_, t_, "conv_weights", kStages * kCols * kPitch);
+
+  auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  if (c_.out_h * c_.out_w == 0 || kg_ == 0) {  // no output element (never launched)
+    b_.CreateRetVoid();
+    return;
+  }
+  acc_ = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(2 * kColTiles * 4)), "acc");
+  for (int64_t mt = 0; mt < 2; ++mt)
+    for (int64_t nt = 0; nt < kColTiles; ++nt) set_acc(mt, nt, {f(0), f(0), f(0), f(0)});
+
+  tid_ = b_.CreateZExtOrTrunc(t_.thread_id(b_), ix());
+  lane_ = b_.CreateAnd(tid_, c64(31));
+  warp_ = b_.CreateLShr(tid_, c64(5));
+  g_ = b_.CreateLShr(lane_, c64(2));
+  quad_ = b_.CreateAnd(lane_, c64(3));
+  first_row_ = mul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), kRows);
+  first_col_ = mul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y), kCols);
+  group_ = special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z);
+
+  // The rows this thread copies: output positions first_row_ + row, weight rows (output
+  // channels) first_col_ + row.
+  const int64_t positions = c_.out_h * c_.out_w;
+  x_share_ = share(s_.vector_x, kRows);
+  for (Value* row : x_share_.rows) {
+    Value* m = add(first_row_, row);
+    Value* image = b_.CreateUDiv(m, c64(positions));
+    Value* p = b_.CreateURem(m, c64(positions));
+    PatchRow r;
+    r.row = row;
+    r.valid = b_.CreateICmpULT(m, c64(c_.n * positions));
+    r.ih0 = b_.CreateSub(mul(b_.CreateUDiv(p, c64(c_.out_w)), c_.stride_h), c64(c_.pad_h));
+    r.iw0 = b_.CreateSub(mul(b_.CreateURem(p, c64(c_.out_w)), c_.stride_w), c64(c_.pad_w));
+    r.base =
+        add(c64(c_.x_offset), add(mul(image, c_.x_stride[0]), mul(group_, cg_ * c_.x_stride[1])));
+    x_rows_.push_back(r);
+  }
+  w_share_ = share(s_.vector_w, kCols);
+  for (Value* row : w_share_.rows) {
+    Value* channel = add(first_col_, row);
+    PatchRow r;
+    r.row = row;
+    r.valid = b_.CreateICmpULT(channel, c64(kg_));
+    r.base = mul(add(mul(group_, kg_), channel), c_.w_stride[0]);
+    w_rows_.push_back(r);
+  }
+
+  const int64_t tiles = (reduction_ + step_ - 1) / step_;
+  if (tiles == 0) {  // an empty sum: zeros
+    write_y();
+    b_.CreateRetVoid();
+    return;
+  }
+  auto* head = llvm::BasicBlock::Create(ctx, "tile", fn_);
+  auto* body = llvm::BasicBlock::Create(ctx, "tile_body", fn_);
+  auto* done = llvm::BasicBlock::Create(ctx, "write", fn_);
+  const auto fill = [&](Value* tile, Value* buffer) {
+    copy_x(tile, buffer);
+    copy_w(tile, buffer);
+    tensor_core::commit_copies(b_);
+  };
+  Value* last = c64(tiles - 1);
+  const auto clamped = [&](Value* tile) {
+    return b_.CreateSelect(b_.CreateICmpULT(tile, last), tile, last);
+  };
+  for (int64_t stage = 0; stage + 1 < kStages; ++stage) fill(clamped(c64(stage)), c64(stage));
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* j = b_.CreatePHI(ix(), 2, "j");
+  j->addIncoming(c64(0), entry);
+  b_.CreateCondBr(b_.CreateICmpSLT(j, c64(tiles)), body, done);
+
+  b_.SetInsertPoint(body);
+  // Tile j + kStages - 1 starts filling the buffer computed on last round (past the end, the
+  // last tile again: no branch), then tile j's copies are waited for.
+  Value* ahead = add(j, c64(kStages - 1));
+  fill(clamped(ahead), b_.CreateURem(ahead, c64(kStages)));
+  tensor_core::wait_copies(b_, static_cast<int>(kStages - 1));
+  t_.barrier(b_);
+  compute(b_.CreateURem(j, c64(kStages)));
+  t_.barrier(b_);  // this tile's readers are done before the next round refills its buffer
+  j->addIncoming(add(j, c64(1)), b_.GetInsertBlock());
+  b_.CreateBr(head);
+
+  b_.SetInsertPoint(done);
+  tensor_core::wait_copies(b_, -1);  // none left in flight
+  write_y();
+  b_.CreateRetVoid();
+}
+
+bool aligned(uint64_t address, int64_t bytes) {
+  return address % static_cast<uint64_t>(bytes) == 0;
+}
+
+}  // namespace
+
+bool conv_kernel_takes(const ConvCall& call) {
+  return call.dtype == kir::DType::F32 || call.dtype == kir::DType::BF16 ||
+         call.dtype == kir::DType::F16;
+}
+
+ConvKernelSpec conv_kernel_spec(const ConvCall& call, uint64_t x, uint64_t w, uint64_t y) {
+  ConvKernelSpec spec{call};
+  const int64_t size = kir::dtype_size(call.dtype), v = 16 / size;
+  const int64_t cg = call.groups > 0 ? call.c / call.groups : 0;
+  const auto whole = [&](std::initializer_list<int64_t> values, int64_t of) {
+    for (int64_t value : values)
+      if (value % of) return false;
+    return true;
+  };
+  spec.vector_x = call.x_stride[1] == 1 && cg % v == 0 &&
+                  whole({call.x_stride[0], call.x_stride[2], call.x_stride[3]}, v) &&
+                  aligned(x + static_cast<uint64_t>(call.x_offset * size), 16);
+  spec.vector_w = call.w_stride[1] == 1 && cg % v == 0 &&
+                  whole({call.w_stride[0], call.w_stride[2], call.w_stride[3]}, v) &&
+                  aligned(w, 16);
+  int64_t largest = call.n * call.out_h * call.out_w + kRows;
+  for (int64_t bytes : call.buffer_bytes()) largest = std::max(largest, bytes / size);
+  spec.index32 = largest < (int64_t{1} << 31);
+  spec.pair_y = call.y_stride[1] == 1 && call.groups > 0 && (call.k / call.groups) % 2 == 0 &&
+                whole({call.y_stride[0], call.y_stride[2], call.y_stride[3]}, 2) &&
+                aligned(y, 2 * size);
+  return spec;
+}
+
+std::string ConvKernelSpec::key() const {
+  return call.shape_key() + ",x_offset=" + std::to_string(call.x_offset) + (index32 ? ",i32" : "") +
+         (vector_x ? ",vx" : "") + (vector_w ? ",vw" : "") + (pair_y ? ",py" : "");
+}
+
+void emit_conv_kernel(llvm::Module& m, const NvptxTarget& target, const ConvKernelSpec& spec) {
+  Emitter(m, target, spec).emit();
+}
+
+std::array<int64_t, 3> conv_kernel_grid(const ConvCall& call) {
+  const int64_t kg = call.groups > 0 ? call.k / call.groups : 0;
+  return {(call.n * call.out_h * call.out_w + kRows - 1) / kRows, (kg + kCols - 1) / kCols,
+          call.groups};
+}
+
+}  // namespace kiln::ptx
