@@ -28,6 +28,10 @@ CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t devic
     p.cuda.cuModuleUnload(loaded.module);
     p.check(r, name + ": cuModuleGetFunction");
   }
+  // The kernels keep tens of KB of shared memory per block: the largest carveout lets several
+  // blocks share an SM (a preference: where the driver declines it, the kernel still runs).
+  if (p.cuda.cuFuncSetAttribute)
+    p.cuda.cuFuncSetAttribute(loaded.function, kPreferredSharedCarveout, 100);
   kernels.loaded[at] = loaded;
   return loaded.function;
 }

@@ -96,8 +96,6 @@ class Emitter {
   void copy_x(Value* j, Value* buffer);
   void copy_w(Value* j, Value* buffer);
   void compute(Value* buffer);
-  void compute_half(Value* a_base, Value* b_base);
-  void compute_f32(Value* a_base, Value* b_base);
   void write_y();
 
   llvm::Module& m_;
@@ -210,82 +208,61 @@ Emitter::Share Emitter::share(bool vector, int64_t rows) {
   return out;
 }
 
-// 16-bit operands: per 16 of the reduction, each warp's two a fragments and the b operands of
-// two 8-channel groups at a time come by ldmatrix. Lane l addresses row l%16 of the a rows
-// (columns +8 for lanes 16-31), and row l%8 of matrix l/8 of the b rows: channels +8 for
-// matrices 2, 3, reduction +8 for matrices 1, 3.
-void Emitter::compute_half(Value* a_base, Value* b_base) {
+// Per 32 bytes of the reduction, each warp's two a fragments and the b operands of two
+// 8-channel groups at a time come by ldmatrix. Lane l addresses row l%16 of the a rows (16
+// bytes on for lanes 16-31), and row l%8 of matrix l/8 of the b rows: channels +8 for
+// matrices 2, 3, 16 bytes on for matrices 1, 3. For 16-bit elements these are the fragments
+// of mma m16n8k16. For f32 each 8x8 matrix of 16-bit halves is 8 rows of 4 elements, and a
+// lane gets element (lane/4, lane%4) of each: exactly the fragments of mma m16n8k8 on TF32
+// (a: rows g and g+8, columns q and q+4; b: channel g, rows q and q+4), rounded to TF32 first
+// (twice, as big and small, without the call's `tf32`).
+void Emitter::compute(Value* buffer) {
+  Value* a_base = mul(buffer, kRows * kPitch);
+  Value* b_base = mul(buffer, kCols * kPitch);
   Value* matrix = b_.CreateLShr(lane_, c64(3));
   Value* a_row = add(mul(warp_, kWarpRows), b_.CreateAnd(lane_, c64(15)));
-  Value* a_col = mul(b_.CreateLShr(lane_, c64(4)), 8);
+  Value* a_col = mul(b_.CreateLShr(lane_, c64(4)), 16);
   Value* b_row = add(b_.CreateAnd(lane_, c64(7)), mul(b_.CreateLShr(matrix, c64(1)), 8));
-  Value* b_col = mul(b_.CreateAnd(matrix, c64(1)), 8);
-  for (int64_t ks = 0; ks < step_ / 16; ++ks) {
-    Quad a[2];
-    for (int64_t mt = 0; mt < 2; ++mt) {
-      Value* byte = add(mul(add(a_row, c64(mt * 16)), kPitch), mul(add(a_col, c64(ks * 16)), 2));
-      a[mt] = tensor_core::load_matrices(
-          b_, tensor_core::shared_address(b_, at(a_tile_, add(a_base, byte))), false);
-    }
-    for (int64_t nt = 0; nt < kColTiles; nt += 2) {
-      Value* byte = add(mul(add(b_row, c64(nt * 8)), kPitch), mul(add(b_col, c64(ks * 16)), 2));
-      const Quad w = tensor_core::load_matrices(
-          b_, tensor_core::shared_address(b_, at(b_tile_, add(b_base, byte))), false);
-      for (int64_t mt = 0; mt < 2; ++mt) {
-        set_acc(mt, nt, tensor_core::mma_m16n8k16(b_, c_.dtype, a[mt], w[0], w[1], acc(mt, nt)));
-        set_acc(mt, nt + 1,
-                tensor_core::mma_m16n8k16(b_, c_.dtype, a[mt], w[2], w[3], acc(mt, nt + 1)));
-      }
-    }
-  }
-}
-
-// f32 operands: per 8 of the reduction, a fragment holds rows g and g+8 at columns q and q+4
-// (g = lane/4, q = lane%4), a b fragment channel g at rows q and q+4; read from shared memory
-// one element each, then rounded to TF32 (twice, as big and small, without `tf32`).
-void Emitter::compute_f32(Value* a_base, Value* b_base) {
-  auto load = [&](llvm::GlobalVariable* tile, Value* base, Value* row, int64_t col) {
-    Value* byte = add(base, add(mul(row, kPitch), add(mul(quad_, 4), c64(col * 4))));
-    return b_.CreateAlignedLoad(f32(), at(tile, byte), llvm::Align(4));
-  };
-  // TF32 operands of `x`: {x} with the call's tf32, else {big, small}.
-  auto split = [&](Value* x) -> std::vector<Value*> {
+  Value* b_col = mul(b_.CreateAnd(matrix, c64(1)), 16);
+  // TF32 operands of f32 `x` (bits in an i32): {x} with the call's tf32, else {big, small}.
+  auto split = [&](Value* bits) -> std::vector<Value*> {
+    Value* x = b_.CreateBitCast(bits, f32());
     Value* big = tensor_core::tf32(b_, x);
     if (c_.tf32) return {big};
     return {big, tensor_core::tf32(b_, b_.CreateFSub(x, b_.CreateBitCast(big, f32())))};
   };
-  for (int64_t ks = 0; ks < step_ / 8; ++ks) {
-    std::vector<Value*> a[2][4];
+  // acc + a·(b0, b1) for 32 bytes of the reduction.
+  auto product = [&](const Quad& a, Value* b0, Value* b1, const Quad& acc) {
+    if (half()) return tensor_core::mma_m16n8k16(b_, c_.dtype, a, b0, b1, acc);
+    std::vector<Value*> as[4];
+    for (size_t i = 0; i < 4; ++i) as[i] = split(a[i]);
+    const std::vector<Value*> w0 = split(b0), w1 = split(b1);
+    Quad sum = acc;
+    auto part = [&](size_t ai, size_t wi) {
+      sum = tensor_core::mma_m16n8k8_tf32(b_, {as[0][ai], as[1][ai], as[2][ai], as[3][ai]}, w0[wi],
+                                          w1[wi], sum);
+    };
+    if (!c_.tf32) part(1, 0), part(0, 1);  // the small terms first
+    part(0, 0);
+    return sum;
+  };
+  for (int64_t ks = 0; ks < kStepBytes / 32; ++ks) {
+    Quad a[2];
     for (int64_t mt = 0; mt < 2; ++mt) {
-      Value* row = add(add(mul(warp_, kWarpRows), c64(mt * 16)), g_);
-      for (int64_t i = 0; i < 4; ++i)
-        a[mt][i] = split(load(a_tile_, a_base, add(row, c64((i % 2) * 8)), ks * 8 + (i / 2) * 4));
+      Value* byte = add(mul(add(a_row, c64(mt * 16)), kPitch), add(a_col, c64(ks * 32)));
+      a[mt] = tensor_core::load_matrices(
+          b_, tensor_core::shared_address(b_, at(a_tile_, add(a_base, byte))), false);
     }
-    for (int64_t nt = 0; nt < kColTiles; ++nt) {
-      Value* row = add(g_, c64(nt * 8));
-      const std::vector<Value*> w0 = split(load(b_tile_, b_base, row, ks * 8));
-      const std::vector<Value*> w1 = split(load(b_tile_, b_base, row, ks * 8 + 4));
+    for (int64_t nt = 0; nt < kColTiles; nt += 2) {
+      Value* byte = add(mul(add(b_row, c64(nt * 8)), kPitch), add(b_col, c64(ks * 32)));
+      const Quad w = tensor_core::load_matrices(
+          b_, tensor_core::shared_address(b_, at(b_tile_, add(b_base, byte))), false);
       for (int64_t mt = 0; mt < 2; ++mt) {
-        Quad sum = acc(mt, nt);
-        auto part = [&](size_t ai, size_t wi) {
-          const Quad q = {a[mt][0][ai], a[mt][1][ai], a[mt][2][ai], a[mt][3][ai]};
-          sum = tensor_core::mma_m16n8k8_tf32(b_, q, w0[wi], w1[wi], sum);
-        };
-        if (!c_.tf32) part(1, 0), part(0, 1);  // the small terms first
-        part(0, 0);
-        set_acc(mt, nt, sum);
+        set_acc(mt, nt, product(a[mt], w[0], w[1], acc(mt, nt)));
+        set_acc(mt, nt + 1, product(a[mt], w[2], w[3], acc(mt, nt + 1)));
       }
     }
   }
-}
-
-void Emitter::compute(Value* buffer) {
-  Value* a_base = mul(buffer, kRows * kPitch);
-  Value* b_base = mul(buffer, kCols * kPitch);
-  if (half())
-    compute_half(a_base, b_base);
-  else
-    compute_f32(a_base, b_base);
 }
 
 // Each accumulator rounded into y: rows g and g+8 of each fragment, channels 2q and 2q+1,
@@ -379,8 +356,10 @@ void Emitter::emit() {
     r.valid = b_.CreateICmpULT(m, c64(c_.n * positions));
     r.ih0 = b_.CreateSub(mul(b_.CreateUDiv(p, c64(c_.out_w)), c_.stride_h), c64(c_.pad_h));
     r.iw0 = b_.CreateSub(mul(b_.CreateURem(p, c64(c_.out_w)), c_.stride_w), c64(c_.pad_w));
-    r.base =
-        add(c64(c_.x_offset), add(mul(image, c_.x_stride[0]), mul(group_, cg_ * c_.x_stride[1])));
+    // Padding makes ih0 and iw0 negative: the sum wraps, and is right for every tap inside.
+    r.base = add(
+        add(c64(c_.x_offset), add(mul(image, c_.x_stride[0]), mul(group_, cg_ * c_.x_stride[1]))),
+        add(mul(r.ih0, c_.x_stride[2]), mul(r.iw0, c_.x_stride[3])));
     x_rows_.push_back(r);
   }
   w_share_ = share(s_.vector_w, kCols);

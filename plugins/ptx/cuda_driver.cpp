@@ -54,7 +54,8 @@ std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_
   ok &= resolve(d.library, d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   ok &= resolve(d.library, d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   ok &= resolve(d.library, d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
-  resolve(d.library, d.cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");  // optional
+  resolve(d.library, d.cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");     // optional
+  resolve(d.library, d.cuFuncSetAttribute, "cuFuncSetAttribute");  // optional
   // Optional: without them the plugin imports no memory.
   if (!resolve(d.library, d.cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") ||
       !resolve(d.library, d.cuIpcCloseMemHandle, "cuIpcCloseMemHandle") ||

@@ -97,6 +97,8 @@ struct CudaDriver {
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+  // Optional: NULL where the driver lacks it (then kernels keep the driver's default).
+  CUresult (*cuFuncSetAttribute)(CUfunction, int attribute, int value) = nullptr;
   // Optional: NULL where the driver lacks it (then products' rows are not padded).
   CUresult (*cuMemcpy2DAsync)(const Memcpy2D*, CUstream) = nullptr;
   // Memory other processes share (ABI 1.3); optional: NULL where the driver lacks them.
@@ -111,6 +113,9 @@ struct CudaDriver {
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
 };
+
+// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, in percent of the most shared memory.
+inline constexpr int kPreferredSharedCarveout = 9;
 
 // CU_MEMORYTYPE_DEVICE, for Memcpy2D's memory types.
 inline constexpr int kMemoryTypeDevice = 2;
