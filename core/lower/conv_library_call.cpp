@@ -148,7 +148,7 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   // mostly on padding, keep the generated kernels.
   const bool implicit_gemm = n.offers_extern_feature("conv2d", "implicit_gemm");
   const int64_t per_group = x_in.type.sizes[1] / a.groups;
-  if (implicit_gemm && a.groups > 1 && per_group % 8 != 0) return false;
+  if (implicit_gemm && a.groups > 1 && per_group < 8) return false;
   const bool to_channels_last = implicit_gemm && per_group % 8 == 0;
   // An input neither NCHW nor NHWC packed is copied first (cuDNN reports NOT_SUPPORTED
   // for other strides, measured on the H100): the call then reads the contiguous copy.

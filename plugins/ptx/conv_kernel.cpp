@@ -130,13 +130,26 @@ class Emitter {
 
 void Emitter::copy(llvm::GlobalVariable* tile, Value* to, Value* from, Value* index, Value* valid,
                    int64_t elements) {
-  Value* source = b_.CreateSelect(valid, element(from, index), from);
   Value* target = at(tile, to);
-  if (half() && elements == 1) {  // cp.async copies 4 bytes at least
-    Value* v = b_.CreateAlignedLoad(b_.getInt16Ty(), source, llvm::Align(2));
-    b_.CreateAlignedStore(b_.CreateSelect(valid, v, b_.getInt16(0)), target, llvm::Align(2));
+  if (half() && elements == 1) {  // cp.async copies 4 bytes at least: a load where valid
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* load = llvm::BasicBlock::Create(m_.getContext(), "element_load", fn_);
+    auto* join = llvm::BasicBlock::Create(m_.getContext(), "element_store", fn_);
+    b_.CreateCondBr(valid, load, join);
+    b_.SetInsertPoint(load);
+    Value* v = b_.CreateAlignedLoad(b_.getInt16Ty(), element(from, index), llvm::Align(2));
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* value = b_.CreatePHI(b_.getInt16Ty(), 2);
+    value->addIncoming(b_.getInt16(0), before);
+    value->addIncoming(v, load);
+    b_.CreateAlignedStore(value, target, llvm::Align(2));
     return;
   }
+  // A zero-filling copy reads nothing, but its address must still be aligned as a read would
+  // be: x's first element (aligned where copies are 16 bytes), or the weight's.
+  Value* first = from == x_ ? element(from, c64(c_.x_offset)) : from;
+  Value* source = b_.CreateSelect(valid, element(from, index), first);
   const int bytes = static_cast<int>(elements * size_);
   tensor_core::copy_async(
       b_, tensor_core::shared_address(b_, target), b_.CreatePtrToInt(source, i64()), bytes,
@@ -229,7 +242,12 @@ void Emitter::compute(Value* buffer) {
     Value* x = b_.CreateBitCast(bits, f32());
     Value* big = tensor_core::tf32(b_, x);
     if (c_.tf32) return {big};
-    return {big, tensor_core::tf32(b_, b_.CreateFSub(x, b_.CreateBitCast(big, f32())))};
+    // An infinite big part (x infinite, or rounded up past f32's range) has no small part: 0,
+    // not inf - inf.
+    Value* big_value = b_.CreateBitCast(big, f32());
+    Value* finite = b_.CreateFCmpOEQ(b_.CreateFSub(big_value, big_value), f(0));
+    Value* small = tensor_core::tf32(b_, b_.CreateFSub(x, big_value));
+    return {big, b_.CreateSelect(finite, small, b_.getInt32(0))};
   };
   // acc + a·(b0, b1) for 32 bytes of the reduction.
   auto product = [&](const Quad& a, Value* b0, Value* b1, const Quad& acc) {
@@ -391,10 +409,11 @@ void Emitter::emit() {
     return b_.CreateSelect(b_.CreateICmpULT(tile, last), tile, last);
   };
   for (int64_t stage = 0; stage + 1 < kStages; ++stage) fill(clamped(c64(stage)), c64(stage));
+  llvm::BasicBlock* prologue = b_.GetInsertBlock();  // element copies branch
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
   llvm::PHINode* j = b_.CreatePHI(ix(), 2, "j");
-  j->addIncoming(c64(0), entry);
+  j->addIncoming(c64(0), prologue);
   b_.CreateCondBr(b_.CreateICmpSLT(j, c64(tiles)), body, done);
 
   b_.SetInsertPoint(body);
@@ -441,8 +460,13 @@ ConvKernelSpec conv_kernel_spec(const ConvCall& call, uint64_t x, uint64_t w, ui
   spec.vector_w = call.w_stride[1] == 1 && cg % v == 0 &&
                   whole({call.w_stride[0], call.w_stride[2], call.w_stride[3]}, v) &&
                   aligned(w, 16);
+  // Every index the kernel forms: positions, elements of each buffer, and the input rows and
+  // columns a tap reaches (padding, strides and dilation included).
   int64_t largest = call.n * call.out_h * call.out_w + kRows;
   for (int64_t bytes : call.buffer_bytes()) largest = std::max(largest, bytes / size);
+  for (int64_t reach : {call.stride_h * call.out_h + call.dil_h * call.r + call.pad_h + call.h,
+                        call.stride_w * call.out_w + call.dil_w * call.s + call.pad_w + call.w})
+    largest = std::max(largest, reach);
   spec.index32 = largest < (int64_t{1} << 31);
   spec.pair_y = call.y_stride[1] == 1 && call.groups > 0 && (call.k / call.groups) % 2 == 0 &&
                 whole({call.y_stride[0], call.y_stride[2], call.y_stride[3]}, 2) &&

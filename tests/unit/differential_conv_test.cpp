@@ -155,7 +155,8 @@ TEST_P(CompiledConv, ManyChannels) {
   // Channel counts as networks have them, so a kernel that tiles the reduction and the output
   // channels (the ptx plugin's own convolution) crosses every tile edge: 70 output channels
   // (over 64), 198 and 170 output positions (over 128), 24 and 40 input channels times 9 taps
-  // (several reduction tiles, and 16-byte rows of channels where the layout is channels-last).
+  // (several reduction tiles, and 16-byte rows of channels where the layout is channels-last),
+  // groups of 20 channels (copied element by element), an input read from an offset.
   const DType d = GetParam();
   GraphBuilder b = builder();
   const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
@@ -169,8 +170,16 @@ TEST_P(CompiledConv, ManyChannels) {
   // Two groups of 20 channels, stride 2, on a channels-last input with an NCHW weight.
   const ValueRef xg = channels_last("xg", {1, 40, 19, 35}), wg = input(b, "wg", c({16, 20, 3, 3}));
   b.output(conv(b, xg, wg, None{}, {2}, {1}, {1}, false, {0}, 2));
-  const CompileStats st = check(b);
+  // The second image of the channels-last input (read from an offset), dilated.
+  const ValueRef xo =
+      b.op("aten.slice.Tensor", {xl, int64_t{0}, int64_t{1}, int64_t{2}, int64_t{1}});
+  b.output(conv(b, xo, wl, None{}, {1}, {2}, {2}, false, {0}, 1));
+  const Graph graph = finish(b);
+  const CompileStats st = check(graph);
   EXPECT_EQ(st.host_steps, 0u);
+  if (offers_extern("conv2d", d)) {
+    EXPECT_EQ(call_counts(graph, {}).conv, 4u) << "every one a call of the plugin's library";
+  }
 }
 
 TEST_P(CompiledConv, BackwardIsAKernel) {

@@ -1,8 +1,9 @@
 // A plugin whose conv2d lists `implicit_gemm` gets x and the weight channels-last: copied so
 // by a kernel before the call where they are not, read in place where they are; y keeps x's
-// layout; depthwise convolutions keep the generated kernels. Without the feature x and the
-// weight are read in place as they are. (The numbers are checked against the oracle through
-// the ptx plugin's own kernel in differential_conv_test.cpp.)
+// layout (only where the channels of a group fill whole 16-byte rows); grouped convolutions of
+// fewer than 8 channels per group (depthwise) keep the generated kernels. Without the feature x and
+// the weight are read in place as they are. (The numbers are checked against the oracle through the
+// ptx plugin's own kernel in differential_conv_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -94,6 +95,11 @@ TEST(ImplicitGemmCall, FewChannelsPerGroupKeepTheGeneratedKernels) {
   // Two groups of 16 channels go to the call; one group of 3 channels (an RGB stem) too, read
   // as it is (16-byte rows of channels do not apply).
   EXPECT_TRUE(kernels(lower(nchw({2, 32, 5, 6}), nchw({8, 16, 3, 3}), 2, kImplicitGemm)).call);
+  // Two groups of 12 channels: the call, x read as it is (not whole 16-byte rows of channels).
+  const Kernels twelve = kernels(lower(nchw({2, 24, 5, 6}), nchw({8, 12, 3, 3}), 2, kImplicitGemm));
+  ASSERT_TRUE(twelve.call);
+  EXPECT_TRUE(twelve.reads_x);
+  EXPECT_EQ(extern_attr(*twelve.call, "x_stride_w"), 1);
   const Kernels stem = kernels(lower(nchw({2, 3, 5, 6}), nchw({8, 3, 3, 3}), 1, kImplicitGemm));
   ASSERT_TRUE(stem.call);
   EXPECT_TRUE(stem.reads_x);
