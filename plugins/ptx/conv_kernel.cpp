@@ -123,6 +123,18 @@ class Emitter {
     int64_t chunk_step = 1, chunks = 1;
   };
   Share share(bool vector, int64_t rows);
+  // Chunk c of a share in tile j: its place in the row, its tap, and whether it is inside the
+  // reduction.
+  struct Chunk {
+    Value* q;
+    Tap tap;
+    Value* inside;
+  };
+  Chunk chunk(const Share& share, Value* j, int64_t c, int64_t elements) {
+    Value* q = add(share.first_chunk, c64(c * share.chunk_step));
+    Value* k = add(mul(j, step_), mul(q, elements));
+    return {q, tap(k), b_.CreateICmpULT(k, c64(reduction_))};
+  }
   Share x_share_, w_share_;
   std::vector<PatchRow> x_rows_, w_rows_;
   llvm::GlobalVariable *a_tile_ = nullptr, *b_tile_ = nullptr;
@@ -162,10 +174,9 @@ void Emitter::copy(llvm::GlobalVariable* tile, Value* to, Value* from, Value* in
 void Emitter::copy_x(Value* j, Value* buffer) {
   const int64_t elements = s_.vector_x ? 16 / size_ : 1;
   for (int64_t c = 0; c < x_share_.chunks; ++c) {
-    Value* q = add(x_share_.first_chunk, c64(c * x_share_.chunk_step));
-    Value* k = add(mul(j, step_), mul(q, elements));
-    const Tap p = tap(k);
-    Value* inside = b_.CreateICmpULT(k, c64(reduction_));
+    const Chunk ch = chunk(x_share_, j, c, elements);
+    Value *q = ch.q, *inside = ch.inside;
+    const Tap& p = ch.tap;
     Value* dh = mul(p.r, c_.dil_h);
     Value* dw = mul(p.s, c_.dil_w);
     Value* tap_at =
@@ -188,10 +199,9 @@ void Emitter::copy_x(Value* j, Value* buffer) {
 void Emitter::copy_w(Value* j, Value* buffer) {
   const int64_t elements = s_.vector_w ? 16 / size_ : 1;
   for (int64_t c = 0; c < w_share_.chunks; ++c) {
-    Value* q = add(w_share_.first_chunk, c64(c * w_share_.chunk_step));
-    Value* k = add(mul(j, step_), mul(q, elements));
-    const Tap p = tap(k);
-    Value* inside = b_.CreateICmpULT(k, c64(reduction_));
+    const Chunk ch = chunk(w_share_, j, c, elements);
+    Value *q = ch.q, *inside = ch.inside;
+    const Tap& p = ch.tap;
     Value* tap_at = add(mul(p.channel, c_.w_stride[1]),
                         add(mul(p.r, c_.w_stride[2]), mul(p.s, c_.w_stride[3])));
     for (const PatchRow& r : w_rows_) {

@@ -161,25 +161,25 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!attention.empty() && path.empty() && (emit == "llvm" || emit == "ptx")) {
+  // One of the plugin's own kernels for a call spec: printed, or the reason it is refused.
+  const auto own_kernel = [&](const char* flag, const auto& compile) {
     try {
-      const auto out = kiln::ptx::compile_attention_to_ptx(attention_call(attention), options.arch);
+      const kiln::ptx::PtxOutput out = compile();
       std::cout << (emit == "llvm" ? out.llvm_ir : out.ptx);
     } catch (const std::exception& e) {
-      std::cerr << "kiln-ptx-codegen: --attention: " << e.what() << "\n";
+      std::cerr << "kiln-ptx-codegen: " << flag << ": " << e.what() << "\n";
       return 1;
     }
     return 0;
-  }
-  if (!conv.empty() && path.empty() && (emit == "llvm" || emit == "ptx")) {
-    try {
-      const auto out = kiln::ptx::compile_conv_to_ptx(conv_spec(conv), options.arch);
-      std::cout << (emit == "llvm" ? out.llvm_ir : out.ptx);
-    } catch (const std::exception& e) {
-      std::cerr << "kiln-ptx-codegen: --conv: " << e.what() << "\n";
-      return 1;
-    }
-    return 0;
+  };
+  if (path.empty() && (emit == "llvm" || emit == "ptx")) {
+    if (!attention.empty())
+      return own_kernel("--attention", [&] {
+        return kiln::ptx::compile_attention_to_ptx(attention_call(attention), options.arch);
+      });
+    if (!conv.empty())
+      return own_kernel(
+          "--conv", [&] { return kiln::ptx::compile_conv_to_ptx(conv_spec(conv), options.arch); });
   }
   if (path.empty() || (emit != "llvm" && emit != "ptx")) {
     std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] FILE.kir|-\n";
