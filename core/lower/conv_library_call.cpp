@@ -89,16 +89,26 @@ LoopKernel conv_call(const NodeLowering& n, const std::string& name, DType dtype
   return k;
 }
 
-// `a` copied into a temporary packed with its dims in `order` (a pointwise kernel walking
-// the copy's memory order).
+// A pointwise kernel over a tensor of `sizes` walking its memory when packed in `order`, and
+// its variables in the tensor's dim order.
+struct OrderedKernel {
+  KernelBuilder kb;
+  std::vector<Expr> at;
+};
+OrderedKernel kernel_in_order(NodeLowering& n, const Shape& sizes,
+                              const std::vector<size_t>& order) {
+  Shape ranges;
+  for (size_t d : order) ranges.push_back(sizes[d]);
+  OrderedKernel k{n.kernel(ranges), std::vector<Expr>(order.size())};
+  for (size_t i = 0; i < order.size(); ++i) k.at[order[i]] = k.kb.x(i);
+  return k;
+}
+
+// `a` copied into a temporary packed with its dims in `order`.
 Access packed_copy(NodeLowering& n, const Access& a, const std::vector<size_t>& order) {
   const int buffer = n.temp_buffer("packed", a.type.dtype, a.type.numel());
   const Access to = packed_access(buffer, a.type, order);
-  Shape ranges;
-  for (size_t d : order) ranges.push_back(a.type.sizes[d]);
-  KernelBuilder kb = n.kernel(ranges);
-  std::vector<Expr> at(order.size());
-  for (size_t i = 0; i < order.size(); ++i) at[order[i]] = kb.x(i);
+  auto [kb, at] = kernel_in_order(n, a.type.sizes, order);
   kb.store(buffer, n.address(kb, to, at), n.load(kb, a, at));
   n.emit(std::move(kb).finish());
   return to;
@@ -125,11 +135,7 @@ void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,
                       const std::vector<size_t>& order) {
   const TensorType& out = n.out_type(0);
   const Access o = n.realize_output_in_order(0, order);
-  Shape ranges;
-  for (size_t d : order) ranges.push_back(out.sizes[d]);
-  KernelBuilder kb = n.kernel(ranges);  // walks memory order
-  std::vector<Expr> at(order.size());
-  for (size_t i = 0; i < order.size(); ++i) at[order[i]] = kb.x(i);
+  auto [kb, at] = kernel_in_order(n, out.sizes, order);
   const DType acc = compute_dtype(out.dtype);
   const int sum = kb.math(
       "add", acc, {kb.cast(n.load(kb, y, at), acc), kb.cast(n.load(kb, bias, {at[1]}), acc)});

@@ -252,17 +252,11 @@ void Emitter::tile(Value* j, const std::vector<Quad>& q, const std::array<Value*
 }
 
 // Each row divided by its sum and written. Rows past the end write to a scratch word of this
-// thread's in shared memory instead: no lane of a warp branches away from the others (the
-// kernel hung on the H200 with 5 query rows when the last rows' stores were a branch).
+// thread's in shared memory instead (tensor_core::discard_slot; the kernel hung on the H200
+// with 5 query rows when the last rows' stores were a branch).
 void Emitter::write_rows(Value* bh, const std::array<Value*, 2>& rows) {
-  auto* discard_type = llvm::ArrayType::get(i32(), kAttentionThreads);
-  auto* discard =
-      new llvm::GlobalVariable(m_, discard_type, false, llvm::GlobalValue::InternalLinkage,
-                               llvm::UndefValue::get(discard_type), "attention_discard", nullptr,
-                               llvm::GlobalValue::NotThreadLocal, t_.shared_space());
   Value* discard_at =
-      b_.CreateAddrSpaceCast(b_.CreateGEP(discard_type, discard, {b_.getInt64(0), tid_}),
-                             llvm::PointerType::get(m_.getContext(), 0));
+      tensor_core::discard_slot(b_, m_, t_, "attention_discard", kAttentionThreads, 4, tid_);
   const int64_t e = c_.head_dim;
   std::array<Value*, 2> inverse;
   // A row with every score hidden (sum 0) is 0, as PyTorch's attention gives it.

@@ -1,5 +1,7 @@
-// The plugin's own kernels for extern calls (fused attention, convolutions): compiled through
-// LLVM for a call's shape on its first use on a device, kept until the plugin goes.
+// The plugin's own kernels for extern calls (fused attention, convolutions): offered where every
+// device has their tensor-core instructions, compiled through LLVM for a call's shape on its
+// first use on a device, kept until the plugin goes.
+#include <cstdlib>
 #include <kiln/plugin.hpp>
 #include <stdexcept>
 
@@ -8,6 +10,17 @@
 namespace kiln::ptx {
 
 using kiln::sdk::Failure;
+
+bool has_tensor_cores(const kiln_plugin& p) {
+  if (p.devices.empty()) return false;
+  const auto sm = [](const std::string& arch) {
+    return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+  };
+  if (p.arch != "auto") return sm(p.arch) >= 80;
+  for (const Device& d : p.devices)
+    if (sm(d.arch) < 80) return false;
+  return true;
+}
 
 CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t device,
                             const std::string& key, const char* entry,

@@ -295,12 +295,9 @@ void Emitter::compute(Value* buffer) {
 
 // Each accumulator rounded into y: rows g and g+8 of each fragment, channels 2q and 2q+1,
 // as one store of the pair where they are adjacent in y. Stores outside the call go to a
-// shared scratch word of the thread's instead: no lane branches away from its warp.
+// shared scratch word of the thread's instead (tensor_core::discard_slot).
 void Emitter::write_y() {
-  auto* discard =
-      tensor_core::shared_array(m_, t_, "conv_discard", static_cast<int64_t>(kConvThreads) * 8);
-  Value* discard_at =
-      b_.CreateAddrSpaceCast(at(discard, mul(tid_, 8)), llvm::PointerType::get(m_.getContext(), 0));
+  Value* discard_at = tensor_core::discard_slot(b_, m_, t_, "conv_discard", kConvThreads, 8, tid_);
   llvm::Type* half_type = c_.dtype == kir::DType::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
   const int64_t positions = c_.out_h * c_.out_w, rows = c_.n * positions;
   Value* col0 = add(first_col_, mul(quad_, 2));

@@ -33,17 +33,6 @@ void check_alignment(const AttentionCall& c, const kiln_launch_args& args,
 
 }  // namespace
 
-bool has_tensor_cores(const kiln_plugin& p) {
-  if (p.devices.empty()) return false;
-  const auto sm = [](const std::string& arch) {
-    return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
-  };
-  if (p.arch != "auto") return sm(p.arch) >= 80;
-  for (const Device& d : p.devices)
-    if (sm(d.arch) < 80) return false;
-  return true;
-}
-
 bool offers_attention(const kiln_plugin& p) {
   return p.fused_attention && has_tensor_cores(p);
 }

@@ -136,9 +136,14 @@ struct TimingEvent {
 
 void conv_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
                kir_support::ConvDirection direction, const std::string& name) {
-  std::lock_guard lock(p->cudnn_mutex);
-  if (!p->conv_library().available())
+  std::unique_lock lock(p->cudnn_mutex);
+  if (!p->conv_library().available()) {
+    // Without cuDNN the forward call is the plugin's own kernel where it offers one.
+    const bool own = direction == kir_support::ConvDirection::Forward && offers_conv_kernel(*p);
+    lock.unlock();
+    if (own) return conv_kernel_call(p, device, args, name);
     throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
+  }
   if (!p->cudnn.takes_streams())
     refuse_in_capture(args.stream, "extern " + name + " (on the legacy default stream)");
   kir_support::ConvCall call;
@@ -183,15 +188,8 @@ kiln_error* extern_call(kiln_plugin* p, uint32_t device, const kiln_launch_args*
     const std::string name = args.kernel ? args.kernel : "";
     if (name == "mm" || name == "bmm") return matmul_call(p, device, args, name);
     if (name == "attention") return attention_call(p, device, args, name);
-    if (const auto direction = kir_support::conv_direction(name)) {
-      bool own = false;
-      if (*direction == kir_support::ConvDirection::Forward) {
-        std::lock_guard lock(p->cudnn_mutex);
-        own = offers_conv_kernel(*p);
-      }
-      if (own) return conv_kernel_call(p, device, args, name);
+    if (const auto direction = kir_support::conv_direction(name))
       return conv_call(p, device, args, *direction, name);
-    }
     throw Failure(KILN_STATUS_UNIMPLEMENTED, "no extern '" + name + "'");
   });
 }

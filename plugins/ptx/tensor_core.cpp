@@ -106,4 +106,13 @@ llvm::GlobalVariable* shared_array(llvm::Module& m, const NvptxTarget& target,
   return g;
 }
 
+Value* discard_slot(llvm::IRBuilder<>& b, llvm::Module& m, const NvptxTarget& target,
+                    const std::string& name, int64_t threads, int64_t bytes, Value* thread) {
+  llvm::GlobalVariable* slots = shared_array(m, target, name, threads * bytes);
+  Value* offset =
+      b.CreateMul(b.CreateZExt(thread, b.getInt64Ty()), b.getInt64(static_cast<uint64_t>(bytes)));
+  return b.CreateAddrSpaceCast(b.CreateGEP(b.getInt8Ty(), slots, offset),
+                               llvm::PointerType::get(m.getContext(), 0));
+}
+
 }  // namespace kiln::ptx::tensor_core

@@ -59,4 +59,12 @@ llvm::Value* pack(llvm::IRBuilder<>& b, kir::DType dtype, llvm::Value* low, llvm
 llvm::GlobalVariable* shared_array(llvm::Module& m, const NvptxTarget& target,
                                    const std::string& name, int64_t bytes);
 
+// A generic pointer to thread `thread`'s own `bytes` of a new shared array `name` for `threads`
+// threads: where a store outside the output goes instead, so no lane of a warp branches away
+// from the others (the attention kernel hung on the H200 when its last rows' stores were a
+// branch).
+llvm::Value* discard_slot(llvm::IRBuilder<>& b, llvm::Module& m, const NvptxTarget& target,
+                          const std::string& name, int64_t threads, int64_t bytes,
+                          llvm::Value* thread);
+
 }  // namespace kiln::ptx::tensor_core
