@@ -1,18 +1,17 @@
 // _embedding_bag as kernels. A position's bag is its row of a 2-D `indices`, or, for 1-D
-// indices, the count of bag starts (offsets after the first) at or before it: each start
-// marks its position (KIR scatter), and a prefix sum of the marks (scan_lowering.h) numbers the
-// bags. Rows are then summed (per_sample_weights scaling), averaged or maxed into their bag
+// indices, the last offset at or before it (a binary search of the offsets). Rows are then
+// summed (per_sample_weights scaling), averaged or maxed into their bag
 // with KIR scatter; padding_idx rows count for nothing. For max, a second pass finds the
 // first position whose row reaches the maximum (max_indices, as the reference: ties go to
 // the earliest). Offsets that decrease, leave the indices or do not start at 0 fail the run
 // (reported as an index out of range). Not matched yet: a NaN weight in max mode makes the
 // kernel's bag NaN (max_indices -1), where the reference, as PyTorch, ignores a NaN that is
 // not its bag's first element.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "core/lower/deterministic_scatter_sum.h"
-#include "core/lower/scan_lowering.h"
 
 namespace kiln {
 namespace {
@@ -41,48 +40,44 @@ std::pair<int, int> bag_of(KernelBuilder& kb, const Bags& bags, const Expr& i) {
   return {kb.check_index(kb.where(valid, bag, kb.constant(DType::I64, 0)), count), valid};
 }
 
-// 1-D indices: checks the offsets and numbers each position's bag.
+// 1-D indices: one kernel checks the offsets and numbers each position's bag: the last
+// offset at or before the position, by a binary search of the ascending offsets unrolled to
+// log2(offsets) loads. Element x checks offset x and numbers position x (past either's end,
+// the last one again: checking twice changes nothing, and the number is not stored).
 void number_bags(NodeLowering& n, Bags& bags) {
   const Access& offsets = n.operand(2);
   const int64_t starts = offsets.type.numel(), total = bags.positions;
-  const int marks = n.temp_buffer("bag_starts", DType::I64, total);
-  n.fill(marks, {total}, DType::I64, 0);
-  if (starts > 0) {
-    KernelBuilder kb = n.kernel({starts});
-    const Expr b = kb.x(0);
-    const int at = n.load(kb, offsets, {b});
-    const int before = n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))});
-    const int first = kb.math("eq", DType::Bool, {kb.index(b), kb.constant(DType::I64, 0)});
-    const auto i64 = [&](int v) { return kb.cast(v, DType::I64); };
-    const int ordered =
-        kb.where(first, kb.math("eq", DType::Bool, {i64(at), kb.constant(DType::I64, 0)}),
-                 kb.math("ge", DType::Bool, {i64(at), i64(before)}));
-    const int inside =
-        kb.math("le", DType::Bool, {i64(at), kb.constant(DType::I64, static_cast<double>(total))});
-    const int ok = kb.math("and", DType::Bool, {ordered, inside});
-    // A bad offset fails the check as index `total + 1`.
-    const int checked = kb.check_index(
-        kb.where(ok, i64(at), kb.constant(DType::I64, static_cast<double>(total + 1))), total + 1);
-    const int marks_one =
-        kb.math("and", DType::Bool,
-                {kb.math("ne", DType::Bool, {kb.index(b), kb.constant(DType::I64, 0)}),
-                 kb.math("lt", DType::Bool,
-                         {checked, kb.constant(DType::I64, static_cast<double>(total))})});
-    const int last = kb.constant(DType::I64, static_cast<double>(total - 1));
-    const int place = kb.check_index(kb.math("min", DType::I64, {checked, last}), total);
-    kb.scatter("sum", marks, kb.indirect(place), kb.constant(DType::I64, 1), marks_one);
-    n.emit(std::move(kb).finish());
-  }
   bags.buffer = n.temp_buffer("bag", DType::I64, total);
-  scan(
-      n, "sum", {total}, 0, DType::I64,
-      [&](KernelBuilder& kb, const std::vector<Expr>& at) {
-        return kb.load(marks, DType::I64, at[0]);
-      },
-      [&](KernelBuilder& kb, const std::vector<Expr>& at, int sum, int mask) {
-        kb.store(bags.buffer, at[0], sum, mask);
-        n.emit(std::move(kb).finish());
-      });
+  KernelBuilder kb = n.kernel({std::max(starts, total)});
+  const auto i64 = [&](int v) { return kb.cast(v, DType::I64); };
+  const auto constant = [&](int64_t v) { return kb.constant(DType::I64, static_cast<double>(v)); };
+  const Expr x = kb.x(0);
+  const Expr b = min(x, Expr::constant(starts - 1));
+  const int at = i64(n.load(kb, offsets, {b}));
+  const int before = i64(n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))}));
+  const int first = kb.math("eq", DType::Bool, {kb.index(b), constant(0)});
+  const int ordered = kb.where(first, kb.math("eq", DType::Bool, {at, constant(0)}),
+                               kb.math("ge", DType::Bool, {at, before}));
+  const int inside = kb.math("le", DType::Bool, {at, constant(total)});
+  // A bad offset fails the check as index `total + 1`.
+  kb.check_index(kb.where(kb.math("and", DType::Bool, {ordered, inside}), at, constant(total + 1)),
+                 total + 1);
+  const int position = kb.index(min(x, Expr::constant(total - 1)));
+  int bag = constant(0);  // offset 0 is 0: at or before every position
+  int64_t step = 1;
+  while (step * 2 < starts) step *= 2;
+  for (; step > 0; step /= 2) {
+    const int next = kb.math("add", DType::I64, {bag, constant(step)});
+    const int in_offsets = kb.math("lt", DType::Bool, {next, constant(starts)});
+    const int read =
+        kb.check_index(kb.math("min", DType::I64, {next, constant(starts - 1)}), starts);
+    const int start = i64(n.load(kb, offsets, {kb.indirect(read)}));
+    const int reached =
+        kb.math("and", DType::Bool, {in_offsets, kb.math("le", DType::Bool, {start, position})});
+    bag = kb.where(reached, next, bag);
+  }
+  kb.store(bags.buffer, x, bag, kb.math("lt", DType::Bool, {kb.index(x), constant(total)}));
+  n.emit(std::move(kb).finish());
 }
 
 bool lower_embedding_bag(NodeLowering& n) {
@@ -142,7 +137,12 @@ bool lower_embedding_bag(NodeLowering& n) {
   const bool half = out.dtype == DType::F16 || out.dtype == DType::BF16;
   const DType acc = mode != kMax && half ? DType::F32 : out.dtype;
   const int64_t cells = bags.count * dims;
-  const int sums = n.temp_buffer("bag_values", acc, cells);
+  std::optional<DeterministicScatterSum> fixed_point;
+  const bool fixed = mode != kMax && n.deterministic() && is_floating(acc);
+  // Sums in the output's dtype go straight into it: no last pass.
+  const bool into_output = mode == kSum && acc == out.dtype && !fixed;
+  const int sums =
+      into_output ? n.realize_output(0).buffer : n.temp_buffer("bag_values", acc, cells);
   n.fill(sums, {bags.count, dims}, acc, mode == kMax ? -INFINITY : 0.0);
   // The weight element of position x0, column x1, in `acc`.
   const auto element = [&](KernelBuilder& kb, int row) {
@@ -156,8 +156,7 @@ bool lower_embedding_bag(NodeLowering& n) {
       v = kb.math("mul", acc, {v, kb.cast(n.load(kb, n.operand(6), position(kb.x(0))), acc)});
     return ScatterSite{kb.indirect(bag) * Expr::constant(dims) + kb.x(1), v, counts};
   };
-  std::optional<DeterministicScatterSum> fixed_point;
-  if (mode != kMax && n.deterministic() && is_floating(acc)) {
+  if (fixed) {
     fixed_point.emplace(n, Shape{bags.positions, dims}, site, acc, cells);
   } else {
     KernelBuilder kb = n.kernel({bags.positions, dims});
@@ -183,6 +182,7 @@ bool lower_embedding_bag(NodeLowering& n) {
   } else if (max_indices) {
     n.fill(n.realize_output(3).buffer, {bags.count}, DType::I64, 0);
   }
+  if (into_output) return true;
   KernelBuilder kb = n.kernel({bags.count, dims});
   const Expr at = contiguous_index({bags.count, dims}, kb.pointwise_vars());
   int v = kb.load(sums, acc, at);

@@ -168,5 +168,28 @@ TEST_F(CompiledScatterErrors, OutOfRangeIndexIsAnError) {
   }
 }
 
+// Offsets that do not start at 0, decrease, or pass the end of the indices fail the run, as
+// the reference fails: the offsets are checked in the kernel that numbers the bags.
+TEST_F(CompiledScatterErrors, BadBagOffsetsAreAnError) {
+  const auto arange = [](GraphBuilder& b, int64_t from, int64_t to, int64_t step) {
+    return b.op("aten.arange.start_step", {from, to, step}, {{"dtype", DType::I64}});
+  };
+  for (const char* kind : {"not_from_zero", "decreasing", "past_the_end"}) {
+    GraphBuilder b = builder();
+    const ValueRef table = input(b, "table", TensorType::contiguous(DType::F32, {9, 6}));
+    const ValueRef flat = input(b, "flat", TensorType::contiguous(DType::I64, {13}), Range{0, 9});
+    const std::string k = kind;
+    ValueRef offsets = arange(b, 12, -1, -4);  // 12 8 4 0
+    if (k == "decreasing")                     // 0 8 4
+      offsets = b.op("aten.cat.default",
+                     {TensorList{{arange(b, 0, 1, 1), arange(b, 8, 3, -4)}}, int64_t{0}});
+    if (k == "past_the_end") offsets = arange(b, 0, 40, 10);  // 0 10 20 30 of 13 indices
+    b.output(b.ops("aten._embedding_bag.default",
+                   {table, flat, offsets, false, int64_t{0}, false, None{}, false, int64_t{-1}})
+                 .at(0));
+    EXPECT_THAT(run_error(b), HasSubstr("out of range")) << kind;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test
