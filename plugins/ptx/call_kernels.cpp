@@ -22,12 +22,13 @@ bool has_tensor_cores(const kiln_plugin& p) {
   return true;
 }
 
-CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t device,
-                            const std::string& key, const char* entry,
-                            const std::function<std::string(const std::string& arch)>& compile,
-                            const kiln_stream* stream, const std::string& name) {
+const CallKernels::Loaded& load_call_kernel(
+    kiln_plugin& p, CallKernels& kernels, uint32_t device, const std::string& key,
+    const char* entry, const std::function<std::string(const std::string& arch)>& compile,
+    const kiln_stream* stream, const std::string& name, int dynamic_shared_bytes,
+    const char* second_entry) {
   const auto at = std::make_pair(device, key);
-  if (auto it = kernels.loaded.find(at); it != kernels.loaded.end()) return it->second.function;
+  if (auto it = kernels.loaded.find(at); it != kernels.loaded.end()) return it->second;
   refuse_in_capture(stream, "extern " + name + " (its first call compiles the kernel)");
   std::string ptx;
   try {
@@ -37,16 +38,30 @@ CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t devic
   }
   CallKernels::Loaded loaded;
   p.check(p.cuda.cuModuleLoadData(&loaded.module, ptx.c_str()), name + ": cuModuleLoadData");
-  if (const CUresult r = p.cuda.cuModuleGetFunction(&loaded.function, loaded.module, entry)) {
-    p.cuda.cuModuleUnload(loaded.module);
-    p.check(r, name + ": cuModuleGetFunction");
+  for (const auto& [function, name_of] :
+       {std::pair{&loaded.function, entry}, std::pair{&loaded.second, second_entry}}) {
+    if (!name_of) continue;
+    if (const CUresult r = p.cuda.cuModuleGetFunction(function, loaded.module, name_of)) {
+      p.cuda.cuModuleUnload(loaded.module);
+      p.check(r, name + ": cuModuleGetFunction(" + name_of + ")");
+    }
   }
   // The kernels keep tens of KB of shared memory per block: the largest carveout lets several
   // blocks share an SM (a preference: where the driver declines it, the kernel still runs).
   if (p.cuda.cuFuncSetAttribute)
     p.cuda.cuFuncSetAttribute(loaded.function, kPreferredSharedCarveout, 100);
-  kernels.loaded[at] = loaded;
-  return loaded.function;
+  if (dynamic_shared_bytes > 48 * 1024) {  // the kernel's opt-in: past 48 KB a launch fails
+    const CUresult r = p.cuda.cuFuncSetAttribute
+                           ? p.cuda.cuFuncSetAttribute(loaded.function, kMaxDynamicSharedBytes,
+                                                       dynamic_shared_bytes)
+                           : CUresult{1};
+    if (r) {
+      p.cuda.cuModuleUnload(loaded.module);
+      p.check(r, name + ": cuFuncSetAttribute(" + std::to_string(dynamic_shared_bytes) +
+                     " bytes of dynamic shared memory)");
+    }
+  }
+  return kernels.loaded[at] = loaded;
 }
 
 void release_call_kernels(kiln_plugin& p, CallKernels& kernels) {

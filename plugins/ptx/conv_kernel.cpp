@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "plugins/ptx/conv_split.h"
 #include "plugins/ptx/tensor_core.h"
 
 namespace kiln::ptx {
@@ -15,16 +16,9 @@ using kir_support::ConvCall;
 using llvm::Value;
 using tensor_core::Quad;
 
-constexpr int64_t kRows = 128;     // output positions per block: one per thread when copying
-constexpr int64_t kCols = 64;      // output channels per block
+constexpr int64_t kCols = kConvCols;
 constexpr int64_t kWarpRows = 32;  // positions per warp: two mma fragments of 16
 constexpr int64_t kColTiles = kCols / 8;
-constexpr int64_t kStepBytes = 64;  // of the reduction per shared row and tile
-// Bytes per shared row: 16 past the 64, so the 8 rows an ldmatrix or a fragment load reads
-// start 20 banks apart (conflict-free for both).
-constexpr int64_t kPitch = kStepBytes + 16;
-// Tiles in shared memory at once: one computed on while the next two fill.
-constexpr int64_t kStages = 3;
 
 class Emitter {
  public:
@@ -35,7 +29,12 @@ class Emitter {
         c_(spec.call),
         b_(m.getContext()),
         size_(kir::dtype_size(spec.call.dtype)),
-        step_(kStepBytes / size_),
+        rows_(spec.tile.rows),
+        threads_(spec.tile.threads()),
+        step_bytes_(spec.tile.step_bytes),
+        pitch_(spec.tile.pitch()),
+        stages_(spec.tile.stages),
+        step_(step_bytes_ / size_),
         cg_(c_.c / c_.groups),
         kg_(c_.k / c_.groups),
         reduction_(c_.r * c_.s * cg_) {}
@@ -91,24 +90,27 @@ class Emitter {
   }
   // Copies `elements` from element `index` of `from` to byte `to` of shared `tile`, or zeros
   // where `valid` is false (then nothing is read: the address is the buffer's start).
-  void copy(llvm::GlobalVariable* tile, Value* to, Value* from, Value* index, Value* valid,
-            int64_t elements);
+  void copy(Value* tile, Value* to, Value* from, Value* index, Value* valid, int64_t elements);
   void copy_x(Value* j, Value* buffer);
   void copy_w(Value* j, Value* buffer);
   void compute(Value* buffer);
   void write_y();
+  void write_partials();
 
   llvm::Module& m_;
   const NvptxTarget& t_;
   const ConvKernelSpec& s_;
   const ConvCall& c_;
   llvm::IRBuilder<> b_;
-  const int64_t size_, step_;  // bytes per element, reduction elements per tile
+  const int64_t size_;                                          // bytes per element
+  const int64_t rows_, threads_, step_bytes_, pitch_, stages_;  // the tile's (ConvTile)
+  const int64_t step_;                                          // reduction elements per step
   const int64_t cg_, kg_, reduction_;
   llvm::Function* fn_ = nullptr;
   Value *x_ = nullptr, *w_ = nullptr, *y_ = nullptr, *acc_ = nullptr;
   Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr, *g_ = nullptr, *quad_ = nullptr;
-  Value *group_ = nullptr, *first_row_ = nullptr, *first_col_ = nullptr;
+  Value *group_ = nullptr, *split_ = nullptr, *first_row_ = nullptr, *first_col_ = nullptr;
+  Value* partials_ = nullptr;  // f32 partial sums of a split reduction
   // A row of a tile this thread copies: its place in the tile, whether it is inside the call,
   // its element of x at channel 0 of its group and tap (0, 0) (or of the weight at (0, 0, 0)),
   // and (x) its first input row and column.
@@ -137,10 +139,10 @@ class Emitter {
   }
   Share x_share_, w_share_;
   std::vector<PatchRow> x_rows_, w_rows_;
-  llvm::GlobalVariable *a_tile_ = nullptr, *b_tile_ = nullptr;
+  Value *a_tile_ = nullptr, *b_tile_ = nullptr;  // the rings of patch and weight rows
 };
 
-void Emitter::copy(llvm::GlobalVariable* tile, Value* to, Value* from, Value* index, Value* valid,
+void Emitter::copy(Value* tile, Value* to, Value* from, Value* index, Value* valid,
                    int64_t elements) {
   Value* target = at(tile, to);
   if (half() && elements == 1) {  // cp.async copies 4 bytes at least: a load where valid
@@ -189,7 +191,7 @@ void Emitter::copy_x(Value* j, Value* buffer) {
           b_.CreateAnd(r.valid, inside),
           b_.CreateAnd(b_.CreateICmpULT(ih, c64(c_.h)), b_.CreateICmpULT(iw, c64(c_.w))));
       Value* to =
-          add(mul(buffer, kRows * kPitch), add(mul(r.row, kPitch), mul(q, elements * size_)));
+          add(mul(buffer, rows_ * pitch_), add(mul(r.row, pitch_), mul(q, elements * size_)));
       copy(a_tile_, to, x_, add(r.base, tap_at), valid, elements);
     }
   }
@@ -206,7 +208,7 @@ void Emitter::copy_w(Value* j, Value* buffer) {
                         add(mul(p.r, c_.w_stride[2]), mul(p.s, c_.w_stride[3])));
     for (const PatchRow& r : w_rows_) {
       Value* to =
-          add(mul(buffer, kCols * kPitch), add(mul(r.row, kPitch), mul(q, elements * size_)));
+          add(mul(buffer, kCols * pitch_), add(mul(r.row, pitch_), mul(q, elements * size_)));
       copy(b_tile_, to, w_, add(r.base, tap_at), b_.CreateAnd(r.valid, inside), elements);
     }
   }
@@ -215,15 +217,17 @@ void Emitter::copy_w(Value* j, Value* buffer) {
 Emitter::Share Emitter::share(bool vector, int64_t rows) {
   const int64_t elements = vector ? 16 / size_ : 1;
   Share out;
-  if (vector) {  // 4 lanes per row: each copy of a warp reads 8 rows' 64 bytes whole
+  if (vector) {  // 4 lanes per row: each copy of a warp reads 64 bytes of 8 rows whole
     out.first_chunk = b_.CreateAnd(tid_, c64(3));
-    for (int64_t i = 0; i < rows / (kConvThreads / 4); ++i)
-      out.rows.push_back(add(b_.CreateLShr(tid_, c64(2)), c64(i * (kConvThreads / 4))));
+    out.chunk_step = 4;
+    out.chunks = step_bytes_ / 64;
+    for (int64_t i = 0; i < rows / (threads_ / 4); ++i)
+      out.rows.push_back(add(b_.CreateLShr(tid_, c64(2)), c64(i * (threads_ / 4))));
     return out;
   }
   // Element by element: a warp's lanes take adjacent rows, which in NCHW x are adjacent output
   // positions; with fewer rows than threads, the threads over them take alternate elements.
-  const int64_t per_row = kConvThreads / rows;
+  const int64_t per_row = threads_ / rows;
   out.rows.push_back(b_.CreateAnd(tid_, c64(rows - 1)));
   out.first_chunk = b_.CreateUDiv(tid_, c64(rows));
   out.chunk_step = per_row;
@@ -240,8 +244,8 @@ Emitter::Share Emitter::share(bool vector, int64_t rows) {
 // (a: rows g and g+8, columns q and q+4; b: channel g, rows q and q+4), rounded to TF32 first
 // (twice, as big and small, without the call's `tf32`).
 void Emitter::compute(Value* buffer) {
-  Value* a_base = mul(buffer, kRows * kPitch);
-  Value* b_base = mul(buffer, kCols * kPitch);
+  Value* a_base = mul(buffer, rows_ * pitch_);
+  Value* b_base = mul(buffer, kCols * pitch_);
   Value* matrix = b_.CreateLShr(lane_, c64(3));
   Value* a_row = add(mul(warp_, kWarpRows), b_.CreateAnd(lane_, c64(15)));
   Value* a_col = mul(b_.CreateLShr(lane_, c64(4)), 16);
@@ -274,15 +278,15 @@ void Emitter::compute(Value* buffer) {
     part(0, 0);
     return sum;
   };
-  for (int64_t ks = 0; ks < kStepBytes / 32; ++ks) {
+  for (int64_t ks = 0; ks < step_bytes_ / 32; ++ks) {
     Quad a[2];
     for (int64_t mt = 0; mt < 2; ++mt) {
-      Value* byte = add(mul(add(a_row, c64(mt * 16)), kPitch), add(a_col, c64(ks * 32)));
+      Value* byte = add(mul(add(a_row, c64(mt * 16)), pitch_), add(a_col, c64(ks * 32)));
       a[mt] = tensor_core::load_matrices(
           b_, tensor_core::shared_address(b_, at(a_tile_, add(a_base, byte))), false);
     }
     for (int64_t nt = 0; nt < kColTiles; nt += 2) {
-      Value* byte = add(mul(add(b_row, c64(nt * 8)), kPitch), add(b_col, c64(ks * 32)));
+      Value* byte = add(mul(add(b_row, c64(nt * 8)), pitch_), add(b_col, c64(ks * 32)));
       const Quad w = tensor_core::load_matrices(
           b_, tensor_core::shared_address(b_, at(b_tile_, add(b_base, byte))), false);
       for (int64_t mt = 0; mt < 2; ++mt) {
@@ -297,7 +301,7 @@ void Emitter::compute(Value* buffer) {
 // as one store of the pair where they are adjacent in y. Stores outside the call go to a
 // shared scratch word of the thread's instead (tensor_core::discard_slot).
 void Emitter::write_y() {
-  Value* discard_at = tensor_core::discard_slot(b_, m_, t_, "conv_discard", kConvThreads, 8, tid_);
+  Value* discard_at = tensor_core::discard_slot(b_, m_, t_, "conv_discard", threads_, 8, tid_);
   llvm::Type* half_type = c_.dtype == kir::DType::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
   const int64_t positions = c_.out_h * c_.out_w, rows = c_.n * positions;
   Value* col0 = add(first_col_, mul(quad_, 2));
@@ -339,15 +343,59 @@ void Emitter::write_y() {
     }
 }
 
+// A split block's accumulators into its part of the f32 partial sums (conv_split.h), laid out
+// as y is: two channels per store where channels are innermost.
+void Emitter::write_partials() {
+  Value* discard_at = tensor_core::discard_slot(b_, m_, t_, "conv_discard", threads_, 8, tid_);
+  const int64_t rows = c_.n * c_.out_h * c_.out_w;
+  const int64_t channel_stride = conv_partial_stride(s_, true);
+  const int64_t row_stride = conv_partial_stride(s_, false);
+  const bool pairs = channel_stride == 1 && kg_ % 2 == 0;
+  Value* part = mul(split_, rows * c_.k);
+  Value* col0 = add(first_col_, mul(quad_, 2));
+  const auto address = [&](Value* m, Value* col) {  // of partial sum (m, col of the group)
+    Value* channel = add(mul(group_, kg_), col);
+    Value* index = add(part, add(mul(m, row_stride), mul(channel, channel_stride)));
+    return b_.CreateGEP(f32(), partials_, b_.CreateZExt(index, i64()));
+  };
+  for (int64_t mt = 0; mt < 2; ++mt)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value* m = add(first_row_, add(add(mul(warp_, kWarpRows), c64(mt * 16 + h * 8)), g_));
+      Value* inside = b_.CreateICmpULT(m, c64(rows));
+      for (int64_t nt = 0; nt < kColTiles; ++nt) {
+        const Quad q = acc(mt, nt);
+        Value* col = add(col0, c64(nt * 8));
+        Value* v[2] = {q[static_cast<size_t>(2 * h)], q[static_cast<size_t>(2 * h + 1)]};
+        if (pairs) {  // both channels or neither
+          Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(col, c64(kg_)));
+          Value* pair = llvm::UndefValue::get(llvm::FixedVectorType::get(f32(), 2));
+          pair = b_.CreateInsertElement(b_.CreateInsertElement(pair, v[0], uint64_t{0}), v[1],
+                                        uint64_t{1});
+          b_.CreateAlignedStore(pair, b_.CreateSelect(ok, address(m, col), discard_at),
+                                llvm::Align(8));
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Value* channel = add(col, c64(e));
+          Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(channel, c64(kg_)));
+          b_.CreateAlignedStore(v[e], b_.CreateSelect(ok, address(m, channel), discard_at),
+                                llvm::Align(4));
+        }
+      }
+    }
+}
+
 void Emitter::emit() {
   llvm::LLVMContext& ctx = m_.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
-  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr}, false);
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
   fn_ = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kConvKernel, m_);
-  t_.mark_kernel(*fn_, kConvThreads);
-  x_ = fn_->getArg(0), w_ = fn_->getArg(1), y_ = fn_->getArg(2);
-  a_tile_ = tensor_core::shared_array(m_, t_, "conv_patches", kStages * kRows * kPitch);
-  b_tile_ = tensor_core::shared_array(m_, t_, "conv_weights", kStages * kCols * kPitch);
+  t_.mark_kernel(*fn_, static_cast<unsigned>(threads_));
+  x_ = fn_->getArg(0), w_ = fn_->getArg(1), y_ = fn_->getArg(2), partials_ = fn_->getArg(3);
+  llvm::GlobalVariable* ring = tensor_core::dynamic_shared_array(m_, t_, "conv_ring");
+  a_tile_ = ring;
+  b_tile_ = llvm::ConstantExpr::getInBoundsGetElementPtr(
+      b_.getInt8Ty(), ring, b_.getInt64(static_cast<uint64_t>(stages_ * rows_ * pitch_)));
 
   auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
   b_.SetInsertPoint(entry);
@@ -364,14 +412,17 @@ void Emitter::emit() {
   warp_ = b_.CreateLShr(tid_, c64(5));
   g_ = b_.CreateLShr(lane_, c64(2));
   quad_ = b_.CreateAnd(lane_, c64(3));
-  first_row_ = mul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), kRows);
+  first_row_ = mul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), rows_);
   first_col_ = mul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y), kCols);
-  group_ = special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z);
+  // Blocks along z: groups, each cut in s_.splits parts of the reduction.
+  Value* z = special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z);
+  group_ = s_.splits > 1 ? b_.CreateUDiv(z, c64(s_.splits)) : z;
+  split_ = s_.splits > 1 ? b_.CreateURem(z, c64(s_.splits)) : c64(0);
 
   // The rows this thread copies: output positions first_row_ + row, weight rows (output
   // channels) first_col_ + row.
   const int64_t positions = c_.out_h * c_.out_w;
-  x_share_ = share(s_.vector_x, kRows);
+  x_share_ = share(s_.vector_x, rows_);
   for (Value* row : x_share_.rows) {
     Value* m = add(first_row_, row);
     Value* image = b_.CreateUDiv(m, c64(positions));
@@ -411,33 +462,44 @@ void Emitter::emit() {
     copy_w(tile, buffer);
     tensor_core::commit_copies(b_);
   };
-  Value* last = c64(tiles - 1);
-  const auto clamped = [&](Value* tile) {
-    return b_.CreateSelect(b_.CreateICmpULT(tile, last), tile, last);
+  // This block's steps: first + i for i < count (every step where the reduction is not split;
+  // the host cuts no part empty).
+  const int64_t per_split = (tiles + s_.splits - 1) / s_.splits;
+  Value* first = mul(split_, per_split);
+  Value* count = s_.splits > 1
+                     ? b_.CreateSelect(b_.CreateICmpULT(c64(tiles), add(first, c64(per_split))),
+                                       b_.CreateSub(c64(tiles), first), c64(per_split))
+                     : c64(tiles);
+  Value* last = b_.CreateSub(add(first, count), c64(1));
+  const auto clamped = [&](Value* i) {
+    return b_.CreateSelect(b_.CreateICmpULT(i, count), add(first, i), last);
   };
-  for (int64_t stage = 0; stage + 1 < kStages; ++stage) fill(clamped(c64(stage)), c64(stage));
+  for (int64_t stage = 0; stage + 1 < stages_; ++stage) fill(clamped(c64(stage)), c64(stage));
   llvm::BasicBlock* prologue = b_.GetInsertBlock();  // element copies branch
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
-  llvm::PHINode* j = b_.CreatePHI(ix(), 2, "j");
-  j->addIncoming(c64(0), prologue);
-  b_.CreateCondBr(b_.CreateICmpSLT(j, c64(tiles)), body, done);
+  llvm::PHINode* i = b_.CreatePHI(ix(), 2, "i");
+  i->addIncoming(c64(0), prologue);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, count), body, done);
 
   b_.SetInsertPoint(body);
-  // Tile j + kStages - 1 starts filling the buffer computed on last round (past the end, the
-  // last tile again: no branch), then tile j's copies are waited for.
-  Value* ahead = add(j, c64(kStages - 1));
-  fill(clamped(ahead), b_.CreateURem(ahead, c64(kStages)));
-  tensor_core::wait_copies(b_, static_cast<int>(kStages - 1));
+  // Once step i's copies have landed and every thread is past it (one barrier: it also means
+  // every thread is done computing on step i - 1), step i + stages - 1 starts filling step
+  // i - 1's buffer (past the end, the last step again: no branch), and step i is computed.
+  tensor_core::wait_copies(b_, static_cast<int>(stages_ - 2));
   t_.barrier(b_);
-  compute(b_.CreateURem(j, c64(kStages)));
-  t_.barrier(b_);  // this tile's readers are done before the next round refills its buffer
-  j->addIncoming(add(j, c64(1)), b_.GetInsertBlock());
+  Value* ahead = add(i, c64(stages_ - 1));
+  fill(clamped(ahead), b_.CreateURem(ahead, c64(stages_)));
+  compute(b_.CreateURem(i, c64(stages_)));
+  i->addIncoming(add(i, c64(1)), b_.GetInsertBlock());
   b_.CreateBr(head);
 
   b_.SetInsertPoint(done);
   tensor_core::wait_copies(b_, -1);  // none left in flight
-  write_y();
+  if (s_.splits > 1)
+    write_partials();
+  else
+    write_y();
   b_.CreateRetVoid();
 }
 
@@ -452,8 +514,18 @@ bool conv_kernel_takes(const ConvCall& call) {
          call.dtype == kir::DType::F16;
 }
 
-ConvKernelSpec conv_kernel_spec(const ConvCall& call, uint64_t x, uint64_t w, uint64_t y) {
-  ConvKernelSpec spec{call};
+ConvKernelSpec conv_kernel_spec(const ConvCall& call, const ConvTile& tile, int64_t splits,
+                                uint64_t x, uint64_t w, uint64_t y) {
+  ConvKernelSpec spec{call, tile};
+  // As many parts as leave none empty.
+  const int64_t steps = conv_steps(spec);
+  if (splits > 1 && steps > 1) {
+    const int64_t per_split = (steps + std::min(splits, steps) - 1) / std::min(splits, steps);
+    spec.splits = (steps + per_split - 1) / per_split;
+  }
+  // The partial sums are indexed in 32 bits.
+  if (spec.splits * call.n * call.out_h * call.out_w * call.k >= (int64_t{1} << 31))
+    spec.splits = 1;
   const int64_t size = kir::dtype_size(call.dtype), v = 16 / size;
   const int64_t cg = call.groups > 0 ? call.c / call.groups : 0;
   const auto whole = [&](std::initializer_list<int64_t> values, int64_t of) {
@@ -469,7 +541,7 @@ ConvKernelSpec conv_kernel_spec(const ConvCall& call, uint64_t x, uint64_t w, ui
                   aligned(w, 16);
   // Every index the kernel forms: positions, elements of each buffer, and the input rows and
   // columns a tap reaches (padding, strides and dilation included).
-  int64_t largest = call.n * call.out_h * call.out_w + kRows;
+  int64_t largest = call.n * call.out_h * call.out_w + tile.rows;
   for (int64_t bytes : call.buffer_bytes()) largest = std::max(largest, bytes / size);
   for (int64_t reach : {call.stride_h * call.out_h + call.dil_h * call.r + call.pad_h + call.h,
                         call.stride_w * call.out_w + call.dil_w * call.s + call.pad_w + call.w})
@@ -482,18 +554,22 @@ ConvKernelSpec conv_kernel_spec(const ConvCall& call, uint64_t x, uint64_t w, ui
 }
 
 std::string ConvKernelSpec::key() const {
-  return call.shape_key() + ",x_offset=" + std::to_string(call.x_offset) + (index32 ? ",i32" : "") +
-         (vector_x ? ",vx" : "") + (vector_w ? ",vw" : "") + (pair_y ? ",py" : "");
+  return call.shape_key() + ",tile=" + tile.name() + ",x_offset=" + std::to_string(call.x_offset) +
+         (index32 ? ",i32" : "") + (vector_x ? ",vx" : "") + (vector_w ? ",vw" : "") +
+         (pair_y ? ",py" : "") + (splits > 1 ? ",splits=" + std::to_string(splits) : "");
 }
 
 void emit_conv_kernel(llvm::Module& m, const NvptxTarget& target, const ConvKernelSpec& spec) {
   Emitter(m, target, spec).emit();
+  if (spec.splits > 1) emit_conv_finish_kernel(m, target, spec);
 }
 
-std::array<int64_t, 3> conv_kernel_grid(const ConvCall& call) {
+std::array<int64_t, 3> conv_kernel_grid(const ConvKernelSpec& spec) {
+  const ConvCall& call = spec.call;
   const int64_t kg = call.groups > 0 ? call.k / call.groups : 0;
-  return {(call.n * call.out_h * call.out_w + kRows - 1) / kRows, (kg + kCols - 1) / kCols,
-          call.groups};
+  const int64_t rows = spec.tile.rows;
+  return {(call.n * call.out_h * call.out_w + rows - 1) / rows, (kg + kCols - 1) / kCols,
+          call.groups * spec.splits};
 }
 
 }  // namespace kiln::ptx

@@ -54,6 +54,7 @@ enum CudaAttribute : int {
   kL2CacheSize = 38,
   kComputeCapabilityMajor = 75,
   kComputeCapabilityMinor = 76,
+  kSharedMemoryPerBlockOptin = 97,  // with kMaxDynamicSharedBytes set on the kernel
 };
 
 struct CudaDriver {
@@ -116,6 +117,8 @@ struct CudaDriver {
 
 // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, in percent of the most shared memory.
 inline constexpr int kPreferredSharedCarveout = 9;
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: a kernel's opt-in past 48 KB.
+inline constexpr int kMaxDynamicSharedBytes = 8;
 
 // CU_MEMORYTYPE_DEVICE, for Memcpy2D's memory types.
 inline constexpr int kMemoryTypeDevice = 2;

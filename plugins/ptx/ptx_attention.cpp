@@ -62,10 +62,12 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
   if (blocks > 0x7fffffff)
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": more blocks than one launch takes");
   std::lock_guard lock(p->attention.mutex);
-  CUfunction fn = load_call_kernel(
-      *p, p->attention, device, call.key(), kAttentionKernel,
-      [&](const std::string& arch) { return compile_attention_to_ptx(call, arch).ptx; },
-      args.stream, name);
+  CUfunction fn =
+      load_call_kernel(
+          *p, p->attention, device, call.key(), kAttentionKernel,
+          [&](const std::string& arch) { return compile_attention_to_ptx(call, arch).ptx; },
+          args.stream, name)
+          .function;
   CUdeviceptr pointers[5] = {args.buffers[0], args.buffers[1], args.buffers[2],
                              masked ? args.buffers[3] : 0, out};
   void* params[5] = {&pointers[0], &pointers[1], &pointers[2], &pointers[3], &pointers[4]};

@@ -66,8 +66,9 @@ kiln::kir_support::AttentionCall attention_call(const std::string& text) {
 }
 
 // "dtype=bf16|f16|f32|tf32 n=2 c=64 h=9 w=9 k=64 r=3 s=3 [stride=1 pad=0 dil=1 groups=1]
-// [layout=nchw|nhwc]": x, the weight and y packed in the layout (nchw by default), their
-// buffers 16-byte aligned.
+// [layout=nchw|nhwc] [tile=128x64x3] [splits=1]": x, the weight and y packed in the layout
+// (nchw by default), their buffers 16-byte aligned, in blocks of the tile (conv_tile.h), the
+// reduction cut in `splits` parts (conv_split.h).
 kiln::ptx::ConvKernelSpec conv_spec(const std::string& text) {
   const Spec spec(text);
   kiln::kir_support::ConvCall c;
@@ -98,7 +99,14 @@ kiln::ptx::ConvKernelSpec conv_spec(const std::string& text) {
   strides(c.x_stride, c.c, c.h, c.w);
   strides(c.w_stride, c.c / c.groups, c.r, c.s);
   strides(c.y_stride, c.k, c.out_h, c.out_w);
-  return kiln::ptx::conv_kernel_spec(c, 0, 0, 0);
+  kiln::ptx::ConvTile tile;
+  if (spec.kv.contains("tile")) {
+    std::string why;
+    const auto parsed = kiln::ptx::parse_conv_tile(spec.kv.at("tile"), why);
+    if (!parsed) throw std::invalid_argument("tile " + why);
+    tile = *parsed;
+  }
+  return kiln::ptx::conv_kernel_spec(c, tile, spec.number("splits", 1), 0, 0, 0);
 }
 
 // --narrow: the module in `path` (LLVM IR text, - for stdin) after narrow_wide_integers, with
@@ -156,7 +164,7 @@ int main(int argc, char** argv) {
                    "[--config \"block_size=N ...\"] FILE.kir|- | --attention \"dtype=bf16 "
                    "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep]\" | "
                    "--conv \"dtype=bf16 n=N c=N h=N w=N k=N r=N s=N [stride=N pad=N dil=N "
-                   "groups=N layout=nhwc]\" | "
+                   "groups=N layout=nhwc tile=RxBxS splits=N]\" | "
                    "--narrow FILE.ll|-\n";
       return 2;
     }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "plugins/ptx/conv_kernel.h"
+#include "plugins/ptx/conv_split.h"
 #include "plugins/ptx/ptx_compiler.h"
 #include "plugins/ptx/ptx_state.h"
 
@@ -37,24 +38,53 @@ void conv_kernel_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& a
                   name + ": takes f32, f16 and bf16, got " + kir::dtype_name(call.dtype));
   p->memory.check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(), name);
   p->use(device);
-  const std::array<int64_t, 3> grid = conv_kernel_grid(call);
+  const int64_t shared_limit = p->devices[device].shared_optin_bytes;
+  const ConvTile tile = p->conv_tile.value_or(ConvTile{});
+  const int64_t shared = tile.shared_bytes();
+  if (shared + tile.static_shared_bytes() > shared_limit)
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  name + ": conv_tile " + tile.name() + " takes " +
+                      std::to_string(shared + tile.static_shared_bytes()) +
+                      " bytes of shared memory, the device gives a block " +
+                      std::to_string(shared_limit));
+  const int64_t splits = p->conv_splits > 0
+                             ? p->conv_splits
+                             : conv_splits(call, tile, p->devices[device].multiprocessors);
+  std::lock_guard lock(p->conv_kernels.mutex);
+  ConvKernelSpec spec =
+      conv_kernel_spec(call, tile, splits, args.buffers[0], args.buffers[1], args.buffers[2]);
+  CUdeviceptr partials = 0;
+  if (spec.splits > 1) {
+    try {
+      partials = p->conv_partials.get(*p, device, static_cast<size_t>(conv_partial_bytes(spec)),
+                                      args.stream, "extern " + name);
+    } catch (const Failure&) {  // no memory for the partial sums: the reduction whole
+      spec = conv_kernel_spec(call, tile, 1, args.buffers[0], args.buffers[1], args.buffers[2]);
+    }
+  }
+  const std::array<int64_t, 3> grid = conv_kernel_grid(spec);
   if (grid[0] == 0 || grid[1] == 0) return;  // no output element
   if (grid[0] > 0x7fffffff || grid[1] > 0xffff || grid[2] > 0xffff)
     throw Failure(KILN_STATUS_UNIMPLEMENTED, name + ": more blocks than one launch takes");
-  const ConvKernelSpec spec =
-      conv_kernel_spec(call, args.buffers[0], args.buffers[1], args.buffers[2]);
-  std::lock_guard lock(p->conv_kernels.mutex);
-  CUfunction fn = load_call_kernel(
+  const CallKernels::Loaded& kernels = load_call_kernel(
       *p, p->conv_kernels, device, spec.key(), kConvKernel,
       [&](const std::string& arch) { return compile_conv_to_ptx(spec, arch).ptx; }, args.stream,
-      name);
-  CUdeviceptr pointers[3] = {args.buffers[0], args.buffers[1], args.buffers[2]};
-  void* params[3] = {&pointers[0], &pointers[1], &pointers[2]};
+      name, static_cast<int>(shared), spec.splits > 1 ? kConvFinishKernel : nullptr);
+  const CUstream stream = driver_stream(*p, args.stream);
+  CUdeviceptr pointers[4] = {args.buffers[0], args.buffers[1], args.buffers[2], partials};
+  void* params[4] = {&pointers[0], &pointers[1], &pointers[2], &pointers[3]};
+  p->check(p->cuda.cuLaunchKernel(kernels.function, static_cast<unsigned>(grid[0]),
+                                  static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
+                                  static_cast<unsigned>(tile.threads()), 1, 1,
+                                  static_cast<unsigned>(shared), stream, params, nullptr),
+           "launch of " + name);
+  if (spec.splits == 1) return;
+  // The parts' sums, added in order and rounded into y.
+  void* finish_params[2] = {&pointers[2], &pointers[3]};
   p->check(
-      p->cuda.cuLaunchKernel(fn, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]),
-                             static_cast<unsigned>(grid[2]), kConvThreads, 1, 1, 0,
-                             driver_stream(*p, args.stream), params, nullptr),
-      "launch of " + name);
+      p->cuda.cuLaunchKernel(kernels.second, static_cast<unsigned>(conv_finish_blocks(spec)), 1, 1,
+                             kConvFinishThreads, 1, 1, 0, stream, finish_params, nullptr),
+      "launch of " + name + " (adding the split reduction's parts)");
 }
 
 void release_conv_kernels(kiln_plugin& p) {

@@ -88,8 +88,13 @@ void describe(kiln_plugin& p, kiln::ptx::Device& dev) {
   props.add_string("arch", dev.arch);
   props.add_int("memory_bytes", static_cast<int64_t>(memory));
   props.add_int("compute_units", sms);
+  dev.multiprocessors = std::max(sms, 1);
   props.add_int("warp_width", 32);
   props.add_int("shared_memory_bytes", attribute(p, dev.handle, kSharedMemoryPerBlock));
+  // Past 48 KB only where the driver can raise a kernel's limit.
+  if (p.cuda.cuFuncSetAttribute)
+    dev.shared_optin_bytes = std::max<int64_t>(
+        dev.shared_optin_bytes, attribute(p, dev.handle, kSharedMemoryPerBlockOptin));
   props.add_int("l2_bytes", attribute(p, dev.handle, kL2CacheSize));
   props.add_int("max_threads_per_block", attribute(p, dev.handle, kMaxThreadsPerBlock));
   // Double data rate: two transfers per memory clock.
@@ -133,6 +138,7 @@ void destroy(kiln_plugin* p) {
   p->cudnn.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
   p->cudnn_workspace.release(*p);
   p->cublas_scratch.release(*p);
+  p->conv_partials.release(*p);
   kiln::ptx::release_attention_kernels(*p);
   kiln::ptx::release_conv_kernels(*p);
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);
@@ -162,8 +168,9 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
     std::vector<std::string> known = {
-        "arch",          "libdevice",     "cublas",          "cublas_prefetch", "cudnn",
-        "deterministic", "pad_rows_from", "fused_attention", "conv_kernel"};
+        "arch",        "libdevice",     "cublas",        "cublas_prefetch",
+        "cudnn",       "deterministic", "pad_rows_from", "fused_attention",
+        "conv_kernel", "conv_tile",     "conv_splits"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -204,6 +211,24 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->deterministic = flag("deterministic");
     plugin->fused_attention = flag("fused_attention", "true");
     plugin->conv_kernel = flag("conv_kernel", "true");
+    if (const std::string tile = options.get("conv_tile", "auto"); tile != "auto") {
+      std::string why;
+      plugin->conv_tile = kiln::ptx::parse_conv_tile(tile, why);
+      if (!plugin->conv_tile) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "conv_tile " + why);
+      plugin->fingerprint += "; conv_tile=" + tile;
+    }
+    if (const std::string splits = options.get("conv_splits", "auto"); splits != "auto") {
+      size_t used = 0;
+      try {
+        plugin->conv_splits = std::stoll(splits, &used);
+      } catch (const std::logic_error&) {
+        used = 0;
+      }
+      if (used != splits.size() || plugin->conv_splits < 1 || plugin->conv_splits > 64)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                      "conv_splits is auto or a count of parts from 1 to 64, got '" + splits + "'");
+      plugin->fingerprint += "; conv_splits=" + splits;
+    }
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     try {
       size_t used = 0;

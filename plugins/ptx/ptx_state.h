@@ -7,6 +7,7 @@
 #include <kiln/plugin.hpp>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "plugins/gpu/launch_shape.h"
 #include "plugins/kir_support/device_memory.h"
 #include "plugins/kir_support/memory_functions.h"
+#include "plugins/ptx/conv_tile.h"
 #include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
 #include "plugins/ptx/cudnn_library.h"
@@ -26,6 +28,9 @@ struct Device {
   CUcontext context = nullptr;
   std::string name;
   std::string arch;  // "sm_90"
+  // The most shared memory a block may take (past 48 KB by opting in per kernel).
+  int64_t shared_optin_bytes = 48 * 1024;
+  int64_t multiprocessors = 1;
   kiln::sdk::PropertyList properties;
 };
 
@@ -35,6 +40,7 @@ struct CallKernels {
   struct Loaded {
     CUmodule module = nullptr;
     CUfunction function = nullptr;
+    CUfunction second = nullptr;  // a second entry of the module, where one was asked for
   };
   std::mutex mutex;  // guards `loaded`
   std::map<std::pair<uint32_t, std::string>, Loaded> loaded;
@@ -89,8 +95,11 @@ struct kiln_plugin {
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
   // not open.
   bool conv_kernel = true;
+  std::optional<kiln::ptx::ConvTile> conv_tile;  // the `conv_tile` option; unset: per call
+  int64_t conv_splits = 0;  // the `conv_splits` option; 0: per call (conv_split.h)
   kiln::ptx::CallKernels conv_kernels;
-  std::mutex mutex;  // guards `pending`
+  kiln::ptx::DeviceScratch conv_partials;  // split reductions' partial sums, under its mutex
+  std::mutex mutex;                        // guards `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.
   std::set<kiln_executable*> pending;
@@ -165,11 +174,13 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
 void release_attention_kernels(kiln_plugin& p);
 // The function `entry` of the kernel kept in `kernels` under (device, key), compiled by
 // `compile` (to PTX) for the device's arch and loaded on first use (refused while `stream`
-// captures). Under the mutex of `kernels`.
-CUfunction load_call_kernel(kiln_plugin& p, CallKernels& kernels, uint32_t device,
-                            const std::string& key, const char* entry,
-                            const std::function<std::string(const std::string& arch)>& compile,
-                            const kiln_stream* stream, const std::string& name);
+// captures), allowed `dynamic_shared_bytes` of dynamic shared memory per block, with the
+// module's `second_entry` where one is named. Under the mutex of `kernels`.
+const CallKernels::Loaded& load_call_kernel(
+    kiln_plugin& p, CallKernels& kernels, uint32_t device, const std::string& key,
+    const char* entry, const std::function<std::string(const std::string& arch)>& compile,
+    const kiln_stream* stream, const std::string& name, int dynamic_shared_bytes = 0,
+    const char* second_entry = nullptr);
 void release_call_kernels(kiln_plugin& p, CallKernels& kernels);
 // Whether every device (or the `arch` option) is sm_80 or later: the tensor-core
 // instructions (mma, ldmatrix, cp.async) of the plugin's own kernels.

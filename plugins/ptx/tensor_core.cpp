@@ -106,6 +106,16 @@ llvm::GlobalVariable* shared_array(llvm::Module& m, const NvptxTarget& target,
   return g;
 }
 
+llvm::GlobalVariable* dynamic_shared_array(llvm::Module& m, const NvptxTarget& target,
+                                           const std::string& name) {
+  auto* type = llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()), 0);
+  auto* g =
+      new llvm::GlobalVariable(m, type, false, llvm::GlobalValue::ExternalLinkage, nullptr, name,
+                               nullptr, llvm::GlobalValue::NotThreadLocal, target.shared_space());
+  g->setAlignment(llvm::Align(16));
+  return g;
+}
+
 Value* discard_slot(llvm::IRBuilder<>& b, llvm::Module& m, const NvptxTarget& target,
                     const std::string& name, int64_t threads, int64_t bytes, Value* thread) {
   llvm::GlobalVariable* slots = shared_array(m, target, name, threads * bytes);

@@ -58,6 +58,10 @@ llvm::Value* pack(llvm::IRBuilder<>& b, kir::DType dtype, llvm::Value* low, llvm
 // A 16-byte-aligned shared array of `bytes`.
 llvm::GlobalVariable* shared_array(llvm::Module& m, const NvptxTarget& target,
                                    const std::string& name, int64_t bytes);
+// The block's dynamic shared memory (its size set at launch), 16-byte aligned: past the 48 KB
+// a static array may take.
+llvm::GlobalVariable* dynamic_shared_array(llvm::Module& m, const NvptxTarget& target,
+                                           const std::string& name);
 
 // A generic pointer to thread `thread`'s own `bytes` of a new shared array `name` for `threads`
 // threads: where a store outside the output goes instead, so no lane of a warp branches away
