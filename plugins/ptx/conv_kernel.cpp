@@ -140,11 +140,16 @@ class Emitter {
   Share x_share_, w_share_;
   std::vector<PatchRow> x_rows_, w_rows_;
   Value *a_tile_ = nullptr, *b_tile_ = nullptr;  // the rings of patch and weight rows
+  // The rings' 32-bit shared addresses: copies and ldmatrix address them in 32-bit adds
+  // (pointers to shared memory are 64-bit: each address would cost 64-bit adds and casts).
+  Value *a_shared_ = nullptr, *b_shared_ = nullptr;
+  Value* shared_at(Value* ring, Value* bytes) {
+    return b_.CreateAdd(ring, b_.CreateZExtOrTrunc(bytes, i32()));
+  }
 };
 
 void Emitter::copy(Value* tile, Value* to, Value* from, Value* index, Value* valid,
                    int64_t elements) {
-  Value* target = at(tile, to);
   if (half() && elements == 1) {  // cp.async copies 4 bytes at least: a load where valid
     llvm::BasicBlock* before = b_.GetInsertBlock();
     auto* load = llvm::BasicBlock::Create(m_.getContext(), "element_load", fn_);
@@ -157,7 +162,7 @@ void Emitter::copy(Value* tile, Value* to, Value* from, Value* index, Value* val
     llvm::PHINode* value = b_.CreatePHI(b_.getInt16Ty(), 2);
     value->addIncoming(b_.getInt16(0), before);
     value->addIncoming(v, load);
-    b_.CreateAlignedStore(value, target, llvm::Align(2));
+    b_.CreateAlignedStore(value, at(tile, to), llvm::Align(2));
     return;
   }
   // A zero-filling copy reads nothing, but its address must still be aligned as a read would
@@ -166,8 +171,8 @@ void Emitter::copy(Value* tile, Value* to, Value* from, Value* index, Value* val
   Value* source = b_.CreateSelect(valid, element(from, index), first);
   const int bytes = static_cast<int>(elements * size_);
   tensor_core::copy_async(
-      b_, tensor_core::shared_address(b_, target), b_.CreatePtrToInt(source, i64()), bytes,
-      b_.CreateSelect(valid, b_.getInt32(static_cast<uint32_t>(bytes)), b_.getInt32(0)));
+      b_, shared_at(tile == a_tile_ ? a_shared_ : b_shared_, to), b_.CreatePtrToInt(source, i64()),
+      bytes, b_.CreateSelect(valid, b_.getInt32(static_cast<uint32_t>(bytes)), b_.getInt32(0)));
 }
 
 // Tile j of this thread's patch rows into buffer `buffer` of a_tile_: 16 bytes per copy where
@@ -282,13 +287,11 @@ void Emitter::compute(Value* buffer) {
     Quad a[2];
     for (int64_t mt = 0; mt < 2; ++mt) {
       Value* byte = add(mul(add(a_row, c64(mt * 16)), pitch_), add(a_col, c64(ks * 32)));
-      a[mt] = tensor_core::load_matrices(
-          b_, tensor_core::shared_address(b_, at(a_tile_, add(a_base, byte))), false);
+      a[mt] = tensor_core::load_matrices(b_, shared_at(a_shared_, add(a_base, byte)), false);
     }
     for (int64_t nt = 0; nt < kColTiles; nt += 2) {
       Value* byte = add(mul(add(b_row, c64(nt * 8)), pitch_), add(b_col, c64(ks * 32)));
-      const Quad w = tensor_core::load_matrices(
-          b_, tensor_core::shared_address(b_, at(b_tile_, add(b_base, byte))), false);
+      const Quad w = tensor_core::load_matrices(b_, shared_at(b_shared_, add(b_base, byte)), false);
       for (int64_t mt = 0; mt < 2; ++mt) {
         set_acc(mt, nt, product(a[mt], w[0], w[1], acc(mt, nt)));
         set_acc(mt, nt + 1, product(a[mt], w[2], w[3], acc(mt, nt + 1)));
@@ -404,6 +407,8 @@ void Emitter::emit() {
     return;
   }
   acc_ = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(2 * kColTiles * 4)), "acc");
+  a_shared_ = tensor_core::shared_address(b_, a_tile_);
+  b_shared_ = tensor_core::shared_address(b_, b_tile_);
   for (int64_t mt = 0; mt < 2; ++mt)
     for (int64_t nt = 0; nt < kColTiles; ++nt) set_acc(mt, nt, {f(0), f(0), f(0), f(0)});
 
