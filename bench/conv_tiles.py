@@ -19,7 +19,8 @@ import warnings
 
 import torch
 import torch.nn.functional as F
-from torch.profiler import ProfilerActivity, profile
+
+from kernel_times import device_us
 
 VARIANTS = ["auto", "splits=1", "tile=128x64x4", "tile=128x128x3", "tile=256x64x3",
             "tile=128x128x3+splits=1"]
@@ -29,21 +30,10 @@ SHAPES = [(64, 64, 56, 1), (64, 128, 56, 2), (128, 128, 28, 1), (128, 256, 28, 2
 
 
 def kernel_us(fn, args, calls):
-    """Device µs per call: every kernel, and the own convolution kernel alone."""
-    for _ in range(3):
-        fn(*args)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as p:
-        for _ in range(calls):
-            fn(*args)
-        torch.cuda.synchronize()
-    total = own = 0.0
-    for e in p.key_averages():
-        if e.device_time_total > 0:
-            total += e.device_time_total / calls
-            if "kiln_conv" in e.key:  # kiln_conv and kiln_conv_finish
-                own += e.device_time_total / calls
-    return total, own
+    """Device µs per call: every kernel, and the own convolution kernels alone."""
+    times = device_us(fn, args, calls)
+    # kiln_conv and kiln_conv_finish
+    return sum(us for _, us in times), sum(us for key, us in times if "kiln_conv" in key)
 
 
 def config_with(base, variant):

@@ -17,7 +17,8 @@ import ops_gpu
 from wide_set import wide_workloads
 
 
-def kernels(name, label, fn, args, calls):
+def device_us(fn, args, calls):
+    """(kernel name, device µs per call) of each GPU kernel over `calls` calls after warm-up."""
     for _ in range(3):
         fn(*args)
     torch.cuda.synchronize()
@@ -25,11 +26,15 @@ def kernels(name, label, fn, args, calls):
         for _ in range(calls):
             fn(*args)
         torch.cuda.synchronize()
+    return [(e.key, e.device_time_total / calls) for e in p.key_averages()
+            if e.device_time_total > 0]
+
+
+def kernels(name, label, fn, args, calls):
     total = 0.0
-    for e in p.key_averages():
-        if e.device_time_total > 0:
-            total += e.device_time_total / calls
-            print(f"  {name} {label} {e.key[:100]}: {e.device_time_total / calls:.1f} us")
+    for key, us in device_us(fn, args, calls):
+        total += us
+        print(f"  {name} {label} {key[:100]}: {us:.1f} us")
     print(f"{name} {label}: {total:.1f} us of kernels per call", flush=True)
 
 
