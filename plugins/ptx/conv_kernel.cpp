@@ -522,7 +522,8 @@ bool conv_kernel_takes(const ConvCall& call) {
 ConvKernelSpec conv_kernel_spec(const ConvCall& call, const ConvTile& tile, int64_t splits,
                                 uint64_t x, uint64_t w, uint64_t y) {
   ConvKernelSpec spec{call, tile};
-  // As many parts as leave none empty.
+  // As many parts as leave none empty, and as one launch's blocks along z take.
+  if (call.groups > 0) splits = std::min(splits, std::max<int64_t>(1, 65535 / call.groups));
   const int64_t steps = conv_steps(spec);
   if (splits > 1 && steps > 1) {
     const int64_t per_split = (steps + std::min(splits, steps) - 1) / std::min(splits, steps);

@@ -1,7 +1,7 @@
 // The implicit-GEMM convolution kernel behind the ptx plugin's "conv2d" call where no
 // convolution library opened: output positions [N·OH·OW] times the weight's rows [K/groups]
 // over the reduction [R·S·C/groups] (taps, then channels), on tensor cores, with no patch
-// ever written to memory. Each block copies the patches of its 128 output positions straight
+// ever written to memory. Each block copies the patches of its output positions straight
 // from x into shared memory (zeros for padding taps) and 64 output channels' weights beside
 // them, a step of the reduction (64 or 128 bytes per row) at a time, in a ring of 2-4 buffers
 // in dynamic shared memory: the next steps fill by cp.async while one is computed. Each warp

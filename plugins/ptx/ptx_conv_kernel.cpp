@@ -58,7 +58,9 @@ void conv_kernel_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& a
     try {
       partials = p->conv_partials.get(*p, device, static_cast<size_t>(conv_partial_bytes(spec)),
                                       args.stream, "extern " + name);
-    } catch (const Failure&) {  // no memory for the partial sums: the reduction whole
+    } catch (const Failure& f) {
+      if (f.code() == KILN_STATUS_UNSUPPORTED) throw;  // growing while a stream captures
+      // No memory for the partial sums: the reduction whole.
       spec = conv_kernel_spec(call, tile, 1, args.buffers[0], args.buffers[1], args.buffers[2]);
     }
   }

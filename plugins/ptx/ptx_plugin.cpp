@@ -242,6 +242,15 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
     open_devices(*plugin, prefetch);
+    if (plugin->conv_tile)
+      for (const kiln::ptx::Device& d : plugin->devices)
+        if (const int64_t bytes =
+                plugin->conv_tile->shared_bytes() + plugin->conv_tile->static_shared_bytes();
+            bytes > d.shared_optin_bytes)
+          throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                        "conv_tile " + plugin->conv_tile->name() + " takes " +
+                            std::to_string(bytes) + " bytes of shared memory per block; " + d.name +
+                            " gives " + std::to_string(d.shared_optin_bytes));
     *out = plugin.release();
   });
 }

@@ -95,11 +95,12 @@ struct kiln_plugin {
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
   // not open.
   bool conv_kernel = true;
-  std::optional<kiln::ptx::ConvTile> conv_tile;  // the `conv_tile` option; unset: per call
+  std::optional<kiln::ptx::ConvTile> conv_tile;  // the `conv_tile` option; unset: 128x64x3
   int64_t conv_splits = 0;  // the `conv_splits` option; 0: per call (conv_split.h)
   kiln::ptx::CallKernels conv_kernels;
-  kiln::ptx::DeviceScratch conv_partials;  // split reductions' partial sums, under its mutex
-  std::mutex mutex;                        // guards `pending`
+  // Split reductions' partial sums (conv_split.h), under conv_kernels.mutex.
+  kiln::ptx::DeviceScratch conv_partials;
+  std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return
   // before their kernels finish, and the next call that waits for the device reports them.
   std::set<kiln_executable*> pending;

@@ -157,9 +157,10 @@ TEST_P(CompiledConv, ManyChannels) {
   // (over 64), 198 and 170 output positions (over 128), 24 and 40 input channels times 9 taps
   // (several reduction tiles, and 16-byte rows of channels where the layout is channels-last),
   // groups of 20 channels (copied element by element), an input read from an offset; and
-  // 320 input channels by 9 taps over 15 positions, which the ptx kernel cuts into parts
-  // summed apart (conv_split.h: 2 for 16-bit floats, 4 for f32): 40 output channels
-  // channels-last, 37 in NCHW.
+  // long reductions over 15 positions, which the ptx kernel cuts into parts summed apart
+  // (conv_split.h), the last part shorter than the others: 328 channels by 9 taps into 40
+  // output channels channels-last (2 parts for 16-bit floats, 4 for f32), and two groups of
+  // 168 channels into 19 each in NCHW (2 parts per group for f32).
   const DType d = GetParam();
   GraphBuilder b = builder();
   const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
@@ -177,11 +178,11 @@ TEST_P(CompiledConv, ManyChannels) {
   const ValueRef xo =
       b.op("aten.slice.Tensor", {xl, int64_t{0}, int64_t{1}, int64_t{2}, int64_t{1}});
   b.output(conv(b, xo, wl, None{}, {1}, {2}, {2}, false, {0}, 1));
-  const ValueRef xs = channels_last("xs", {1, 320, 3, 5}),
-                 ws = channels_last("ws", {40, 320, 3, 3});
+  const ValueRef xs = channels_last("xs", {1, 328, 3, 5}),
+                 ws = channels_last("ws", {40, 328, 3, 3});
   b.output(conv(b, xs, ws, None{}, {1}, {1}, {1}, false, {0}, 1));
-  const ValueRef xn = input(b, "xn", c({1, 320, 3, 5})), wn = input(b, "wn", c({37, 320, 3, 3}));
-  b.output(conv(b, xn, wn, None{}, {1}, {1}, {1}, false, {0}, 1));
+  const ValueRef xn = input(b, "xn", c({1, 336, 3, 5})), wn = input(b, "wn", c({38, 168, 3, 3}));
+  b.output(conv(b, xn, wn, None{}, {1}, {1}, {1}, false, {0}, 2));
   const Graph graph = finish(b);
   const CompileStats st = check(graph);
   EXPECT_EQ(st.host_steps, 0u);

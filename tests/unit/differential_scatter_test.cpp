@@ -179,8 +179,8 @@ TEST_F(CompiledScatterErrors, BadBagOffsetsAreAnError) {
     const ValueRef table = input(b, "table", TensorType::contiguous(DType::F32, {9, 6}));
     const ValueRef flat = input(b, "flat", TensorType::contiguous(DType::I64, {13}), Range{0, 9});
     const std::string k = kind;
-    ValueRef offsets = arange(b, 12, -1, -4);  // 12 8 4 0
-    if (k == "decreasing")                     // 0 8 4
+    ValueRef offsets = arange(b, 1, 12, 4);  // 1 5 9: ascending, not from 0
+    if (k == "decreasing")                   // 0 8 4
       offsets = b.op("aten.cat.default",
                      {TensorList{{arange(b, 0, 1, 1), arange(b, 8, 3, -4)}}, int64_t{0}});
     if (k == "past_the_end") offsets = arange(b, 0, 40, 10);  // 0 10 20 30 of 13 indices
