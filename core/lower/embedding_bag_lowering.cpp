@@ -59,10 +59,9 @@ void number_bags(NodeLowering& n, Bags& bags) {
   const int ordered = kb.where(first, kb.math("eq", DType::Bool, {at, constant(0)}),
                                kb.math("ge", DType::Bool, {at, before}));
   const int inside = kb.math("le", DType::Bool, {at, constant(total)});
-  // A bad offset fails the check as index `total + 1`. The store below reads the checked
-  // value, so no pass drops the check as unused.
-  const int checked = kb.check_index(
-      kb.where(kb.math("and", DType::Bool, {ordered, inside}), at, constant(total + 1)), total + 1);
+  // A bad offset fails the check as index `total + 1`.
+  kb.check_index(kb.where(kb.math("and", DType::Bool, {ordered, inside}), at, constant(total + 1)),
+                 total + 1);
   const int position = kb.index(min(x, Expr::constant(total - 1)));
   int bag = constant(0);  // offset 0 is 0: at or before every position
   int64_t step = 1;
@@ -77,10 +76,7 @@ void number_bags(NodeLowering& n, Bags& bags) {
         kb.math("and", DType::Bool, {in_offsets, kb.math("le", DType::Bool, {start, position})});
     bag = kb.where(reached, next, bag);
   }
-  const int stored = kb.math("and", DType::Bool,
-                             {kb.math("lt", DType::Bool, {kb.index(x), constant(total)}),
-                              kb.math("le", DType::Bool, {checked, constant(total)})});
-  kb.store(bags.buffer, x, bag, stored);
+  kb.store(bags.buffer, x, bag, kb.math("lt", DType::Bool, {kb.index(x), constant(total)}));
   n.emit(std::move(kb).finish());
 }
 

@@ -128,9 +128,9 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
     plan.single_pass = plan.single_pass && p.op->kind != OpKind::Store;
   }
   plan.single_pass = plan.single_pass && passes == 1;
-  // Each pass runs its reduces, per-element stores and values kept for later, and whatever
-  // per-element values those need: read back when an earlier pass kept them, else
-  // recomputed from the row's elements.
+  // Each pass runs its reduces, per-element stores, index checks (whose failure is their
+  // effect, read or not) and values kept for later, and whatever per-element values those
+  // need: read back when an earlier pass kept them, else recomputed from the row's elements.
   for (size_t lv = 0; lv < plan.passes.size(); ++lv) {
     RowPass& pass = plan.passes[lv];
     std::set<int> needed;
@@ -138,7 +138,8 @@ RowPlan plan_rows(const kir::Kernel& k, int64_t max_cache_bytes) {
     for (const Placed& p : placed) {
       const bool kept = p.op->kind != OpKind::Store && cached.contains(p.op->id);
       if (p.element && static_cast<size_t>(p.level) == lv &&
-          (p.op->kind == OpKind::Reduce || p.op->kind == OpKind::Store || kept))
+          (p.op->kind == OpKind::Reduce || p.op->kind == OpKind::Store ||
+           p.op->kind == OpKind::CheckIndex || kept))
         roots.insert(p.op);
       if (kept && static_cast<size_t>(p.level) == lv) pass.cache_writes.insert(p.op->id);
     }

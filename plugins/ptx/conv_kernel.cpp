@@ -4,6 +4,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "plugins/ptx/conv_split.h"
@@ -94,6 +95,8 @@ class Emitter {
   void copy_x(Value* j, Value* buffer);
   void copy_w(Value* j, Value* buffer);
   void compute(Value* buffer);
+  void store_accumulators(bool pairs, llvm::Type* type,
+                          const std::function<Value*(Value*, Value*)>& address);
   void write_y();
   void write_partials();
 
@@ -300,92 +303,77 @@ void Emitter::compute(Value* buffer) {
   }
 }
 
-// Each accumulator rounded into y: rows g and g+8 of each fragment, channels 2q and 2q+1,
-// as one store of the pair where they are adjacent in y. Stores outside the call go to a
-// shared scratch word of the thread's instead (tensor_core::discard_slot).
-void Emitter::write_y() {
+// Each accumulator to its place at `address(m, channel of the group)` as `type` (f32, or the
+// call's 16-bit type): rows g and g+8 of each fragment, channels 2q and 2q+1, as one store of
+// the pair where `pairs` (both channels or neither: kg_ is even). Stores outside the call go
+// to a shared scratch word of the thread's instead (tensor_core::discard_slot).
+void Emitter::store_accumulators(bool pairs, llvm::Type* type,
+                                 const std::function<Value*(Value*, Value*)>& address) {
   Value* discard_at = tensor_core::discard_slot(b_, m_, t_, "conv_discard", threads_, 8, tid_);
-  llvm::Type* half_type = c_.dtype == kir::DType::BF16 ? b_.getBFloatTy() : b_.getHalfTy();
-  const int64_t positions = c_.out_h * c_.out_w, rows = c_.n * positions;
+  const bool narrow = type != f32();
+  const uint64_t bytes = narrow ? 2 : 4;
+  const int64_t rows = c_.n * c_.out_h * c_.out_w;
   Value* col0 = add(first_col_, mul(quad_, 2));
   for (int64_t mt = 0; mt < 2; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
       Value* m = add(first_row_, add(add(mul(warp_, kWarpRows), c64(mt * 16 + h * 8)), g_));
-      Value* image = b_.CreateUDiv(m, c64(positions));
-      Value* p = b_.CreateURem(m, c64(positions));
-      Value* row_at = add(add(mul(image, c_.y_stride[0]), mul(group_, kg_ * c_.y_stride[1])),
-                          add(mul(b_.CreateUDiv(p, c64(c_.out_w)), c_.y_stride[2]),
-                              mul(b_.CreateURem(p, c64(c_.out_w)), c_.y_stride[3])));
       Value* inside = b_.CreateICmpULT(m, c64(rows));
       for (int64_t nt = 0; nt < kColTiles; ++nt) {
         const Quad q = acc(mt, nt);
         Value* col = add(col0, c64(nt * 8));
         Value* v[2] = {q[static_cast<size_t>(2 * h)], q[static_cast<size_t>(2 * h + 1)]};
-        if (s_.pair_y) {  // kg_ is even: both channels or neither
+        if (pairs) {
           Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(col, c64(kg_)));
-          Value* to = b_.CreateSelect(ok, element(y_, add(row_at, col)), discard_at);
-          if (half()) {
-            b_.CreateAlignedStore(tensor_core::pack(b_, c_.dtype, v[0], v[1]), to, llvm::Align(4));
+          Value* pair = nullptr;
+          if (narrow) {
+            pair = tensor_core::pack(b_, c_.dtype, v[0], v[1]);
           } else {
-            Value* pair = llvm::UndefValue::get(llvm::FixedVectorType::get(f32(), 2));
+            pair = llvm::UndefValue::get(llvm::FixedVectorType::get(f32(), 2));
             pair = b_.CreateInsertElement(b_.CreateInsertElement(pair, v[0], uint64_t{0}), v[1],
                                           uint64_t{1});
-            b_.CreateAlignedStore(pair, to, llvm::Align(8));
           }
+          b_.CreateAlignedStore(pair, b_.CreateSelect(ok, address(m, col), discard_at),
+                                llvm::Align(2 * bytes));
           continue;
         }
         for (int64_t e = 0; e < 2; ++e) {
           Value* channel = add(col, c64(e));
           Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(channel, c64(kg_)));
-          Value* index = add(row_at, mul(channel, c_.y_stride[1]));
-          Value* to = b_.CreateSelect(ok, element(y_, index), discard_at);
-          Value* value = half() ? b_.CreateFPTrunc(v[e], half_type) : v[e];
-          b_.CreateAlignedStore(value, to, llvm::Align(static_cast<uint64_t>(size_)));
+          Value* value = narrow ? b_.CreateFPTrunc(v[e], type) : v[e];
+          b_.CreateAlignedStore(value, b_.CreateSelect(ok, address(m, channel), discard_at),
+                                llvm::Align(bytes));
         }
       }
     }
 }
 
-// A split block's accumulators into its part of the f32 partial sums (conv_split.h), laid out
-// as y is: two channels per store where channels are innermost.
+// The sums rounded into y.
+void Emitter::write_y() {
+  llvm::Type* type = !half()                        ? f32()
+                     : c_.dtype == kir::DType::BF16 ? b_.getBFloatTy()
+                                                    : b_.getHalfTy();
+  const int64_t positions = c_.out_h * c_.out_w;
+  store_accumulators(s_.pair_y, type, [&](Value* m, Value* col) {
+    Value* image = b_.CreateUDiv(m, c64(positions));
+    Value* p = b_.CreateURem(m, c64(positions));
+    Value* row_at = add(add(mul(image, c_.y_stride[0]), mul(group_, kg_ * c_.y_stride[1])),
+                        add(mul(b_.CreateUDiv(p, c64(c_.out_w)), c_.y_stride[2]),
+                            mul(b_.CreateURem(p, c64(c_.out_w)), c_.y_stride[3])));
+    return element(y_, add(row_at, mul(col, c_.y_stride[1])));
+  });
+}
+
+// A split block's sums into its part of the f32 partial sums (conv_split.h), laid out as y is:
+// two channels per store where channels are innermost.
 void Emitter::write_partials() {
-  Value* discard_at = tensor_core::discard_slot(b_, m_, t_, "conv_discard", threads_, 8, tid_);
-  const int64_t rows = c_.n * c_.out_h * c_.out_w;
   const int64_t channel_stride = conv_partial_stride(s_, true);
   const int64_t row_stride = conv_partial_stride(s_, false);
-  const bool pairs = channel_stride == 1 && kg_ % 2 == 0;
-  Value* part = mul(split_, rows * c_.k);
-  Value* col0 = add(first_col_, mul(quad_, 2));
-  const auto address = [&](Value* m, Value* col) {  // of partial sum (m, col of the group)
+  Value* part = mul(split_, c_.n * c_.out_h * c_.out_w * c_.k);
+  store_accumulators(channel_stride == 1 && kg_ % 2 == 0, f32(), [&](Value* m, Value* col) {
     Value* channel = add(mul(group_, kg_), col);
     Value* index = add(part, add(mul(m, row_stride), mul(channel, channel_stride)));
     return b_.CreateGEP(f32(), partials_, b_.CreateZExt(index, i64()));
-  };
-  for (int64_t mt = 0; mt < 2; ++mt)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value* m = add(first_row_, add(add(mul(warp_, kWarpRows), c64(mt * 16 + h * 8)), g_));
-      Value* inside = b_.CreateICmpULT(m, c64(rows));
-      for (int64_t nt = 0; nt < kColTiles; ++nt) {
-        const Quad q = acc(mt, nt);
-        Value* col = add(col0, c64(nt * 8));
-        Value* v[2] = {q[static_cast<size_t>(2 * h)], q[static_cast<size_t>(2 * h + 1)]};
-        if (pairs) {  // both channels or neither
-          Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(col, c64(kg_)));
-          Value* pair = llvm::UndefValue::get(llvm::FixedVectorType::get(f32(), 2));
-          pair = b_.CreateInsertElement(b_.CreateInsertElement(pair, v[0], uint64_t{0}), v[1],
-                                        uint64_t{1});
-          b_.CreateAlignedStore(pair, b_.CreateSelect(ok, address(m, col), discard_at),
-                                llvm::Align(8));
-          continue;
-        }
-        for (int64_t e = 0; e < 2; ++e) {
-          Value* channel = add(col, c64(e));
-          Value* ok = b_.CreateAnd(inside, b_.CreateICmpULT(channel, c64(kg_)));
-          b_.CreateAlignedStore(v[e], b_.CreateSelect(ok, address(m, channel), discard_at),
-                                llvm::Align(4));
-        }
-      }
-    }
+  });
 }
 
 void Emitter::emit() {
@@ -524,14 +512,14 @@ ConvKernelSpec conv_kernel_spec(const ConvCall& call, const ConvTile& tile, int6
   ConvKernelSpec spec{call, tile};
   // As many parts as leave none empty, and as one launch's blocks along z take.
   if (call.groups > 0) splits = std::min(splits, std::max<int64_t>(1, 65535 / call.groups));
+  // The partial sums are indexed in 32 bits.
+  while (splits > 1 && splits * call.n * call.out_h * call.out_w * call.k >= (int64_t{1} << 31))
+    --splits;
   const int64_t steps = conv_steps(spec);
   if (splits > 1 && steps > 1) {
     const int64_t per_split = (steps + std::min(splits, steps) - 1) / std::min(splits, steps);
     spec.splits = (steps + per_split - 1) / per_split;
   }
-  // The partial sums are indexed in 32 bits.
-  if (spec.splits * call.n * call.out_h * call.out_w * call.k >= (int64_t{1} << 31))
-    spec.splits = 1;
   const int64_t size = kir::dtype_size(call.dtype), v = 16 / size;
   const int64_t cg = call.groups > 0 ? call.c / call.groups : 0;
   const auto whole = [&](std::initializer_list<int64_t> values, int64_t of) {

@@ -31,19 +31,14 @@ int64_t conv_splits(const kir_support::ConvCall& call, const ConvTile& tile,
   const int64_t blocks =
       ceil_div(positions, tile.rows) * ceil_div(call.k / call.groups, kConvCols) * call.groups;
   if (blocks <= 0 || blocks >= multiprocessors) return 1;
-  int64_t splits = std::min(
-      {ceil_div(2 * multiprocessors, blocks), steps_of(call, tile) / kMinSteps, kMaxSplits});
-  // The partial sums are indexed in 32 bits.
-  while (splits > 1 && splits * positions * call.k >= (int64_t{1} << 31)) --splits;
-  return std::max<int64_t>(splits, 1);
+  // conv_kernel_spec caps it further to what 32-bit indices and one launch take.
+  return std::max<int64_t>(std::min({ceil_div(2 * multiprocessors, blocks),
+                                     steps_of(call, tile) / kMinSteps, kMaxSplits}),
+                           1);
 }
 
 int64_t conv_steps(const ConvKernelSpec& spec) {
   return steps_of(spec.call, spec.tile);
-}
-
-int64_t conv_steps_per_split(const ConvKernelSpec& spec) {
-  return ceil_div(conv_steps(spec), spec.splits);
 }
 
 int64_t conv_partial_bytes(const ConvKernelSpec& spec) {

@@ -21,9 +21,8 @@ inline constexpr unsigned kConvFinishThreads = 256;
 // part at least 40 steps of the reduction long; else 1 (no split).
 int64_t conv_splits(const kir_support::ConvCall& call, const ConvTile& tile,
                     int64_t multiprocessors);
-// The reduction steps of `spec`'s call, and the steps of each part.
+// The reduction steps of `spec`'s call.
 int64_t conv_steps(const ConvKernelSpec& spec);
-int64_t conv_steps_per_split(const ConvKernelSpec& spec);
 // Bytes of f32 partial sums a split call needs: splits x positions x output channels.
 int64_t conv_partial_bytes(const ConvKernelSpec& spec);
 // Element `channel` of output position `position` in split `split`'s partial sums, ordered as

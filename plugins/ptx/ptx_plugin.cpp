@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <kiln/plugin.hpp>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "plugins/ptx/ptx_compiler.h"
@@ -217,27 +219,33 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       if (!plugin->conv_tile) throw Failure(KILN_STATUS_INVALID_ARGUMENT, "conv_tile " + why);
       plugin->fingerprint += "; conv_tile=" + tile;
     }
-    if (const std::string splits = options.get("conv_splits", "auto"); splits != "auto") {
+    // A whole number from `low` up to `high`, or nullopt.
+    const auto count = [](const std::string& text, int64_t low,
+                          int64_t high) -> std::optional<int64_t> {
       size_t used = 0;
+      int64_t value = 0;
       try {
-        plugin->conv_splits = std::stoll(splits, &used);
+        value = std::stoll(text, &used);
       } catch (const std::logic_error&) {
-        used = 0;
+        return std::nullopt;
       }
-      if (used != splits.size() || plugin->conv_splits < 1 || plugin->conv_splits > 64)
+      if (used != text.size() || value < low || value > high) return std::nullopt;
+      return value;
+    };
+    if (const std::string splits = options.get("conv_splits", "auto"); splits != "auto") {
+      const auto parts = count(splits, 1, 64);
+      if (!parts)
         throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                       "conv_splits is auto or a count of parts from 1 to 64, got '" + splits + "'");
+      plugin->conv_splits = *parts;
       plugin->fingerprint += "; conv_splits=" + splits;
     }
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
-    try {
-      size_t used = 0;
-      plugin->pad_rows_from = std::stoll(pad_from, &used);
-      if (used != pad_from.size() || plugin->pad_rows_from < 0) throw std::invalid_argument("");
-    } catch (const std::logic_error&) {
+    const auto pad = count(pad_from, 0, std::numeric_limits<int64_t>::max());
+    if (!pad)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "pad_rows_from is a count of multiply-adds (>= 0), got '" + pad_from + "'");
-    }
+    plugin->pad_rows_from = *pad;
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";

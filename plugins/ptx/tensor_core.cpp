@@ -95,25 +95,33 @@ Value* pack(llvm::IRBuilder<>& b, kir::DType dtype, Value* low, Value* high) {
                     {high, low});
 }
 
-llvm::GlobalVariable* shared_array(llvm::Module& m, const NvptxTarget& target,
-                                   const std::string& name, int64_t bytes) {
-  auto* type =
-      llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()), static_cast<uint64_t>(bytes));
-  auto* g = new llvm::GlobalVariable(m, type, false, llvm::GlobalValue::InternalLinkage,
-                                     llvm::UndefValue::get(type), name, nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, target.shared_space());
+namespace {
+
+// A 16-byte-aligned array of `bytes` in shared memory; dynamic: sized at launch (an external
+// declaration of no size, which NVPTX prints as `.extern .shared`).
+llvm::GlobalVariable* shared_bytes(llvm::Module& m, const NvptxTarget& target,
+                                   const std::string& name, int64_t bytes, bool dynamic) {
+  auto* type = llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()),
+                                    dynamic ? 0 : static_cast<uint64_t>(bytes));
+  auto* g = new llvm::GlobalVariable(
+      m, type, false,
+      dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
+      dynamic ? nullptr : llvm::UndefValue::get(type), name, nullptr,
+      llvm::GlobalValue::NotThreadLocal, target.shared_space());
   g->setAlignment(llvm::Align(16));
   return g;
 }
 
+}  // namespace
+
+llvm::GlobalVariable* shared_array(llvm::Module& m, const NvptxTarget& target,
+                                   const std::string& name, int64_t bytes) {
+  return shared_bytes(m, target, name, bytes, false);
+}
+
 llvm::GlobalVariable* dynamic_shared_array(llvm::Module& m, const NvptxTarget& target,
                                            const std::string& name) {
-  auto* type = llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()), 0);
-  auto* g =
-      new llvm::GlobalVariable(m, type, false, llvm::GlobalValue::ExternalLinkage, nullptr, name,
-                               nullptr, llvm::GlobalValue::NotThreadLocal, target.shared_space());
-  g->setAlignment(llvm::Align(16));
-  return g;
+  return shared_bytes(m, target, name, 0, true);
 }
 
 Value* discard_slot(llvm::IRBuilder<>& b, llvm::Module& m, const NvptxTarget& target,
