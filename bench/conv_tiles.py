@@ -22,8 +22,8 @@ import torch.nn.functional as F
 
 from kernel_times import device_us
 
-VARIANTS = ["auto", "splits=1", "tile=128x64x4", "tile=128x128x3", "tile=256x64x3",
-            "tile=128x128x3+splits=1"]
+VARIANTS = ["auto", "tile=128x64x3", "splits=1", "tile=128x64x4", "tile=128x128x3",
+            "tile=256x64x3x64", "tile=128x128x3+splits=1"]
 # (channels in, channels out, input size, stride): ResNet-18/34's 3x3 convolutions.
 SHAPES = [(64, 64, 56, 1), (64, 128, 56, 2), (128, 128, 28, 1), (128, 256, 28, 2),
           (256, 256, 14, 1), (512, 512, 7, 1)]
@@ -57,6 +57,7 @@ def main():
     ap.add_argument("--config", default="configs/nvidia.yaml")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--only", default="", help="cases whose name contains this (for a profiler)")
     a = ap.parse_args()
     import kiln
 
@@ -69,6 +70,9 @@ def main():
             for layout, fmt in (("nchw", torch.contiguous_format),
                                 ("nhwc", torch.channels_last)):
                 for c, k, size, stride in SHAPES:
+                    name = f"conv3x3_{c}to{k}_{size}_s{stride}_{tag}_{layout}"
+                    if a.only not in name:
+                        continue
                     x = torch.randn(16, c, size, size, device="cuda", dtype=dtype)
                     w = torch.randn(k, c, 3, 3, device="cuda", dtype=dtype) / (3 * c**0.5)
                     x, w = x.to(memory_format=fmt), w.to(memory_format=fmt)
@@ -80,7 +84,7 @@ def main():
                     expected = fn(x, w).float()
                     scale = expected.abs().max().item()
                     err = 0.0
-                    row = [f"conv3x3_{c}to{k}_{size}_s{stride}_{tag}_{layout}"]
+                    row = [name]
                     for v in variants:
                         torch._dynamo.reset()
                         compiled = torch.compile(fn, backend=kiln.torch_backend,

@@ -18,7 +18,6 @@ using llvm::Value;
 using tensor_core::Quad;
 
 constexpr int64_t kCols = kConvCols;
-constexpr int64_t kWarpRows = 32;  // positions per warp: two mma fragments of 16
 constexpr int64_t kColTiles = kCols / 8;
 
 class Emitter {
@@ -35,6 +34,9 @@ class Emitter {
         step_bytes_(spec.tile.step_bytes),
         pitch_(spec.tile.pitch()),
         stages_(spec.tile.stages),
+        warp_rows_(spec.tile.warp_rows),
+        row_tiles_(spec.tile.warp_rows / 16),
+        slices_(spec.tile.slices),
         step_(step_bytes_ / size_),
         cg_(c_.c / c_.groups),
         kg_(c_.k / c_.groups),
@@ -97,6 +99,7 @@ class Emitter {
   void compute(Value* buffer);
   void store_accumulators(bool pairs, llvm::Type* type,
                           const std::function<Value*(Value*, Value*)>& address);
+  void combine_slices();
   void write_y();
   void write_partials();
 
@@ -107,11 +110,15 @@ class Emitter {
   llvm::IRBuilder<> b_;
   const int64_t size_;                                          // bytes per element
   const int64_t rows_, threads_, step_bytes_, pitch_, stages_;  // the tile's (ConvTile)
-  const int64_t step_;                                          // reduction elements per step
+  const int64_t warp_rows_, row_tiles_;  // positions per warp, and mma fragments of 16 of them
+  const int64_t slices_;                 // warps over each position, each on part of each step
+  const int64_t step_;                   // reduction elements per step
   const int64_t cg_, kg_, reduction_;
   llvm::Function* fn_ = nullptr;
   Value *x_ = nullptr, *w_ = nullptr, *y_ = nullptr, *acc_ = nullptr;
-  Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr, *g_ = nullptr, *quad_ = nullptr;
+  Value *tid_ = nullptr, *lane_ = nullptr, *g_ = nullptr, *quad_ = nullptr;
+  // The warp's place among its slice's warps (its positions), and its slice.
+  Value *tile_warp_ = nullptr, *slice_ = nullptr;
   Value *group_ = nullptr, *split_ = nullptr, *first_row_ = nullptr, *first_col_ = nullptr;
   Value* partials_ = nullptr;  // f32 partial sums of a split reduction
   // A row of a tile this thread copies: its place in the tile, whether it is inside the call,
@@ -234,7 +241,14 @@ Emitter::Share Emitter::share(bool vector, int64_t rows) {
     return out;
   }
   // Element by element: a warp's lanes take adjacent rows, which in NCHW x are adjacent output
-  // positions; with fewer rows than threads, the threads over them take alternate elements.
+  // positions; with fewer rows than threads, the threads over them take alternate elements,
+  // with more, each thread takes rows `threads_` apart whole.
+  if (rows > threads_) {
+    for (int64_t i = 0; i < rows / threads_; ++i) out.rows.push_back(add(tid_, c64(i * threads_)));
+    out.first_chunk = c64(0);
+    out.chunks = step_ / elements;
+    return out;
+  }
   const int64_t per_row = threads_ / rows;
   out.rows.push_back(b_.CreateAnd(tid_, c64(rows - 1)));
   out.first_chunk = b_.CreateUDiv(tid_, c64(rows));
@@ -255,7 +269,7 @@ void Emitter::compute(Value* buffer) {
   Value* a_base = mul(buffer, rows_ * pitch_);
   Value* b_base = mul(buffer, kCols * pitch_);
   Value* matrix = b_.CreateLShr(lane_, c64(3));
-  Value* a_row = add(mul(warp_, kWarpRows), b_.CreateAnd(lane_, c64(15)));
+  Value* a_row = add(mul(tile_warp_, warp_rows_), b_.CreateAnd(lane_, c64(15)));
   Value* a_col = mul(b_.CreateLShr(lane_, c64(4)), 16);
   Value* b_row = add(b_.CreateAnd(lane_, c64(7)), mul(b_.CreateLShr(matrix, c64(1)), 8));
   Value* b_col = mul(b_.CreateAnd(matrix, c64(1)), 16);
@@ -286,18 +300,22 @@ void Emitter::compute(Value* buffer) {
     part(0, 0);
     return sum;
   };
-  for (int64_t ks = 0; ks < step_bytes_ / 32; ++ks) {
-    Quad a[2];
-    for (int64_t mt = 0; mt < 2; ++mt) {
-      Value* byte = add(mul(add(a_row, c64(mt * 16)), pitch_), add(a_col, c64(ks * 32)));
-      a[mt] = tensor_core::load_matrices(b_, shared_at(a_shared_, add(a_base, byte)), false);
+  // This warp's 32-byte parts of the step: every one, or its slice's of every slices_-th.
+  for (int64_t j = 0; j < step_bytes_ / 32 / slices_; ++j) {
+    Value* part = slices_ > 1 ? mul(add(slice_, c64(j * slices_)), 32) : c64(j * 32);
+    std::vector<Quad> a(static_cast<size_t>(row_tiles_));
+    for (int64_t mt = 0; mt < row_tiles_; ++mt) {
+      Value* byte = add(mul(add(a_row, c64(mt * 16)), pitch_), add(a_col, part));
+      a[static_cast<size_t>(mt)] =
+          tensor_core::load_matrices(b_, shared_at(a_shared_, add(a_base, byte)), false);
     }
     for (int64_t nt = 0; nt < kColTiles; nt += 2) {
-      Value* byte = add(mul(add(b_row, c64(nt * 8)), pitch_), add(b_col, c64(ks * 32)));
+      Value* byte = add(mul(add(b_row, c64(nt * 8)), pitch_), add(b_col, part));
       const Quad w = tensor_core::load_matrices(b_, shared_at(b_shared_, add(b_base, byte)), false);
-      for (int64_t mt = 0; mt < 2; ++mt) {
-        set_acc(mt, nt, product(a[mt], w[0], w[1], acc(mt, nt)));
-        set_acc(mt, nt + 1, product(a[mt], w[2], w[3], acc(mt, nt + 1)));
+      for (int64_t mt = 0; mt < row_tiles_; ++mt) {
+        const Quad& am = a[static_cast<size_t>(mt)];
+        set_acc(mt, nt, product(am, w[0], w[1], acc(mt, nt)));
+        set_acc(mt, nt + 1, product(am, w[2], w[3], acc(mt, nt + 1)));
       }
     }
   }
@@ -314,9 +332,9 @@ void Emitter::store_accumulators(bool pairs, llvm::Type* type,
   const uint64_t bytes = narrow ? 2 : 4;
   const int64_t rows = c_.n * c_.out_h * c_.out_w;
   Value* col0 = add(first_col_, mul(quad_, 2));
-  for (int64_t mt = 0; mt < 2; ++mt)
+  for (int64_t mt = 0; mt < row_tiles_; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
-      Value* m = add(first_row_, add(add(mul(warp_, kWarpRows), c64(mt * 16 + h * 8)), g_));
+      Value* m = add(first_row_, add(add(mul(tile_warp_, warp_rows_), c64(mt * 16 + h * 8)), g_));
       Value* inside = b_.CreateICmpULT(m, c64(rows));
       for (int64_t nt = 0; nt < kColTiles; ++nt) {
         const Quad q = acc(mt, nt);
@@ -344,6 +362,42 @@ void Emitter::store_accumulators(bool pairs, llvm::Type* type,
                                 llvm::Align(bytes));
         }
       }
+    }
+}
+
+// The slices' sums added into the first slice's warps through shared memory (the ring, now
+// unread: every warp is past its last step), the other warps done. Lane-major, so a warp's
+// 32 stores or loads of one accumulator are 32 consecutive words.
+void Emitter::combine_slices() {
+  llvm::LLVMContext& ctx = m_.getContext();
+  const int64_t accumulators = row_tiles_ * kColTiles * 4;
+  const auto word = [&](Value* slice, int64_t a) {
+    Value* warp = add(mul(b_.CreateSub(slice, c64(1)), s_.tile.warps_per_slice()), tile_warp_);
+    return at(a_tile_, mul(add(mul(add(mul(warp, accumulators), c64(a)), 32), lane_), 4));
+  };
+  const auto slot = [&](int64_t a) {
+    return b_.CreateConstGEP1_64(f32(), acc_, static_cast<uint64_t>(a));
+  };
+  t_.barrier(b_);
+  auto* give = llvm::BasicBlock::Create(ctx, "slice_give", fn_);
+  auto* given = llvm::BasicBlock::Create(ctx, "slice_given", fn_);
+  b_.CreateCondBr(b_.CreateICmpNE(slice_, c64(0)), give, given);
+  b_.SetInsertPoint(give);
+  for (int64_t a = 0; a < accumulators; ++a)
+    b_.CreateAlignedStore(b_.CreateLoad(f32(), slot(a)), word(slice_, a), llvm::Align(4));
+  b_.CreateBr(given);
+  b_.SetInsertPoint(given);
+  t_.barrier(b_);
+  auto* take = llvm::BasicBlock::Create(ctx, "slice_take", fn_);
+  auto* done = llvm::BasicBlock::Create(ctx, "slice_done", fn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(slice_, c64(0)), take, done);
+  b_.SetInsertPoint(done);
+  b_.CreateRetVoid();
+  b_.SetInsertPoint(take);
+  for (int64_t slice = 1; slice < slices_; ++slice)
+    for (int64_t a = 0; a < accumulators; ++a) {
+      Value* other = b_.CreateAlignedLoad(f32(), word(c64(slice), a), llvm::Align(4));
+      b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f32(), slot(a)), other), slot(a));
     }
 }
 
@@ -394,15 +448,18 @@ void Emitter::emit() {
     b_.CreateRetVoid();
     return;
   }
-  acc_ = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(2 * kColTiles * 4)), "acc");
+  acc_ =
+      b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(row_tiles_ * kColTiles * 4)), "acc");
   a_shared_ = tensor_core::shared_address(b_, a_tile_);
   b_shared_ = tensor_core::shared_address(b_, b_tile_);
-  for (int64_t mt = 0; mt < 2; ++mt)
+  for (int64_t mt = 0; mt < row_tiles_; ++mt)
     for (int64_t nt = 0; nt < kColTiles; ++nt) set_acc(mt, nt, {f(0), f(0), f(0), f(0)});
 
   tid_ = b_.CreateZExtOrTrunc(t_.thread_id(b_), ix());
   lane_ = b_.CreateAnd(tid_, c64(31));
-  warp_ = b_.CreateLShr(tid_, c64(5));
+  Value* warp = b_.CreateLShr(tid_, c64(5));
+  tile_warp_ = b_.CreateURem(warp, c64(s_.tile.warps_per_slice()));
+  slice_ = b_.CreateUDiv(warp, c64(s_.tile.warps_per_slice()));
   g_ = b_.CreateLShr(lane_, c64(2));
   quad_ = b_.CreateAnd(lane_, c64(3));
   first_row_ = mul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), rows_);
@@ -489,6 +546,7 @@ void Emitter::emit() {
 
   b_.SetInsertPoint(done);
   tensor_core::wait_copies(b_, -1);  // none left in flight
+  if (slices_ > 1) combine_slices();
   if (s_.splits > 1)
     write_partials();
   else

@@ -27,9 +27,7 @@ int64_t conv_splits(const kir_support::ConvCall& call, const ConvTile& tile,
   // blocks are one per multiprocessor (ResNet's 28x28 stage, 196 blocks, 1.1-1.3x slower
   // split in 2) or the parts are short (bf16 14x14 stage, 72 steps: no faster in 3).
   constexpr int64_t kMinSteps = 40, kMaxSplits = 16;
-  const int64_t positions = call.n * call.out_h * call.out_w;
-  const int64_t blocks =
-      ceil_div(positions, tile.rows) * ceil_div(call.k / call.groups, kConvCols) * call.groups;
+  const int64_t blocks = conv_blocks(call, tile);
   if (blocks <= 0 || blocks >= multiprocessors) return 1;
   // conv_kernel_spec caps it further to what 32-bit indices and one launch take.
   return std::max<int64_t>(std::min({ceil_div(2 * multiprocessors, blocks),

@@ -18,6 +18,7 @@
 
 #include "plugins/gpu/kir_input.h"
 #include "plugins/gpu/narrow_wide_integers.h"
+#include "plugins/ptx/conv_split.h"
 #include "plugins/ptx/ptx_compiler.h"
 
 namespace {
@@ -66,9 +67,11 @@ kiln::kir_support::AttentionCall attention_call(const std::string& text) {
 }
 
 // "dtype=bf16|f16|f32|tf32 n=2 c=64 h=9 w=9 k=64 r=3 s=3 [stride=1 pad=0 dil=1 groups=1]
-// [layout=nchw|nhwc] [tile=128x64x3] [splits=1]": x, the weight and y packed in the layout
-// (nchw by default), their buffers 16-byte aligned, in blocks of the tile (conv_tile.h), the
-// reduction cut in `splits` parts (conv_split.h).
+// [layout=nchw|nhwc] [tile=128x64x3] [splits=1] [sms=N]": x, the weight and y packed in the
+// layout (nchw by default), their buffers 16-byte aligned, in blocks of the tile (conv_tile.h),
+// the reduction cut in `splits` parts (conv_split.h). With `sms`, what the plugin picks for a
+// device of N multiprocessors (227 KB of shared memory per block) where tile or splits are not
+// given.
 kiln::ptx::ConvKernelSpec conv_spec(const std::string& text) {
   const Spec spec(text);
   kiln::kir_support::ConvCall c;
@@ -99,14 +102,19 @@ kiln::ptx::ConvKernelSpec conv_spec(const std::string& text) {
   strides(c.x_stride, c.c, c.h, c.w);
   strides(c.w_stride, c.c / c.groups, c.r, c.s);
   strides(c.y_stride, c.k, c.out_h, c.out_w);
-  kiln::ptx::ConvTile tile;
+  const int64_t sms = spec.number("sms", 0);
+  kiln::ptx::ConvTile tile =
+      sms > 0 ? kiln::ptx::conv_tile_for(c, sms, 227 * 1024) : kiln::ptx::ConvTile{};
   if (spec.kv.contains("tile")) {
     std::string why;
     const auto parsed = kiln::ptx::parse_conv_tile(spec.kv.at("tile"), why);
     if (!parsed) throw std::invalid_argument("tile " + why);
     tile = *parsed;
   }
-  return kiln::ptx::conv_kernel_spec(c, tile, spec.number("splits", 1), 0, 0, 0);
+  const int64_t splits = spec.kv.contains("splits") || sms <= 0
+                             ? spec.number("splits", 1)
+                             : kiln::ptx::conv_splits(c, tile, sms);
+  return kiln::ptx::conv_kernel_spec(c, tile, splits, 0, 0, 0);
 }
 
 // --narrow: the module in `path` (LLVM IR text, - for stdin) after narrow_wide_integers, with

@@ -38,12 +38,14 @@ void conv_kernel_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& a
                   name + ": takes f32, f16 and bf16, got " + kir::dtype_name(call.dtype));
   p->memory.check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(), name);
   p->use(device);
-  // Every device takes it: the default within 48 KB, an option's checked at plugin_create.
-  const ConvTile tile = p->conv_tile.value_or(ConvTile{});
+  // Every device takes it: the default within 48 KB, a wider one where the device allows it,
+  // an option's checked at plugin_create.
+  const auto& d = p->devices[device];
+  const ConvTile tile =
+      p->conv_tile.value_or(conv_tile_for(call, d.multiprocessors, d.shared_optin_bytes));
   const int64_t shared = tile.shared_bytes();
-  const int64_t splits = p->conv_splits > 0
-                             ? p->conv_splits
-                             : conv_splits(call, tile, p->devices[device].multiprocessors);
+  const int64_t splits =
+      p->conv_splits > 0 ? p->conv_splits : conv_splits(call, tile, d.multiprocessors);
   std::lock_guard lock(p->conv_kernels.mutex);
   ConvKernelSpec spec =
       conv_kernel_spec(call, tile, splits, args.buffers[0], args.buffers[1], args.buffers[2]);
