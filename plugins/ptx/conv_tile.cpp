@@ -20,8 +20,8 @@ int64_t conv_blocks(const kir_support::ConvCall& call, const ConvTile& tile) {
 ConvTile conv_tile_for(const kir_support::ConvCall& call, int64_t multiprocessors,
                        int64_t shared_limit) {
   // On the H100 (bench/conv_tiles.py, bench/results/2026-12-06-warp-tiles/): ResNet's 56x56
-  // stage (196 such blocks for 132 multiprocessors) 15-19% faster; where they would be fewer
-  // than the multiprocessors, 1.0-1.8x slower than 128 positions in more blocks.
+  // stage (196 such blocks for 132 multiprocessors) takes 12-19% less time; where they would
+  // be fewer than the multiprocessors, up to 1.64x as long as 128 positions in more blocks.
   const ConvTile wide{256, 64, 3, 64};
   if (conv_blocks(call, wide) >= multiprocessors &&
       wide.shared_bytes() + wide.static_shared_bytes() <= shared_limit)
