@@ -1,15 +1,15 @@
-// The implicit-GEMM convolution kernel behind the ptx plugin's "conv2d" call where no
-// convolution library opened: output positions [N·OH·OW] times the weight's rows [K/groups]
-// over the reduction [R·S·C/groups] (taps, then channels), on tensor cores, with no patch
-// ever written to memory. Each block copies the patches of its output positions straight
-// from x into shared memory (zeros for padding taps) and 64 output channels' weights beside
-// them, a step of the reduction (64 or 128 bytes per row) at a time, in a ring of 2-4 buffers
-// in dynamic shared memory: the next steps fill by cp.async while one is computed. Each warp
-// takes 32 or 64 positions by 64 channels (2x8 or 4x8 mma fragments). f16/bf16 multiply by mma
+// The implicit-GEMM convolution kernel behind the ptx plugin's "conv2d" call where no convolution
+// library opened: output positions [N·OH·OW] times the weight's rows [K/groups] over the reduction
+// [R·S·C/groups] (taps, then channels), on tensor cores, with no patch ever written to memory. Each
+// block copies the patches of its output positions straight from x into shared memory (zeros for
+// padding taps) and 64 output channels' weights beside them, a step of the reduction (64 or 128
+// bytes per row) at a time, in a ring of 2-4 buffers in dynamic shared memory: the next steps fill
+// by cp.async while one is computed. Each warp takes 32 or 64 positions by 64 channels (2x8 or 4x8
+// mma fragments); with two slices of warps, each warp takes every other 32 bytes of a step, and the
+// first slice adds the second's sums through shared memory before writing. f16/bf16 multiply by mma
 // m16n8k16; f32 by mma m16n8k8 on TF32: once where the call allows TF32, else three times on split
-// operands (big·big
-// + big·small + small·big), which keeps f32's accuracy. Sums are f32 throughout, rounded once into
-// y.
+// operands (big·big + big·small + small·big), which keeps f32's accuracy. Sums are f32 throughout,
+// rounded once into y.
 #pragma once
 
 #include <llvm/IR/Module.h>

@@ -22,8 +22,10 @@ ConvTile conv_tile_for(const kir_support::ConvCall& call, int64_t multiprocessor
   // On the H100 (bench/conv_tiles.py, bench/results/2026-12-06-warp-tiles/): ResNet's 56x56
   // stage (196 such blocks for 132 multiprocessors) takes 12-19% less time; where they would
   // be fewer than the multiprocessors, up to 1.64x as long as 128 positions in more blocks.
+  // f32 without TF32 (three products per term) keeps the default: no run timed it.
+  const bool timed = call.dtype != kir::DType::F32 || call.tf32;
   const ConvTile wide{256, 64, 3, 64};
-  if (conv_blocks(call, wide) >= multiprocessors &&
+  if (timed && conv_blocks(call, wide) >= multiprocessors &&
       wide.shared_bytes() + wide.static_shared_bytes() <= shared_limit)
     return wide;
   return ConvTile{};

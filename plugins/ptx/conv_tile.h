@@ -46,7 +46,8 @@ int64_t conv_blocks(const kir_support::ConvCall& call, const ConvTile& tile);
 
 // The tile for `call` without the option: 256 positions by 64-row warps (each weight fragment
 // read for twice the products) where those blocks still fill every multiprocessor once and a
-// block's shared memory fits `shared_limit` bytes (the device's opt-in limit), else the default.
+// block's shared memory fits `shared_limit` bytes (the device's opt-in limit), else the default
+// (always for f32 without TF32).
 ConvTile conv_tile_for(const kir_support::ConvCall& call, int64_t multiprocessors,
                        int64_t shared_limit);
 

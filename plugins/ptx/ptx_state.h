@@ -95,7 +95,8 @@ struct kiln_plugin {
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
   // not open.
   bool conv_kernel = true;
-  std::optional<kiln::ptx::ConvTile> conv_tile;  // the `conv_tile` option; unset: 128x64x3
+  // The `conv_tile` option; unset: per call (conv_tile_for).
+  std::optional<kiln::ptx::ConvTile> conv_tile;
   int64_t conv_splits = 0;  // the `conv_splits` option; 0: per call (conv_split.h)
   kiln::ptx::CallKernels conv_kernels;
   // Split reductions' partial sums (conv_split.h), under conv_kernels.mutex.
