@@ -8,13 +8,16 @@ namespace kiln::ptx {
 
 CUdeviceptr DeviceScratch::get(kiln_plugin& p, uint32_t device, size_t bytes,
                                const kiln_stream* stream, const std::string& what) {
-  std::lock_guard lock(mutex_);
+  if (current_.size() <= device) current_.resize(device + 1, {0, 0});
   if (p.graphs_alive == 0) free_retired(p, device);
-  // Hosts before ABI 1.2 run everything on the legacy default stream: one buffer serves all.
-  auto& [address, size] = current_[{device, p.abi_minor >= 2 ? stream : nullptr}];
+  auto& [address, size] = current_[device];
   if (size >= bytes) return address;
   refuse_in_capture(stream, what + " growing its scratch memory");
-  if (address) p.check(retire(p, device, address), what + ": freeing scratch memory");
+  // cuMemFree waits for the work queued on the old buffer.
+  if (address && p.graphs_alive > 0)
+    retired_.emplace_back(device, address);
+  else if (address)
+    p.check(p.cuda.cuMemFree(address), what + ": freeing scratch memory");
   // Half as much again as before, at least: sizes that creep up grow it a few times, not at
   // every step. Where the extra does not fit, exactly what is asked.
   const size_t grown = std::max(bytes, size + size / 2);
@@ -30,22 +33,6 @@ CUdeviceptr DeviceScratch::get(kiln_plugin& p, uint32_t device, size_t bytes,
   return address;
 }
 
-CUresult DeviceScratch::retire(kiln_plugin& p, uint32_t device, CUdeviceptr address) {
-  if (p.graphs_alive == 0) return p.cuda.cuMemFree(address);  // waits for the work queued on it
-  retired_.emplace_back(device, address);
-  return 0;
-}
-
-void DeviceScratch::forget(kiln_plugin& p, const kiln_stream* stream) {
-  std::lock_guard lock(mutex_);
-  std::erase_if(current_, [&](const auto& entry) {
-    if (entry.first.second != stream) return false;
-    // A stream's destruction reports no error.
-    if (entry.second.first) (void)retire(p, entry.first.first, entry.second.first);
-    return true;
-  });
-}
-
 void DeviceScratch::free_retired(kiln_plugin& p, uint32_t device) {
   std::erase_if(retired_, [&](const std::pair<uint32_t, CUdeviceptr>& r) {
     if (r.first == device) p.cuda.cuMemFree(r.second);
@@ -54,11 +41,10 @@ void DeviceScratch::free_retired(kiln_plugin& p, uint32_t device) {
 }
 
 void DeviceScratch::release(kiln_plugin& p) {
-  std::lock_guard lock(mutex_);
-  for (const auto& [key, buffer] : current_) {
-    if (!buffer.first) continue;
-    p.cuda.cuCtxSetCurrent(p.devices[key.first].context);
-    p.cuda.cuMemFree(buffer.first);
+  for (uint32_t d = 0; d < current_.size(); ++d) {
+    if (!current_[d].first) continue;
+    p.cuda.cuCtxSetCurrent(p.devices[d].context);
+    p.cuda.cuMemFree(current_[d].first);
   }
   for (const auto& [d, address] : retired_) {
     p.cuda.cuCtxSetCurrent(p.devices[d].context);

@@ -78,7 +78,7 @@ struct kiln_plugin {
   std::mutex cublas_mutex;  // guards the four above (cuBLAS handles are made on first use)
   kiln::ptx::CublasLibrary& matmul_library();
   // The conv2d extern: cuDNN, opened on first need like cuBLAS, and one workspace per device
-  // and stream (grown to the largest a convolution asked for, freed with the stream).
+  // (grown to the largest a convolution asked for, freed with the plugin).
   kiln::ptx::CudnnLibrary cudnn;
   std::string cudnn_option;  // the plugin's `cudnn` option ("" searches, "off")
   bool cudnn_tried = false;
@@ -99,7 +99,7 @@ struct kiln_plugin {
   std::optional<kiln::ptx::ConvTile> conv_tile;
   int64_t conv_splits = 0;  // the `conv_splits` option; 0: per call (conv_split.h)
   kiln::ptx::CallKernels conv_kernels;
-  // Split reductions' partial sums (conv_split.h).
+  // Split reductions' partial sums (conv_split.h), under conv_kernels.mutex.
   kiln::ptx::DeviceScratch conv_partials;
   std::mutex mutex;  // guards `pending`
   // Executables with launches whose error words have not been read since: launches return

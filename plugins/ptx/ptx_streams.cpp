@@ -37,9 +37,6 @@ void stream_destroy(kiln_stream* s) {
       if (s->plugin->cuda.cuStreamEndCapture(s->capture_stream, &graph) == 0 && graph)
         s->plugin->cuda.cuGraphDestroy(graph);
     }
-    for (kiln::ptx::DeviceScratch* scratch :
-         {&s->plugin->cudnn_workspace, &s->plugin->cublas_scratch, &s->plugin->conv_partials})
-      scratch->forget(*s->plugin, s);
     if (s->capture_stream) s->plugin->cuda.cuStreamDestroy(s->capture_stream);
     s->plugin->cuda.cuStreamDestroy(s->stream);
   }
