@@ -94,6 +94,11 @@ def wide_workloads(device="cpu", scale=1):
     ids = randint(50257, 8192 // scale, dtype=torch.int64)
     add("embedding_gather", lambda t, i: F.embedding(i, t), (table, ids),
         [empty(8192 // scale, 768)])
+    # Bags of 32 rows summed (1-D offsets): the shape of bench/ops_gpu.py's embedding_bag row.
+    bag_ids = randint(50257, 8192 // scale, dtype=torch.int64)
+    offsets = torch.arange(0, 8192 // scale, 32, device=device)
+    add("embedding_bag_sum", lambda t, i, o: F.embedding_bag(i, t, o, mode="sum"),
+        (table, bag_ids, offsets), [empty(256 // scale, 768)])
     tiny = randn(16384)
     add("tiny_add_64k", lambda x: x + 1, (tiny,), [tiny])
     huge = randn((1 << 28) // scale)
