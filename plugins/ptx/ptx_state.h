@@ -188,7 +188,8 @@ void release_call_kernels(kiln_plugin& p, CallKernels& kernels);
 // instructions (mma, ldmatrix, cp.async) of the plugin's own kernels.
 bool has_tensor_cores(const kiln_plugin& p);
 // Whether the plugin offers its own "conv2d" (ptx_conv_kernel.cpp), with the dtypes it takes
-// as an extern_names line, and the call itself (the cudnn_mutex held by the caller).
+// as an extern_names line, and the call itself (under conv_kernels.mutex of its own; the
+// caller has let the cudnn_mutex go).
 bool offers_conv_kernel(kiln_plugin& p);
 std::string conv_kernel_extern_line();
 void conv_kernel_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& args,
