@@ -68,9 +68,13 @@ class Emitter {
   Value* special(llvm::Intrinsic::ID id) {
     return b_.CreateZExtOrTrunc(b_.CreateIntrinsic(id, {}, {}), ix());
   }
-  // Accumulator i of fragment (mt, nt), alloca'd (promoted to registers: constant indices).
+  // Accumulator `a` of this thread, alloca'd (promoted to registers: constant indices); i of
+  // fragment (mt, nt) is (mt * kColTiles + nt) * 4 + i.
+  Value* acc_slot(int64_t a) {
+    return b_.CreateConstGEP1_64(f32(), acc_, static_cast<uint64_t>(a));
+  }
   Value* acc_slot(int64_t mt, int64_t nt, int64_t i) {
-    return b_.CreateConstGEP1_64(f32(), acc_, static_cast<uint64_t>((mt * kColTiles + nt) * 4 + i));
+    return acc_slot((mt * kColTiles + nt) * 4 + i);
   }
   Quad acc(int64_t mt, int64_t nt) {
     Quad q;
@@ -375,16 +379,13 @@ void Emitter::combine_slices() {
     Value* warp = add(mul(b_.CreateSub(slice, c64(1)), s_.tile.warps_per_slice()), tile_warp_);
     return at(a_tile_, mul(add(mul(add(mul(warp, accumulators), c64(a)), 32), lane_), 4));
   };
-  const auto slot = [&](int64_t a) {
-    return b_.CreateConstGEP1_64(f32(), acc_, static_cast<uint64_t>(a));
-  };
   t_.barrier(b_);
   auto* give = llvm::BasicBlock::Create(ctx, "slice_give", fn_);
   auto* given = llvm::BasicBlock::Create(ctx, "slice_given", fn_);
   b_.CreateCondBr(b_.CreateICmpNE(slice_, c64(0)), give, given);
   b_.SetInsertPoint(give);
   for (int64_t a = 0; a < accumulators; ++a)
-    b_.CreateAlignedStore(b_.CreateLoad(f32(), slot(a)), word(slice_, a), llvm::Align(4));
+    b_.CreateAlignedStore(b_.CreateLoad(f32(), acc_slot(a)), word(slice_, a), llvm::Align(4));
   b_.CreateBr(given);
   b_.SetInsertPoint(given);
   t_.barrier(b_);
@@ -397,7 +398,7 @@ void Emitter::combine_slices() {
   for (int64_t slice = 1; slice < slices_; ++slice)
     for (int64_t a = 0; a < accumulators; ++a) {
       Value* other = b_.CreateAlignedLoad(f32(), word(c64(slice), a), llvm::Align(4));
-      b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f32(), slot(a)), other), slot(a));
+      b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f32(), acc_slot(a)), other), acc_slot(a));
     }
 }
 

@@ -26,7 +26,7 @@ ConvTile conv_tile_for(const kir_support::ConvCall& call, int64_t multiprocessor
   const bool timed = call.dtype != kir::DType::F32 || call.tf32;
   const ConvTile wide{256, 64, 3, 64};
   if (timed && conv_blocks(call, wide) >= multiprocessors &&
-      wide.shared_bytes() + wide.static_shared_bytes() <= shared_limit)
+      wide.block_shared_bytes() <= shared_limit)
     return wide;
   return ConvTile{};
 }

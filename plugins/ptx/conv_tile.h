@@ -19,10 +19,10 @@ inline constexpr int64_t kConvCols = 64;  // output channels per block
 // rows by the block's 64 channels; 64 reads each weight fragment for twice the products), and
 // slices (1 or 2): with 2, twice the warps, each taking every other 32 bytes of a step, their
 // sums added through shared memory at the end (more warps to hide latency where the blocks
-// are few). The
-// default, 128x64x3 (47 KB of shared memory with the scratch words: every device's blocks take it
-// without opting in), was as fast as the others or faster on most of ResNet's 3x3 convolutions on
-// the H100, none of them better by more than runs differ (bench/results/2026-12-06-conv-tiles/).
+// are few). The default, 128x64x3 (47 KB of shared memory with the scratch words: every
+// device's blocks take it without opting in), was as fast as the others or faster on most of
+// ResNet's 3x3 convolutions on the H100, none of them better by more than runs differ
+// (bench/results/2026-12-06-conv-tiles/).
 struct ConvTile {
   int64_t rows = 128, step_bytes = 64, stages = 3, warp_rows = 32, slices = 1;
   int64_t warps_per_slice() const { return rows / warp_rows; }
@@ -37,6 +37,8 @@ struct ConvTile {
   int64_t shared_bytes() const { return std::max(ring_bytes(), exchange_bytes()); }
   // Static shared memory per block beside it (a scratch word per thread).
   int64_t static_shared_bytes() const { return threads() * 8; }
+  // Both: what a device's block must take (its opt-in limit).
+  int64_t block_shared_bytes() const { return shared_bytes() + static_shared_bytes(); }
   // "128x64x3"; "256x64x3x64" with 64 positions per warp; "128x64x3x32x2" in 2 slices
   std::string name() const;
 };

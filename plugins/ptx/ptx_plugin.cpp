@@ -252,8 +252,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     open_devices(*plugin, prefetch);
     if (plugin->conv_tile)
       for (const kiln::ptx::Device& d : plugin->devices)
-        if (const int64_t bytes =
-                plugin->conv_tile->shared_bytes() + plugin->conv_tile->static_shared_bytes();
+        if (const int64_t bytes = plugin->conv_tile->block_shared_bytes();
             bytes > d.shared_optin_bytes)
           throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                         "conv_tile " + plugin->conv_tile->name() + " takes " +
