@@ -76,6 +76,27 @@ std::string transposed_blocks(const kir::Kernel& k, const std::vector<const kir:
   return s;
 }
 
+// `if (!(masks)) continue;` when every store and scatter of the row's loop is masked by a
+// value fixed along the row and nothing else there has an effect (no index check, no integer
+// math that can fail): a row all masked off is skipped whole, not lane by lane (an embedding
+// bag's positions whose rows were summed per chunk).
+std::string skip_masked_rows(const std::vector<const kir::Op*>& rest, const std::set<int>& fixed) {
+  std::set<int> masks;
+  for (const kir::Op* op : rest) {
+    const bool writes = op->kind == OpKind::Store || op->kind == OpKind::Scatter;
+    if (writes && !fixed.contains(op->mask)) return "";
+    if (writes) masks.insert(op->mask);
+    if (op->kind == OpKind::CheckIndex) return "";
+    if (op->kind == OpKind::Math && !kir::is_float(op->dtype) && op->dtype != kir::DType::Bool)
+      return "";
+  }
+  if (masks.empty()) return "";
+  std::string any;
+  for (int m : masks)
+    any += (any.empty() ? "" : " || ") + std::string("bool(s") + std::to_string(m) + ")";
+  return "    if (!(" + any + ")) continue;\n";
+}
+
 std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
   std::vector<const kir::Op*> ops;
   for (const auto& op : k.body) ops.push_back(&op);
@@ -149,6 +170,7 @@ std::string pointwise(const kir::Kernel& k, const CodegenOptions& o) {
     }
     for (int id : read)
       if (fixed.contains(id)) lines.push_back(splat_row_value(k, id));
+    s += skip_masked_rows(rest, fixed);
     ops = rest;
   }
   for (const kir::Op* op : ops) lines.push_back(op_c(k, *op, ctx));

@@ -355,12 +355,7 @@ std::set<int> invariant_along(const kir::Kernel& k, const std::string& inner) {
 
 namespace {
 
-// Whether every indirect value `e` names (t<N>) is the same in every lane along `inner`.
-bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
-                       int depth);
-
-// Whether value %id is the same in every lane along `inner`: built from constants, positions
-// and unmasked loads whose address does not move along it (an embedding's row number).
+// Whether value %id is the same in every lane along `inner` (indirects_uniform).
 bool uniform_at(const kir::Kernel& k, int id, const std::string& inner, int depth) {
   const kir::Op* op = k.op(id);
   if (!op || depth > 32) return false;  // deep chains: not worth proving
@@ -385,15 +380,6 @@ bool uniform_at(const kir::Kernel& k, int id, const std::string& inner, int dept
     default:
       return false;
   }
-}
-
-bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
-                       int depth) {
-  std::set<std::string> vars;
-  collect_vars(e, vars);
-  for (const auto& name : vars)
-    if (name[0] == 't' && !uniform_at(k, std::stoi(name.substr(1)), inner, depth)) return false;
-  return true;
 }
 
 // A compare of the vectorized variable's position (an `index` op with unit stride along it)
@@ -427,6 +413,15 @@ std::optional<std::string> position_compare(const kir::Kernel& k, const kir::Op&
 }
 
 }  // namespace
+
+bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
+                       int depth) {
+  std::set<std::string> vars;
+  collect_vars(e, vars);
+  for (const auto& name : vars)
+    if (name[0] == 't' && !uniform_at(k, std::stoi(name.substr(1)), inner, depth)) return false;
+  return true;
+}
 
 std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx) {
   const auto v = [&](int id) { return ctx.prefix + std::to_string(id); };

@@ -41,6 +41,12 @@ bool reads_transposed(const kir::Kernel& k);
 std::vector<const kir::Op*> block_transposed_loads(const kir::Kernel& k);
 bool mentions_indirect(const kir::Expr& e);
 
+// Whether every indirect value `e` names (t<N>) is the same in every lane along `inner`: built
+// from constants, positions and unmasked loads whose address does not move along it (an
+// embedding's row number).
+bool indirects_uniform(const kir::Kernel& k, const kir::Expr& e, const std::string& inner,
+                       int depth = 0);
+
 // The ops of a pointwise body whose values do not vary along `inner` (nor does anything they
 // read): loads at addresses fixed along it (an embedding's row number), their bounds checks,
 // and the math over those. Stores, scatters, reductions and scans are never among them.

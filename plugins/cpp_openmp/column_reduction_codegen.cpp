@@ -1,6 +1,8 @@
 #include "plugins/cpp_openmp/column_reduction_codegen.h"
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include "plugins/cpp_openmp/loop_text.h"
 #include "plugins/cpp_openmp/reduction_codegen.h"
@@ -89,8 +91,10 @@ std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
 }
 
 // `auto column_pass<p> = [&](lanes, ro, r, x, accumulators...)`: pass `p`'s body at one
-// reduction position and one vector (or lane) of outputs.
-std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh) {
+// reduction position and one vector (or lane) of outputs. Values in `hoisted` were computed
+// for the reduction position before it (as s<id>) and are splat into lanes.
+std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh,
+                      const std::set<int>& hoisted = {}) {
   const std::string xi = "x" + std::to_string(sh.n - 1);
   const std::string ri = "r" + std::to_string(sh.m - 1);
   std::string params;
@@ -107,8 +111,48 @@ std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const
     s += "      const auto v" + std::to_string(v) + " = krt::load<L, " + t + ">(s" +
          std::to_string(v) + "_b, " + xi + " - xb, 1);\n";
   }
-  for (const kir::Op* op : pass.ops) s += "      " + op_c(k, *op, {xi, false, "v"}) + "\n";
+  ExprContext ctx{xi, false, "v"};
+  ctx.row_scalars = &hoisted;
+  for (const kir::Op* op : pass.ops)
+    s += "      " + (hoisted.contains(op->id) ? splat_row_value(k, op->id) : op_c(k, *op, ctx)) +
+         "\n";
   return s + "    };\n";
+}
+
+// The ops of `pass` that do not vary along the innermost output dim (an embedding bag's row
+// numbers and their checks): computed once per reduction position, not once per vector.
+std::vector<const kir::Op*> invariant_ops(const kir::Kernel& k, const RowPass& pass,
+                                          const BlockShape& sh) {
+  const std::set<int> fixed = invariant_along(k, "x" + std::to_string(sh.n - 1));
+  std::vector<const kir::Op*> out;
+  for (const kir::Op* op : pass.ops)
+    if (fixed.contains(op->id)) out.push_back(op);
+  return out;
+}
+
+// Per reduction position, before the vectors: the hoisted ops as scalars, reading stage
+// values (the same for every output of the block, since they do not vary along it) from the
+// block's first output.
+std::string hoisted_scalars(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
+                            const std::set<int>& ids, const BlockShape& sh) {
+  std::set<int> reads;
+  for (const kir::Op* op : ops) {
+    for (int a : op->args) reads.insert(a);
+    if (op->mask >= 0) reads.insert(op->mask);
+    std::set<std::string> vars;
+    kir_support::collect_vars(op->index, vars);
+    for (const std::string& v : vars)
+      if (v[0] == 't') reads.insert(std::stoi(v.substr(1)));
+  }
+  std::string s = unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
+  for (int r : reads) {
+    const kir::Op* def = k.op(r);
+    if (ids.contains(r) || !def) continue;
+    s += "        const " + std::string(c_type(def->dtype)) + " s" + std::to_string(r) + " = s" +
+         std::to_string(r) + "_b[0];\n";
+  }
+  for (const kir::Op* op : ops) s += "        " + op_c(k, *op, {"", false, "s"}) + "\n";
+  return s;
 }
 
 // Pass `p` over the block: the reduction outermost, the outputs in vectors (one accumulator
@@ -124,9 +168,13 @@ std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, cons
     vector_args += ", a" + id(r) + "_v[c]";
     tail_args += ", a" + id(r) + "_t[t]";
   }
-  s += pass_body(k, pass, p, sh);
+  const std::vector<const kir::Op*> hoisted = invariant_ops(k, pass, sh);
+  std::set<int> ids;
+  for (const kir::Op* op : hoisted) ids.insert(op->id);
   s += "    for (int64_t ro = 0; ro < " + num(sh.router) + "; ++ro) {\n";
   s += "      for (int64_t " + ri + " = 0; " + ri + " < " + num(sh.rinner) + "; ++" + ri + ") {\n";
+  s += hoisted_scalars(k, hoisted, ids, sh);
+  s += pass_body(k, pass, p, sh, ids);
   s += "        int64_t xv = xb;\n";
   s += "        for (int64_t c = 0; xv + krt::kLanes <= xe; xv += krt::kLanes, ++c) " + body +
        "(krt::LV{}, ro, " + ri + ", xv" + vector_args + ");\n";
@@ -209,10 +257,18 @@ bool prefers_columns(const kir::Kernel& k, const RowPlan& plan, const CodegenOpt
     }
     for (const kir::Op* op : pass.ops) {
       if (op->kind == OpKind::Scatter) return false;
-      if (op->kind != OpKind::Load || mentions_indirect(op->index)) continue;
-      const auto cx = coefficient(op->index, xi), cr = coefficient(op->index, ri);
+      if (op->kind != OpKind::Load) continue;
+      const auto cx = coefficient(op->index, xi);
+      if (mentions_indirect(op->index)) {
+        // Rows picked per reduction step (an embedding bag's), read along the outputs: the
+        // row form would gather one row per lane.
+        if (cx == 1 && indirects_uniform(k, op->index, xi)) ++across;
+        continue;
+      }
+      const auto cr = coefficient(op->index, ri);
       if (!cx || !cr) continue;
-      if (*cr == 1) ++along;
+      // A load that does not move along the outputs is one value for the whole block.
+      if (*cr == 1 && *cx != 0) ++along;
       if (*cx == 1 && *cr != 0 && *cr != 1) ++across;
     }
   }

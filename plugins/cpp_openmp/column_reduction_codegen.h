@@ -14,8 +14,10 @@
 namespace kiln::cpu {
 
 // Whether `k` (planned as `plan`, without row caches) reads its rows across memory: some load
-// that varies along the reduction has unit stride along the innermost output dim, and none has
-// unit stride along the innermost reduction dim; and every pass combines lane by lane.
+// that varies along the reduction has unit stride along the innermost output dim (or reads
+// rows picked per reduction step, the same row in every lane: an embedding bag's), none that
+// moves along the innermost output dim has unit stride along the innermost reduction dim, and
+// every pass combines lane by lane.
 bool prefers_columns(const kir::Kernel& k, const kir_support::RowPlan& plan,
                      const CodegenOptions& options);
 

@@ -133,6 +133,32 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
       {table, flat, with_empty, false, int64_t{1}, false, None{}, true, int64_t{-1}});
   bag("empty_bag_max",
       {table_t, flat, with_empty, false, int64_t{2}, false, None{}, false, int64_t{-1}});
+  // 61 positions, kernels sum 16 at a time: bags of 0 to 13 positions, across chunk edges,
+  // wholly inside a chunk or not; with include_last_offset, the last 2 positions in no bag.
+  const ValueRef many = input(b, "many", TensorType::contiguous(DType::I64, {61}), Range{0, 9});
+  const ValueRef many_weights =
+      input(b, "many_weights", TensorType::contiguous(d, {61}), Range{-2, 2});
+  const auto arange = [&](int64_t from, int64_t to, int64_t step) {
+    return b.op("aten.arange.start_step", {from, to, step}, {{"dtype", DType::I64}});
+  };
+  // 0 1 13 26 30 30 31 32 39 52 59
+  const ValueRef uneven =
+      b.ops("aten.sort.default",
+            {b.op("aten.cat.default",
+                  {TensorList{{arange(0, 61, 13), arange(1, 61, 29), arange(30, 33, 1)}},
+                   int64_t{0}}),
+             int64_t{0}, false})
+          .at(0);
+  bag("uneven_sum", {table, many, uneven, false, int64_t{0}, false, None{}, false, int64_t{-1}});
+  bag("uneven_weighted",
+      {table_t, many, uneven, false, int64_t{0}, false, many_weights, true, int64_t{4}});
+  bag("uneven_mean_pad",
+      {table, many, uneven, false, int64_t{1}, false, None{}, false, int64_t{2}});
+  bag("uneven_max", {table_t, many, uneven, false, int64_t{2}, false, None{}, true, int64_t{-1}});
+  // Rows of 21 positions: one reduction per bag.
+  const ValueRef wide = input(b, "wide", TensorType::contiguous(DType::I64, {5, 21}), Range{0, 9});
+  bag("wide_sum", {table_t, wide, offsets, false, int64_t{0}, false, None{}, false, int64_t{-1}});
+  bag("wide_max_pad", {table, wide, offsets, false, int64_t{2}, false, None{}, false, int64_t{0}});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
 }
