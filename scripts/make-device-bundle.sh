@@ -15,7 +15,7 @@ cmake --preset default >/dev/null
 cmake --build --preset default
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/kiln"
-for tool in kiln kiln_unit_tests kiln-bench kiln-conformance; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
+for tool in kiln kiln_unit_tests kiln_runtime_api_tests kiln-bench kiln-conformance; do strip -o "$out/bin/$tool" "$build/bin/$tool"; done
 strip -o "$out/lib/libkiln.so.1" "$build/lib/libkiln.so.1"
 # The Python bridge's C call path (CPython's limited API: the target's Python 3.12 loads it).
 strip -o "$out/lib/_kiln_call.abi3.so" "$build/lib/_kiln_call.abi3.so"

@@ -129,6 +129,9 @@ inline constexpr int kCaptureModeThreadLocal = 1;
 // CU_STREAM_NON_BLOCKING: a stream not ordered with the legacy default stream.
 inline constexpr unsigned kStreamNonBlocking = 1;
 
+// CU_EVENT_DISABLE_TIMING: an event that only orders work (cheaper to record and wait on).
+inline constexpr unsigned kEventDisableTiming = 2;
+
 // cuEventQuery's answer while the work before the event runs.
 inline constexpr CUresult kCudaErrorNotReady = 600;
 

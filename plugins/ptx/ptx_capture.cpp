@@ -28,6 +28,7 @@ kiln_error* stream_begin_capture(kiln_stream* s) {
             "cuStreamBeginCapture");
     s->capturing = true;
     s->captured.clear();
+    s->scratch_used.clear();
   });
 }
 
@@ -44,7 +45,9 @@ kiln_error* stream_end_capture(kiln_stream* s, kiln_graph** out) {
     g->plugin = &p;
     g->device = s->device;
     g->executables = std::move(s->captured);
+    g->scratch = std::move(s->scratch_used);
     s->captured.clear();
+    s->scratch_used.clear();
     const CUresult made = p.cuda.cuGraphInstantiateWithFlags(&g->exec, graph, 0);
     p.cuda.cuGraphDestroy(graph);
     p.check(made, "cuGraphInstantiateWithFlags");
@@ -64,7 +67,9 @@ kiln_error* graph_launch(kiln_graph* g, kiln_stream* s) {
     kiln_plugin& p = *g->plugin;
     p.use(g->device);
     report_earlier_error(p, g->device);
-    p.check(p.cuda.cuGraphLaunch(g->exec, driver_stream(p, s)), "cuGraphLaunch");
+    const CUstream stream = driver_stream(p, s);
+    for (DeviceScratch* scratch : g->scratch) scratch->follow(p, g->device, stream);
+    p.check(p.cuda.cuGraphLaunch(g->exec, stream), "cuGraphLaunch");
     std::lock_guard lock(p.mutex);
     p.pending.insert(g->executables.begin(), g->executables.end());
   });

@@ -134,6 +134,7 @@ struct kiln_stream {
   bool capturing = false;
   kiln::ptx::CUstream capture_stream = nullptr;
   std::set<kiln_executable*> captured;
+  std::set<kiln::ptx::DeviceScratch*> scratch_used;  // by the captured library calls
 };
 // A captured stream's work, instantiated (ptx_capture.cpp).
 struct kiln_graph {
@@ -141,6 +142,7 @@ struct kiln_graph {
   uint32_t device = 0;
   kiln::ptx::CUgraphExec exec = nullptr;
   std::set<kiln_executable*> executables;
+  std::set<kiln::ptx::DeviceScratch*> scratch;  // ordered with their other users at each replay
 };
 struct kiln_event {
   kiln_plugin* plugin = nullptr;

@@ -38,6 +38,9 @@ void stream_destroy(kiln_stream* s) {
         s->plugin->cuda.cuGraphDestroy(graph);
     }
     if (s->capture_stream) s->plugin->cuda.cuStreamDestroy(s->capture_stream);
+    kiln_plugin& p = *s->plugin;
+    for (DeviceScratch* scratch : {&p.cublas_scratch, &p.cudnn_workspace, &p.conv_partials})
+      scratch->stream_gone(p, s->device, s->stream);
     s->plugin->cuda.cuStreamDestroy(s->stream);
   }
   delete s;

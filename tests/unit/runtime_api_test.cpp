@@ -122,8 +122,11 @@ class RuntimeApi : public ::testing::Test {
     }
   }
 
-  // Runs `graph_` on host tensors through kiln_graph_run; returns the copied bytes.
-  uint64_t run(std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  // Runs `graph` (default: `graph_`) on host tensors through kiln_graph_run; returns the
+  // copied bytes.
+  uint64_t run(std::vector<HostTensor>& in, std::vector<HostTensor>& out,
+               kiln_graph* graph = nullptr) {
+    if (!graph) graph = graph_;
     std::vector<std::vector<int64_t>> shapes(in.size() + out.size());
     std::vector<DLTensor> tensors;
     for (size_t i = 0; i < in.size(); ++i) tensors.push_back(dl(in[i], shapes[i]));
@@ -131,9 +134,9 @@ class RuntimeApi : public ::testing::Test {
     std::vector<const DLTensor*> ptrs;
     for (const DLTensor& t : tensors) ptrs.push_back(&t);
     auto e =
-        take(kiln_graph_run(graph_, ptrs.data(), in.size(), ptrs.data() + in.size(), out.size()));
+        take(kiln_graph_run(graph, ptrs.data(), in.size(), ptrs.data() + in.size(), out.size()));
     EXPECT_FALSE(e) << e->message;
-    return kiln_graph_last_run_copied_bytes(graph_);
+    return kiln_graph_last_run_copied_bytes(graph);
   }
 
   std::shared_ptr<const OpRegistry> registry_;
@@ -285,6 +288,73 @@ TEST_F(RuntimeApi, OneGraphRunFromSeveralThreads) {
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t)
     for (int r = 0; r < kRuns; ++r) expect_matches(g, ins[t][r], outs[t][r]);
+}
+
+// A convolution whose reduction the ptx plugin splits into parts (conv_splits, cuDNN off):
+// the parts' sums go through the plugin's scratch memory, shared by every stream of a device.
+std::string split_conv_graph(int64_t batch) {
+  const std::string n = std::to_string(batch);
+  return R"({"format": "kiln.graph/1", "name": "conv)" + n + R"(",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [)" +
+         n + R"(, 64, 12, 12]},
+             {"name": "w", "dtype": "f32", "shape": [32, 64, 3, 3]}],
+  "nodes": [{"name": "y", "op": "aten.convolution.default",
+             "args": ["%x", "%w", null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]}],
+  "outputs": ["%y"]})";
+}
+
+// Two graphs run from two threads with staged copies: each run's kernels go on a compute
+// stream of its own, so the two graphs' convolutions may run at once on the GPU, and both
+// borrow the same scratch memory; the plugin makes the streams take turns on it
+// (plugins/ptx/device_scratch.h). Needs a CUDA device: skipped without one.
+TEST_F(RuntimeApi, ScratchMemorySharedByTwoThreadsStreams) {
+  const char* config =
+      "plugins:\n  - name: ptx\n    options: { cudnn: 'off', conv_splits: 4 }\n"
+      "devices: [cuda:0]\nrun: { staging: true }\nlog: { level: warn }\n";
+  kiln_session_options o{};
+  o.struct_size = sizeof(o);
+  o.config_text = config;
+  kiln_session* gpu = nullptr;
+  ASSERT_OK(kiln_session_open(&o, &gpu));
+  constexpr int kThreads = 2, kRuns = 20;
+  std::vector<std::string> texts;
+  std::vector<kiln_graph*> graphs(kThreads, nullptr);
+  for (int t = 0; t < kThreads; ++t) {
+    texts.push_back(split_conv_graph(3 + t));
+    kiln_graph_source src{};
+    src.struct_size = sizeof(src);
+    src.graph_text = texts[t].c_str();
+    src.graph_text_size = texts[t].size();
+    auto e = take(kiln_graph_compile(gpu, &src, &graphs[t]));
+    if (e && e->message.find("no loaded plugin serves any configured device (cuda:0)") !=
+                 std::string::npos) {
+      kiln_session_close(gpu);
+      GTEST_SKIP() << "no CUDA device: " << e->message;
+    }
+    EXPECT_FALSE(e) << e->message;
+  }
+  std::vector<std::vector<std::vector<HostTensor>>> ins(kThreads), outs(kThreads);
+  std::vector<Graph> parsed;
+  for (int t = 0; t < kThreads; ++t) {
+    parsed.push_back(parse_graph(texts[t], "conv", registry_).value());
+    for (int r = 0; r < kRuns; ++r) {
+      ins[t].push_back(random_inputs(parsed[t]));
+      outs[t].push_back(poisoned_outputs(parsed[t]));
+    }
+  }
+  if (graphs[0] && graphs[1]) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRuns; ++r) run(ins[t][r], outs[t][r], graphs[t]);
+      });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t)
+      for (int r = 0; r < kRuns; ++r) expect_matches(parsed[t], ins[t][r], outs[t][r]);
+  }
+  for (kiln_graph* g : graphs)
+    if (g) kiln_graph_destroy(g);
+  kiln_session_close(gpu);
 }
 
 // A float scatter sum: in deterministic mode its kernels sum in fixed point.
