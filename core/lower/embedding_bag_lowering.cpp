@@ -1,13 +1,14 @@
 // _embedding_bag as kernels. A position's bag is its row of a 2-D `indices`, or, for 1-D
 // indices, the last offset at or before it (a binary search of the offsets). Rows of 2-D
 // indices are summed (per_sample_weights scaling), averaged or maxed by one reduction per
-// bag; bags of 1-D indices, runs of any length, by a reduction per chunk of positions and a
-// scatter of its partials (combine_chunks). padding_idx rows count for nothing. For max, a
-// second pass finds the first position whose row reaches the maximum (max_indices, as the
-// reference: ties go to the earliest). Offsets that decrease, leave the indices or do not
-// start at 0 fail the run (reported as an index out of range). Not matched yet: a NaN weight
-// in max mode makes the kernel's bag NaN (max_indices -1), where the reference, as PyTorch,
-// ignores a NaN that is not its bag's first element.
+// bag; bags of 1-D indices, runs of any length, by one reduction per short bag and, for long
+// bags, a reduction per chunk of positions and a scatter of its partials (kChunk).
+// padding_idx rows count for nothing. For max, a second pass finds the first position whose
+// row reaches the maximum (max_indices, as the reference: ties go to the earliest). Offsets
+// that decrease, leave the indices or do not start at 0 fail the run (reported as an index
+// out of range). Not matched yet: a NaN weight in max mode makes the kernel's bag NaN
+// (max_indices -1), where the reference, as PyTorch, ignores a NaN that is not its bag's
+// first element.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -45,43 +46,61 @@ BagOf bag_of(KernelBuilder& kb, const Bags& bags, const Expr& i) {
   return {kb.check_index(kb.where(valid, raw, kb.constant(DType::I64, 0)), count), valid, raw};
 }
 
-// 1-D indices: one kernel checks the offsets and numbers each position's bag: the last
-// offset at or before the position, by a binary search of the ascending offsets unrolled to
-// log2(offsets) loads. Element x checks offset x and numbers position x (past either's end,
-// the last one again: checking twice changes nothing, and the number is not stored).
-void number_bags(NodeLowering& n, Bags& bags) {
+int i64_constant(KernelBuilder& kb, int64_t v) {
+  return kb.constant(DType::I64, static_cast<double>(v));
+}
+
+// Checks offset min(x, starts - 1): 0 first, then ascending, none past the end of the
+// indices. A bad offset fails the check as index `total + 1`.
+void check_offset(NodeLowering& n, KernelBuilder& kb, int64_t total, const Expr& x) {
   const Access& offsets = n.operand(2);
-  const int64_t starts = offsets.type.numel(), total = bags.positions;
-  bags.buffer = n.temp_buffer("bag", DType::I64, total);
-  KernelBuilder kb = n.kernel({std::max(starts, total)});
-  const auto i64 = [&](int v) { return kb.cast(v, DType::I64); };
-  const auto constant = [&](int64_t v) { return kb.constant(DType::I64, static_cast<double>(v)); };
-  const Expr x = kb.x(0);
+  const int64_t starts = offsets.type.numel();
   const Expr b = min(x, Expr::constant(starts - 1));
-  const int at = i64(n.load(kb, offsets, {b}));
-  const int before = i64(n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))}));
-  const int first = kb.math("eq", DType::Bool, {kb.index(b), constant(0)});
-  const int ordered = kb.where(first, kb.math("eq", DType::Bool, {at, constant(0)}),
+  const int at = kb.cast(n.load(kb, offsets, {b}), DType::I64);
+  const int before =
+      kb.cast(n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))}), DType::I64);
+  const int first = kb.math("eq", DType::Bool, {kb.index(b), i64_constant(kb, 0)});
+  const int ordered = kb.where(first, kb.math("eq", DType::Bool, {at, i64_constant(kb, 0)}),
                                kb.math("ge", DType::Bool, {at, before}));
-  const int inside = kb.math("le", DType::Bool, {at, constant(total)});
-  // A bad offset fails the check as index `total + 1`.
-  kb.check_index(kb.where(kb.math("and", DType::Bool, {ordered, inside}), at, constant(total + 1)),
-                 total + 1);
-  const int position = kb.index(min(x, Expr::constant(total - 1)));
-  int bag = constant(0);  // offset 0 is 0: at or before every position
+  const int inside = kb.math("le", DType::Bool, {at, i64_constant(kb, total)});
+  kb.check_index(
+      kb.where(kb.math("and", DType::Bool, {ordered, inside}), at, i64_constant(kb, total + 1)),
+      total + 1);
+}
+
+// The number of the last offset at or before `position` (i64): a binary search of the
+// ascending offsets unrolled to log2(offsets) loads.
+int bag_search(NodeLowering& n, KernelBuilder& kb, int position) {
+  const Access& offsets = n.operand(2);
+  const int64_t starts = offsets.type.numel();
+  int bag = i64_constant(kb, 0);  // offset 0 is 0: at or before every position
   int64_t step = 1;
   while (step * 2 < starts) step *= 2;
   for (; step > 0; step /= 2) {
-    const int next = kb.math("add", DType::I64, {bag, constant(step)});
-    const int in_offsets = kb.math("lt", DType::Bool, {next, constant(starts)});
+    const int next = kb.math("add", DType::I64, {bag, i64_constant(kb, step)});
+    const int in_offsets = kb.math("lt", DType::Bool, {next, i64_constant(kb, starts)});
     const int read =
-        kb.check_index(kb.math("min", DType::I64, {next, constant(starts - 1)}), starts);
-    const int start = i64(n.load(kb, offsets, {kb.indirect(read)}));
+        kb.check_index(kb.math("min", DType::I64, {next, i64_constant(kb, starts - 1)}), starts);
+    const int start = kb.cast(n.load(kb, offsets, {kb.indirect(read)}), DType::I64);
     const int reached =
         kb.math("and", DType::Bool, {in_offsets, kb.math("le", DType::Bool, {start, position})});
     bag = kb.where(reached, next, bag);
   }
-  kb.store(bags.buffer, x, bag, kb.math("lt", DType::Bool, {kb.index(x), constant(total)}));
+  return bag;
+}
+
+// 1-D indices, where a position's own bag is needed (offset2bag, sizes that skip padding
+// rows, max_indices): one kernel checks the offsets and numbers each position's bag. Element x
+// checks offset x and numbers position x (past either's end, the last one again: checking
+// twice changes nothing, and the number is not stored).
+void number_bags(NodeLowering& n, Bags& bags) {
+  const int64_t starts = n.operand(2).type.numel(), total = bags.positions;
+  bags.buffer = n.temp_buffer("bag", DType::I64, total);
+  KernelBuilder kb = n.kernel({std::max(starts, total)});
+  const Expr x = kb.x(0);
+  check_offset(n, kb, total, x);
+  const int bag = bag_search(n, kb, kb.index(min(x, Expr::constant(total - 1))));
+  kb.store(bags.buffer, x, bag, kb.math("lt", DType::Bool, {kb.index(x), i64_constant(kb, total)}));
   n.emit(std::move(kb).finish());
 }
 
@@ -156,88 +175,143 @@ void combine_rows(const BagSum& s, int cells, const std::string& combine, double
   s.n.emit(std::move(kb).finish());
 }
 
-// 1-D indices: bags are runs of consecutive positions of any length, so positions go in
-// chunks of kChunk. Per chunk and column, a reduction combines the positions of the chunk's
-// first bag and, apart, those of its last bag; a scatter then sends those two partials, and
-// each position of a bag lying wholly inside the chunk, into the bags' cells. Bags of kChunk
-// positions or more take at most two scattered values per chunk instead of one per position
-// (kChunk: rows this short go one per GPU thread, threads along the columns).
+// 1-D indices: bags are runs of consecutive positions of any length. Short bags (under
+// kChunk positions) are combined by one reduction per bag over kChunk steps, the steps past
+// the bag's end masked off, and stored. Long bags go in chunks of kChunk positions: a long
+// bag cannot lie wholly inside a chunk, so a chunk's positions of long bags belong to its
+// first bag or its last; per chunk and column a reduction combines each apart, and a scatter
+// sends those two partials into the bags' cells: two scattered values per chunk and column
+// instead of one per position. kChunk: rows this short go one per GPU thread, threads along
+// the columns.
 constexpr int64_t kChunk = 16;
 
-struct ChunkParts {
-  int first = -1, last = -1;  // acc[chunks, dims]: the chunk's first and last bag's partials
-};
-
-// The numbers (raw) of the first and last bags of chunk `c`.
-std::pair<int, int> chunk_ends(const BagSum& s, KernelBuilder& kb, const Expr& c) {
-  const Expr start = c * Expr::constant(kChunk);
-  const Expr end = min(start + Expr::constant(kChunk - 1), Expr::constant(s.bags.positions - 1));
-  return {kb.load(s.bags.buffer, DType::I64, start), kb.load(s.bags.buffer, DType::I64, end)};
+// Bag b's first position and the position after its last (i64), b a checked index.
+std::pair<int, int> bag_span(const BagSum& s, KernelBuilder& kb, int b) {
+  const Access& offsets = s.n.operand(2);
+  const int64_t starts = offsets.type.numel();
+  const int start = kb.cast(s.n.load(kb, offsets, {kb.indirect(b)}), DType::I64);
+  const int next = kb.math("add", DType::I64, {b, i64_constant(kb, 1)});
+  const int has_next = kb.math("lt", DType::Bool, {next, i64_constant(kb, starts)});
+  const int read =
+      kb.check_index(kb.math("min", DType::I64, {next, i64_constant(kb, starts - 1)}), starts);
+  const int end =
+      kb.where(has_next, kb.cast(s.n.load(kb, offsets, {kb.indirect(read)}), DType::I64),
+               i64_constant(kb, s.bags.positions));
+  return {start, end};
 }
 
-ChunkParts combine_chunks(const BagSum& s, const std::string& combine, double none) {
+int is_long(KernelBuilder& kb, std::pair<int, int> span) {
+  return kb.math("ge", DType::Bool,
+                 {kb.math("sub", DType::I64, {span.second, span.first}), i64_constant(kb, kChunk)});
+}
+
+// Position `p` (i64, a checked index into the indices) when `inside` its bag: its weight row
+// (checked only then, as the reference reads only positions in bags) and whether it counts
+// (inside, not the padding row).
+std::pair<int, int> row_at(const BagSum& s, KernelBuilder& kb, int p, int inside) {
+  const int raw = kb.cast(s.n.load(kb, s.n.operand(1), {kb.indirect(p)}), DType::I64);
+  const int row = kb.check_index(kb.where(inside, raw, i64_constant(kb, 0)), s.rows);
+  int counts = inside;
+  if (s.padding >= 0)
+    counts = both(kb, counts, kb.math("ne", DType::Bool, {row, i64_constant(kb, s.padding)}));
+  return {row, counts};
+}
+
+// Short bags, one reduction row per bag and column, stored into `cells`; a long bag's cells
+// get `none` (nothing combined), for the chunks' partials to combine into.
+void combine_short_bags(const BagSum& s, int cells, const std::string& combine, double none) {
+  const int64_t count = s.bags.count, total = s.bags.positions;
+  KernelBuilder kb = s.n.kernel({count, s.dims}, {kChunk});
+  const auto span = bag_span(s, kb, kb.check_index(kb.index(kb.x(0)), count));
+  const int longer = is_long(kb, span);
+  const int step = kb.index(kb.r(0));
+  const int p = kb.math("add", DType::I64, {span.first, step});
+  const int inside =
+      both(kb, kb.math("not", DType::Bool, {longer}), kb.math("lt", DType::Bool, {p, span.second}));
+  const int at = kb.check_index(kb.where(inside, p, i64_constant(kb, 0)), total);
+  const auto [row, counts] = row_at(s, kb, at, inside);
+  const int v = value_at(s, kb, row, kb.indirect(at), kb.x(1));
+  kb.store(cells, kb.x(0) * Expr::constant(s.dims) + kb.x(1),
+           reduce_in_acc(s, kb, combine, kb.where(counts, v, kb.constant(s.acc, none))));
+  s.n.emit(std::move(kb).finish());
+}
+
+// i64[chunks, 2, 2]: per chunk, (the first bag if long, else count; the end of its positions
+// in the chunk) and (the last bag if long and not the first, else count; the start of its
+// positions in the chunk). The same kernel checks the offsets, element x offset x.
+int chunk_bags(const BagSum& s) {
+  const int64_t total = s.bags.positions, count = s.bags.count;
+  const int64_t starts = s.n.operand(2).type.numel(), chunks = (total + kChunk - 1) / kChunk;
+  const int info = s.n.temp_buffer("chunk_bags", DType::I64, chunks * 4);
+  KernelBuilder kb = s.n.kernel({std::max(starts, chunks)});
+  const Expr x = kb.x(0);
+  check_offset(s.n, kb, total, x);
+  const Expr c = min(x, Expr::constant(chunks - 1));
+  const Expr begin = c * Expr::constant(kChunk);
+  const int lo = kb.index(begin), hi = kb.index(begin + Expr::constant(kChunk));
+  const int first = bag_search(s.n, kb, lo);
+  const int last = bag_search(
+      s.n, kb, kb.index(min(begin + Expr::constant(kChunk - 1), Expr::constant(total - 1))));
+  const auto long_bag = [&](int b) {  // b < starts: a search's answer
+    const int valid = kb.math("lt", DType::Bool, {b, i64_constant(kb, count)});
+    const auto span = bag_span(s, kb, kb.check_index(b, starts));
+    return std::pair{both(kb, valid, is_long(kb, span)), span};
+  };
+  const auto [first_long, first_span] = long_bag(first);
+  const auto [last_long, last_span] = long_bag(last);
+  const int last_apart = both(kb, last_long, kb.math("ne", DType::Bool, {last, first}));
+  const int none = i64_constant(kb, count);
+  const int store = kb.math("lt", DType::Bool, {kb.index(x), i64_constant(kb, chunks)});
+  const Expr at = c * Expr::constant(4);
+  kb.store(info, at, kb.where(first_long, first, none), store);
+  kb.store(info, at + Expr::constant(1),
+           kb.where(first_long, kb.math("min", DType::I64, {first_span.second, hi}), lo), store);
+  kb.store(info, at + Expr::constant(2), kb.where(last_apart, last, none), store);
+  kb.store(info, at + Expr::constant(3),
+           kb.where(last_apart, kb.math("max", DType::I64, {last_span.first, lo}), hi), store);
+  s.n.emit(std::move(kb).finish());
+  return info;
+}
+
+// acc[chunks, 2, dims]: per chunk and column, its first long bag's positions combined, then
+// its last's.
+int combine_chunks(const BagSum& s, int info, const std::string& combine, double none) {
   const int64_t total = s.bags.positions, chunks = (total + kChunk - 1) / kChunk;
-  ChunkParts parts;
-  parts.first = s.n.temp_buffer("chunk_first", s.acc, chunks * s.dims);
-  parts.last = s.n.temp_buffer("chunk_last", s.acc, chunks * s.dims);
+  const int parts = s.n.temp_buffer("chunk_parts", s.acc, chunks * 2 * s.dims);
   KernelBuilder kb = s.n.kernel({chunks, s.dims}, {kChunk});
-  const Expr unclamped = kb.x(0) * Expr::constant(kChunk) + kb.r(0);
-  const Expr i = min(unclamped, Expr::constant(total - 1));  // the last chunk may be short
-  const Position at = position_at(s, kb, i);
-  const auto [first, last] = chunk_ends(s, kb, kb.x(0));
-  const auto eq = [&](int a, int b) { return kb.math("eq", DType::Bool, {a, b}); };
-  const int live =
-      both(kb, at.counts,
-           kb.math("lt", DType::Bool,
-                   {kb.index(unclamped), kb.constant(DType::I64, static_cast<double>(total))}));
-  const int v = value_at(s, kb, at.row, i, kb.x(1));
+  const Expr i = kb.x(0) * Expr::constant(kChunk) + kb.r(0);
+  const int p = kb.index(i);
+  const auto read = [&](int64_t k) {
+    return kb.load(info, DType::I64, kb.x(0) * Expr::constant(4) + Expr::constant(k));
+  };
+  const int in_first = kb.math("lt", DType::Bool, {p, read(1)});
+  const int in_last = both(kb, kb.math("ge", DType::Bool, {p, read(3)}),
+                           kb.math("lt", DType::Bool, {p, i64_constant(kb, total)}));
+  const int inside = kb.math("or", DType::Bool, {in_first, in_last});
+  const int at = kb.check_index(kb.where(inside, p, i64_constant(kb, 0)), total);
+  const auto [row, counts] = row_at(s, kb, at, inside);
+  const int v = value_at(s, kb, row, kb.indirect(at), kb.x(1));
   const int nothing = kb.constant(s.acc, none);
-  const int in_first = both(kb, live, eq(at.bag.raw, first));
-  const int in_last =
-      both(kb, both(kb, live, eq(at.bag.raw, last)), kb.math("ne", DType::Bool, {last, first}));
-  const Expr cell = kb.x(0) * Expr::constant(s.dims) + kb.x(1);
-  kb.store(parts.first, cell, reduce_in_acc(s, kb, combine, kb.where(in_first, v, nothing)));
-  kb.store(parts.last, cell, reduce_in_acc(s, kb, combine, kb.where(in_last, v, nothing)));
+  const Expr cell = kb.x(0) * Expr::constant(2 * s.dims) + kb.x(1);
+  kb.store(parts, cell,
+           reduce_in_acc(s, kb, combine, kb.where(both(kb, counts, in_first), v, nothing)));
+  kb.store(parts, cell + Expr::constant(s.dims),
+           reduce_in_acc(s, kb, combine, kb.where(both(kb, counts, in_last), v, nothing)));
   s.n.emit(std::move(kb).finish());
   return parts;
 }
 
-// Over [positions, dims]: a chunk's first position sends the chunk's first-bag partial, its
-// last position the last-bag partial (when that is another bag), every other position its
-// own value when its bag is neither.
-ScatterSite chunk_site(const BagSum& s, const ChunkParts& parts, KernelBuilder& kb) {
-  const int64_t total = s.bags.positions, count = s.bags.count;
-  const Expr i = kb.x(0), c = floordiv(i, Expr::constant(kChunk));
-  const auto i64 = [&](int64_t v) { return kb.constant(DType::I64, static_cast<double>(v)); };
-  const auto cmp = [&](const char* fn, int a, int b) { return kb.math(fn, DType::Bool, {a, b}); };
-  const Position at = position_at(s, kb, i);
-  const auto [first, last] = chunk_ends(s, kb, c);
-  const int offset = kb.index(mod(i, Expr::constant(kChunk)));
-  const int starts = cmp("eq", offset, i64(0));
-  const int ends =
-      both(kb, cmp("ne", offset, i64(0)),
-           kb.math("or", DType::Bool,
-                   {cmp("eq", offset, i64(kChunk - 1)), cmp("eq", kb.index(i), i64(total - 1))}));
-  const int inner =
-      both(kb, both(kb, cmp("ne", offset, i64(0)), cmp("ne", offset, i64(kChunk - 1))),
-           cmp("ne", kb.index(i), i64(total - 1)));
-  const int send_first = both(kb, starts, cmp("lt", first, i64(count)));
-  const int send_last =
-      both(kb, both(kb, ends, cmp("ne", last, first)), cmp("lt", last, i64(count)));
-  const int send_own = both(kb, both(kb, inner, at.counts),
-                            both(kb, cmp("ne", at.bag.raw, first), cmp("ne", at.bag.raw, last)));
-  const Expr part = c * Expr::constant(s.dims) + kb.x(1);
-  const int value = kb.where(
-      send_first, kb.load(parts.first, s.acc, kb.simplify_index(part), send_first, 0),
-      kb.where(send_last, kb.load(parts.last, s.acc, kb.simplify_index(part), send_last, 0),
-               value_at(s, kb, at.row, i, kb.x(1), send_own)));
-  const int mask =
-      kb.math("or", DType::Bool, {send_first, kb.math("or", DType::Bool, {send_last, send_own})});
+// Over [chunks, 2, dims]: partial (x0, x1) goes into its long bag's cell, if it has one.
+ScatterSite chunk_site(const BagSum& s, int info, int parts, KernelBuilder& kb) {
+  const int64_t count = s.bags.count;
   const int bag =
-      kb.check_index(kb.where(send_first, first,
-                              kb.where(send_last, last, kb.where(send_own, at.bag.raw, i64(0)))),
-                     count);
-  return {kb.indirect(bag) * Expr::constant(s.dims) + kb.x(1), value, mask};
+      kb.load(info, DType::I64, kb.x(0) * Expr::constant(4) + kb.x(1) * Expr::constant(2));
+  const int valid = kb.math("lt", DType::Bool, {bag, i64_constant(kb, count)});
+  const int target = kb.check_index(kb.where(valid, bag, i64_constant(kb, 0)), count);
+  const Expr part =
+      kb.x(0) * Expr::constant(2 * s.dims) + kb.x(1) * Expr::constant(s.dims) + kb.x(2);
+  return {kb.indirect(target) * Expr::constant(s.dims) + kb.x(2),
+          kb.load(parts, s.acc, kb.simplify_index(part), valid, 0), valid};
 }
 
 bool lower_embedding_bag(NodeLowering& n) {
@@ -256,7 +330,12 @@ bool lower_embedding_bag(NodeLowering& n) {
   const int64_t dims = s.dims;
   if (bags.positions == 0 || bags.count == 0 || dims == 0) return false;
   s.bags.width = indices.type.rank() == 2 ? indices.type.sizes[1] : 0;
-  if (bags.width == 0) number_bags(n, s.bags);
+  const bool sized = n.output_read(2) || mode != kSum;
+  // Positions' own bags (1-D): what offset2bag, sizes without padding rows and max_indices
+  // read; the sums themselves go by bag spans.
+  if (bags.width == 0 &&
+      (n.output_read(1) || (sized && s.padding >= 0) || (mode == kMax && n.output_read(3))))
+    number_bags(n, s.bags);
   if (n.output_read(1)) {
     const Access offset2bag = n.realize_output(1);
     KernelBuilder kb = n.kernel({bags.positions});
@@ -268,9 +347,14 @@ bool lower_embedding_bag(NodeLowering& n) {
   int bag_size = -1;
   if (n.output_read(2))
     bag_size = n.realize_output(2).buffer;
-  else if (mode != kSum)
+  else if (sized)
     bag_size = n.temp_buffer("bag_size", DType::I64, bags.count);
-  if (bag_size >= 0) {
+  if (bag_size >= 0 && bags.width == 0 && s.padding < 0) {  // every position counts
+    KernelBuilder kb = n.kernel({bags.count});
+    const auto [start, end] = bag_span(s, kb, kb.check_index(kb.index(kb.x(0)), bags.count));
+    kb.store(bag_size, kb.x(0), kb.math("sub", DType::I64, {end, start}));
+    n.emit(std::move(kb).finish());
+  } else if (bag_size >= 0) {
     n.fill(bag_size, {bags.count}, DType::I64, 0);
     KernelBuilder kb = n.kernel({bags.positions});
     const Position at = position_at(s, kb, kb.x(0));
@@ -293,13 +377,15 @@ bool lower_embedding_bag(NodeLowering& n) {
   if (bags.width > 0) {
     combine_rows(s, sums, combine, none);
   } else {
-    n.fill(sums, {bags.count, dims}, acc, none);
-    const ChunkParts parts = combine_chunks(s, combine, none);
-    const auto site = [&](KernelBuilder& kb) { return chunk_site(s, parts, kb); };
+    combine_short_bags(s, sums, combine, none);  // every cell: long bags' hold `none`
+    const int info = chunk_bags(s);
+    const int parts = combine_chunks(s, info, combine, none);
+    const auto site = [&](KernelBuilder& kb) { return chunk_site(s, info, parts, kb); };
+    const Shape space{(bags.positions + kChunk - 1) / kChunk, 2, dims};
     if (fixed) {
-      fixed_point.emplace(n, Shape{bags.positions, dims}, site, acc, cells);
+      fixed_point.emplace(n, space, site, acc, cells);
     } else {
-      KernelBuilder kb = n.kernel({bags.positions, dims});
+      KernelBuilder kb = n.kernel(space);
       const ScatterSite at = site(kb);
       kb.scatter(combine, sums, at.address, at.value, at.mask);
       n.emit(std::move(kb).finish());

@@ -80,6 +80,11 @@ TEST_P(DeterministicScatter, SumsMatchTheReference) {
     bag("bag_mean", {table, flat, offsets, false, int64_t{1}, false, None{}, true, int64_t{3}});
     bag("bag_weighted",
         {table, flat, offsets, false, int64_t{0}, false, weights, false, int64_t{-1}});
+    // Bags of 17, 17 and 6 positions: the long ones summed per chunk, then scattered.
+    const ValueRef ids = input(b, "ids", TensorType::contiguous(DType::I64, {40}), Range{0, 9});
+    const ValueRef spans = b.op("aten.arange.start_step", {int64_t{0}, int64_t{40}, int64_t{17}},
+                                {{"dtype", DType::I64}});
+    bag("bag_long_mean", {table, ids, spans, false, int64_t{1}, false, None{}, false, int64_t{-1}});
   }
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);

@@ -133,8 +133,9 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
       {table, flat, with_empty, false, int64_t{1}, false, None{}, true, int64_t{-1}});
   bag("empty_bag_max",
       {table_t, flat, with_empty, false, int64_t{2}, false, None{}, false, int64_t{-1}});
-  // 61 positions, kernels sum 16 at a time: bags of 0 to 13 positions, across chunk edges,
-  // wholly inside a chunk or not; with include_last_offset, the last 2 positions in no bag.
+  // 61 positions, kernels sum 16 at a time: bags of 0 to 13 positions (short: one reduction
+  // each), across chunk edges or not; with include_last_offset, the last 2 positions in no
+  // bag.
   const ValueRef many = input(b, "many", TensorType::contiguous(DType::I64, {61}), Range{0, 9});
   const ValueRef many_weights =
       input(b, "many_weights", TensorType::contiguous(d, {61}), Range{-2, 2});
@@ -149,6 +150,20 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
                    int64_t{0}}),
              int64_t{0}, false})
           .at(0);
+  // 0 1 38 38 39 40 40: bags of 37 and 21 positions across chunks (with include_last_offset
+  // the second is no bag), short and empty bags between them inside a chunk.
+  const ValueRef spans =
+      b.ops("aten.sort.default",
+            {b.op("aten.cat.default",
+                  {TensorList{{arange(0, 61, 40), arange(1, 61, 37), arange(38, 41, 1)}},
+                   int64_t{0}}),
+             int64_t{0}, false})
+          .at(0);
+  bag("spans_sum", {table, many, spans, false, int64_t{0}, false, None{}, false, int64_t{-1}});
+  bag("spans_weighted",
+      {table_t, many, spans, false, int64_t{0}, false, many_weights, true, int64_t{-1}});
+  bag("spans_mean_pad", {table, many, spans, false, int64_t{1}, false, None{}, false, int64_t{5}});
+  bag("spans_max", {table_t, many, spans, false, int64_t{2}, false, None{}, false, int64_t{-1}});
   bag("uneven_sum", {table, many, uneven, false, int64_t{0}, false, None{}, false, int64_t{-1}});
   bag("uneven_weighted",
       {table_t, many, uneven, false, int64_t{0}, false, many_weights, true, int64_t{4}});
