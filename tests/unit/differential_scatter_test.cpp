@@ -142,23 +142,18 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
   const auto arange = [&](int64_t from, int64_t to, int64_t step) {
     return b.op("aten.arange.start_step", {from, to, step}, {{"dtype", DType::I64}});
   };
+  // The offsets of three ranges, sorted.
+  const auto sorted = [&](ValueRef x, ValueRef y, ValueRef z) {
+    return b
+        .ops("aten.sort.default",
+             {b.op("aten.cat.default", {TensorList{{x, y, z}}, int64_t{0}}), int64_t{0}, false})
+        .at(0);
+  };
   // 0 1 13 26 30 30 31 32 39 52 59
-  const ValueRef uneven =
-      b.ops("aten.sort.default",
-            {b.op("aten.cat.default",
-                  {TensorList{{arange(0, 61, 13), arange(1, 61, 29), arange(30, 33, 1)}},
-                   int64_t{0}}),
-             int64_t{0}, false})
-          .at(0);
+  const ValueRef uneven = sorted(arange(0, 61, 13), arange(1, 61, 29), arange(30, 33, 1));
   // 0 1 38 38 39 40 40: bags of 37 and 21 positions across chunks (with include_last_offset
   // the second is no bag), short and empty bags between them inside a chunk.
-  const ValueRef spans =
-      b.ops("aten.sort.default",
-            {b.op("aten.cat.default",
-                  {TensorList{{arange(0, 61, 40), arange(1, 61, 37), arange(38, 41, 1)}},
-                   int64_t{0}}),
-             int64_t{0}, false})
-          .at(0);
+  const ValueRef spans = sorted(arange(0, 61, 40), arange(1, 61, 37), arange(38, 41, 1));
   bag("spans_sum", {table, many, spans, false, int64_t{0}, false, None{}, false, int64_t{-1}});
   bag("spans_weighted",
       {table_t, many, spans, false, int64_t{0}, false, many_weights, true, int64_t{-1}});
