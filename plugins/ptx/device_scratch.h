@@ -1,15 +1,19 @@
 // Device memory a library call borrows for the length of the call (cuDNN's workspace, the
 // padded rows of a cuBLAS product, a split convolution's partial sums): one buffer per
 // device, grown (by half at least) when a call asks for more and freed with the plugin. A
-// recording (ABI 1.4) names the buffer it was made with, so while any recording lives an
-// outgrown buffer is kept, and freed once none does (at the next call on that device) or
-// with the plugin.
+// recording (ABI 1.4) names the buffer it was made with, so while any recording lives or any
+// capture is in progress an outgrown buffer is kept, and freed once none does (at the next
+// call on that device) or with the plugin.
 //
 // Users on different streams take turns: a call on another stream than the buffer's last
 // user first makes its stream wait for the work queued on that user's stream so far (an
 // event recorded there now: that user's calls have all been queued), so two streams never
 // write the buffer at once. A capture is ordered when its recording is replayed (follow),
-// not while it captures; a stream being destroyed leaves its last work in the event.
+// not while it captures; a stream being destroyed leaves its last work in the event. The
+// protocol needs each user's work queued before the next user's call starts: the plugin does
+// not declare KILN_THREAD_SAFE_LAUNCH, so the host makes launches, extern calls and replays
+// take turns. A plugin that runs them concurrently must hold the lock until the work is
+// queued.
 #pragma once
 
 #include <cstddef>

@@ -26,6 +26,9 @@ kiln_error* stream_begin_capture(kiln_stream* s) {
       p.check(p.cuda.cuStreamCreate(&s->capture_stream, kStreamNonBlocking), "cuStreamCreate");
     p.check(p.cuda.cuStreamBeginCapture(s->capture_stream, kCaptureModeThreadLocal),
             "cuStreamBeginCapture");
+    // A capture in progress may already name scratch memory: until it ends, an outgrown
+    // buffer is kept, as for a recording (device_scratch.h).
+    ++p.graphs_alive;
     s->capturing = true;
     s->captured.clear();
     s->scratch_used.clear();
@@ -38,6 +41,7 @@ kiln_error* stream_end_capture(kiln_stream* s, kiln_graph** out) {
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, "stream_end_capture of a stream not capturing");
     kiln_plugin& p = *s->plugin;
     s->capturing = false;
+    --p.graphs_alive;  // the capture's count, taken over by the recording if one is made
     p.use(s->device);
     CUgraph graph = nullptr;
     p.check(p.cuda.cuStreamEndCapture(s->capture_stream, &graph), "cuStreamEndCapture");

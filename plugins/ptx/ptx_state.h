@@ -84,7 +84,7 @@ struct kiln_plugin {
   bool cudnn_tried = false;
   kiln::ptx::DeviceScratch cudnn_workspace;
   std::mutex cudnn_mutex;                // guards the four above
-  std::atomic<int64_t> graphs_alive{0};  // recordings not yet destroyed (ptx_capture.cpp)
+  std::atomic<int64_t> graphs_alive{0};  // recordings alive and captures in progress
   bool deterministic = false;            // the `deterministic` option: cuDNN gradients that repeat
   // The `pad_rows_from` option: products of at least this many multiply-adds whose output rows
   // are not 16-byte aligned run on padded rows (ptx_externs.cpp).

@@ -33,6 +33,7 @@ void stream_destroy(kiln_stream* s) {
   if (s->stream) {
     s->plugin->use(s->device);
     if (s->capturing) {  // a capture never ended: its recording is dropped
+      --s->plugin->graphs_alive;
       CUgraph graph = nullptr;
       if (s->plugin->cuda.cuStreamEndCapture(s->capture_stream, &graph) == 0 && graph)
         s->plugin->cuda.cuGraphDestroy(graph);
