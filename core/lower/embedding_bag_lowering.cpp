@@ -14,6 +14,7 @@
 
 #include "core/lower/deterministic_scatter_sum.h"
 #include "core/lower/embedding_bag_spans.h"
+#include "core/lower/window_index.h"
 
 namespace kiln {
 namespace {
@@ -124,7 +125,7 @@ bool lower_embedding_bag(NodeLowering& n) {
     const int reached = kb.math("eq", DType::Bool,
                                 {value_at(s, kb, at.row, kb.x(0), kb.x(1)),
                                  kb.load(sums, acc, kb.simplify_index(cell), at.counts, 0)});
-    kb.scatter("min", first, cell, kb.index(kb.x(0)), both(kb, at.counts, reached));
+    kb.scatter("min", first, cell, kb.index(kb.x(0)), mask_and(kb, at.counts, reached));
     n.emit(std::move(kb).finish());
   } else if (max_indices) {
     n.fill(n.realize_output(3).buffer, {bags.count}, DType::I64, 0);

@@ -1,7 +1,5 @@
 #include "core/lower/embedding_bag_parts.h"
 
-#include <algorithm>
-
 namespace kiln::embedding_bag {
 
 BagOf bag_of(KernelBuilder& kb, const Bags& bags, const Expr& i) {
@@ -18,22 +16,6 @@ BagOf bag_of(KernelBuilder& kb, const Bags& bags, const Expr& i) {
 
 int i64_constant(KernelBuilder& kb, int64_t v) {
   return kb.constant(DType::I64, static_cast<double>(v));
-}
-
-void check_offset(NodeLowering& n, KernelBuilder& kb, int64_t total, const Expr& x) {
-  const Access& offsets = n.operand(2);
-  const int64_t starts = offsets.type.numel();
-  const Expr b = min(x, Expr::constant(starts - 1));
-  const int at = kb.cast(n.load(kb, offsets, {b}), DType::I64);
-  const int before =
-      kb.cast(n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))}), DType::I64);
-  const int first = kb.math("eq", DType::Bool, {kb.index(b), i64_constant(kb, 0)});
-  const int ordered = kb.where(first, kb.math("eq", DType::Bool, {at, i64_constant(kb, 0)}),
-                               kb.math("ge", DType::Bool, {at, before}));
-  const int inside = kb.math("le", DType::Bool, {at, i64_constant(kb, total)});
-  kb.check_index(
-      kb.where(kb.math("and", DType::Bool, {ordered, inside}), at, i64_constant(kb, total + 1)),
-      total + 1);
 }
 
 int bag_search(NodeLowering& n, KernelBuilder& kb, int position) {
@@ -56,13 +38,9 @@ int bag_search(NodeLowering& n, KernelBuilder& kb, int position) {
 }
 
 void number_bags(NodeLowering& n, Bags& bags) {
-  const int64_t starts = n.operand(2).type.numel(), total = bags.positions;
-  bags.buffer = n.temp_buffer("bag", DType::I64, total);
-  KernelBuilder kb = n.kernel({std::max(starts, total)});
-  const Expr x = kb.x(0);
-  check_offset(n, kb, total, x);
-  const int bag = bag_search(n, kb, kb.index(min(x, Expr::constant(total - 1))));
-  kb.store(bags.buffer, x, bag, kb.math("lt", DType::Bool, {kb.index(x), i64_constant(kb, total)}));
+  bags.buffer = n.temp_buffer("bag", DType::I64, bags.positions);
+  KernelBuilder kb = n.kernel({bags.positions});
+  kb.store(bags.buffer, kb.x(0), bag_search(n, kb, kb.index(kb.x(0))));
   n.emit(std::move(kb).finish());
 }
 
@@ -90,10 +68,6 @@ int value_at(const BagSum& s, KernelBuilder& kb, int row, const Expr& i, const E
 int reduce_in_acc(const BagSum& s, KernelBuilder& kb, const std::string& combine, int v) {
   const DType wide = compute_dtype(s.acc);
   return kb.cast(kb.reduce(combine, wide, kb.cast(v, wide)), s.acc);
-}
-
-int both(KernelBuilder& kb, int a, int b) {
-  return kb.math("and", DType::Bool, {a, b});
 }
 
 }  // namespace kiln::embedding_bag

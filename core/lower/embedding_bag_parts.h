@@ -27,18 +27,12 @@ BagOf bag_of(KernelBuilder& kb, const Bags& bags, const Expr& i);
 
 int i64_constant(KernelBuilder& kb, int64_t v);
 
-// Checks offset min(x, starts - 1): 0 first, then ascending, none past the end of the
-// indices. A bad offset fails the check as index `total + 1`.
-void check_offset(NodeLowering& n, KernelBuilder& kb, int64_t total, const Expr& x);
-
 // The number of the last offset at or before `position` (i64): a binary search of the
 // ascending offsets unrolled to log2(offsets) loads.
 int bag_search(NodeLowering& n, KernelBuilder& kb, int position);
 
 // 1-D indices, where a position's own bag is needed (offset2bag, sizes that skip padding
-// rows, max_indices): one kernel checks the offsets and numbers each position's bag. Element x
-// checks offset x and numbers position x (past either's end, the last one again: checking
-// twice changes nothing, and the number is not stored).
+// rows, max_indices): one kernel numbers each position's bag (chunk_bags checks the offsets).
 void number_bags(NodeLowering& n, Bags& bags);
 
 // What the kernels of one embedding bag read: its operands, its bags and the dtype it sums in.
@@ -75,8 +69,5 @@ int value_at(const BagSum& s, KernelBuilder& kb, int row, const Expr& i, const E
 
 // Reductions of half types run in f32 (max's acc is the output's dtype): exact for max.
 int reduce_in_acc(const BagSum& s, KernelBuilder& kb, const std::string& combine, int v);
-
-// a && b, for masks.
-int both(KernelBuilder& kb, int a, int b);
 
 }  // namespace kiln::embedding_bag

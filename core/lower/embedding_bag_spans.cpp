@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/lower/window_index.h"
+
 namespace kiln::embedding_bag {
 
 std::pair<int, int> bag_span(const BagSum& s, KernelBuilder& kb, int b) {
@@ -20,6 +22,23 @@ std::pair<int, int> bag_span(const BagSum& s, KernelBuilder& kb, int b) {
 
 namespace {
 
+// Checks offset min(x, starts - 1): 0 first, then ascending, none past the end of the
+// indices. A bad offset fails the check as index `total + 1`.
+void check_offset(NodeLowering& n, KernelBuilder& kb, int64_t total, const Expr& x) {
+  const Access& offsets = n.operand(2);
+  const int64_t starts = offsets.type.numel();
+  const Expr b = min(x, Expr::constant(starts - 1));
+  const int at = kb.cast(n.load(kb, offsets, {b}), DType::I64);
+  const int before =
+      kb.cast(n.load(kb, offsets, {max(b + Expr::constant(-1), Expr::constant(0))}), DType::I64);
+  const int first = kb.math("eq", DType::Bool, {kb.index(b), i64_constant(kb, 0)});
+  const int ordered = kb.where(first, kb.math("eq", DType::Bool, {at, i64_constant(kb, 0)}),
+                               kb.math("ge", DType::Bool, {at, before}));
+  const int inside = kb.math("le", DType::Bool, {at, i64_constant(kb, total)});
+  kb.check_index(kb.where(mask_and(kb, ordered, inside), at, i64_constant(kb, total + 1)),
+                 total + 1);
+}
+
 int is_long(KernelBuilder& kb, std::pair<int, int> span) {
   return kb.math("ge", DType::Bool,
                  {kb.math("sub", DType::I64, {span.second, span.first}), i64_constant(kb, kChunk)});
@@ -33,7 +52,7 @@ std::pair<int, int> row_at(const BagSum& s, KernelBuilder& kb, int p, int inside
   const int row = kb.check_index(kb.where(inside, raw, i64_constant(kb, 0)), s.rows);
   int counts = inside;
   if (s.padding >= 0)
-    counts = both(kb, counts, kb.math("ne", DType::Bool, {row, i64_constant(kb, s.padding)}));
+    counts = mask_and(kb, counts, kb.math("ne", DType::Bool, {row, i64_constant(kb, s.padding)}));
   return {row, counts};
 }
 
@@ -46,8 +65,8 @@ void combine_short_bags(const BagSum& s, int cells, const std::string& combine, 
   const int longer = is_long(kb, span);
   const int step = kb.index(kb.r(0));
   const int p = kb.math("add", DType::I64, {span.first, step});
-  const int inside =
-      both(kb, kb.math("not", DType::Bool, {longer}), kb.math("lt", DType::Bool, {p, span.second}));
+  const int inside = mask_and(kb, kb.math("not", DType::Bool, {longer}),
+                              kb.math("lt", DType::Bool, {p, span.second}));
   const int at = kb.check_index(kb.where(inside, p, i64_constant(kb, 0)), total);
   const auto [row, counts] = row_at(s, kb, at, inside);
   const int v = value_at(s, kb, row, kb.indirect(at), kb.x(1));
@@ -75,11 +94,11 @@ int chunk_bags(const BagSum& s) {
   const auto long_bag = [&](int b) {  // b < starts: a search's answer
     const int valid = kb.math("lt", DType::Bool, {b, i64_constant(kb, count)});
     const auto span = bag_span(s, kb, kb.check_index(b, starts));
-    return std::pair{both(kb, valid, is_long(kb, span)), span};
+    return std::pair{mask_and(kb, valid, is_long(kb, span)), span};
   };
   const auto [first_long, first_span] = long_bag(first);
   const auto [last_long, last_span] = long_bag(last);
-  const int last_apart = both(kb, last_long, kb.math("ne", DType::Bool, {last, first}));
+  const int last_apart = mask_and(kb, last_long, kb.math("ne", DType::Bool, {last, first}));
   const int none = i64_constant(kb, count);
   const int store = kb.math("lt", DType::Bool, {kb.index(x), i64_constant(kb, chunks)});
   const Expr at = c * Expr::constant(4);
@@ -103,8 +122,8 @@ int combine_chunks(const BagSum& s, int info, const std::string& combine, double
     return kb.load(info, DType::I64, kb.x(0) * Expr::constant(4) + Expr::constant(k));
   };
   const int in_first = kb.math("lt", DType::Bool, {p, read(1)});
-  const int in_last = both(kb, kb.math("ge", DType::Bool, {p, read(3)}),
-                           kb.math("lt", DType::Bool, {p, i64_constant(kb, total)}));
+  const int in_last = mask_and(kb, kb.math("ge", DType::Bool, {p, read(3)}),
+                               kb.math("lt", DType::Bool, {p, i64_constant(kb, total)}));
   const int inside = kb.math("or", DType::Bool, {in_first, in_last});
   const int at = kb.check_index(kb.where(inside, p, i64_constant(kb, 0)), total);
   const auto [row, counts] = row_at(s, kb, at, inside);
@@ -112,9 +131,9 @@ int combine_chunks(const BagSum& s, int info, const std::string& combine, double
   const int nothing = kb.constant(s.acc, none);
   const Expr cell = kb.x(0) * Expr::constant(2 * s.dims) + kb.x(1);
   kb.store(parts, cell,
-           reduce_in_acc(s, kb, combine, kb.where(both(kb, counts, in_first), v, nothing)));
+           reduce_in_acc(s, kb, combine, kb.where(mask_and(kb, counts, in_first), v, nothing)));
   kb.store(parts, cell + Expr::constant(s.dims),
-           reduce_in_acc(s, kb, combine, kb.where(both(kb, counts, in_last), v, nothing)));
+           reduce_in_acc(s, kb, combine, kb.where(mask_and(kb, counts, in_last), v, nothing)));
   s.n.emit(std::move(kb).finish());
   return parts;
 }

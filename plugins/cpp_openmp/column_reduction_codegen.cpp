@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <vector>
 
 #include "plugins/cpp_openmp/loop_text.h"
 #include "plugins/cpp_openmp/reduction_codegen.h"
@@ -121,28 +120,30 @@ std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const
 
 // The ops of `pass` that do not vary along the innermost output dim (an embedding bag's row
 // numbers and their checks): computed once per reduction position, not once per vector.
-std::vector<const kir::Op*> invariant_ops(const kir::Kernel& k, const RowPass& pass,
-                                          const BlockShape& sh) {
+std::set<int> invariant_ops(const kir::Kernel& k, const RowPass& pass, const BlockShape& sh) {
   const std::set<int> fixed = invariant_along(k, "x" + std::to_string(sh.n - 1));
-  std::vector<const kir::Op*> out;
+  std::set<int> out;
   for (const kir::Op* op : pass.ops)
-    if (fixed.contains(op->id)) out.push_back(op);
+    if (fixed.contains(op->id)) out.insert(op->id);
   return out;
 }
 
-// Per reduction position, before the vectors: the hoisted ops as scalars, reading stage
-// values (the same for every output of the block, since they do not vary along it) from the
-// block's first output.
-std::string hoisted_scalars(const kir::Kernel& k, const std::vector<const kir::Op*>& ops,
-                            const std::set<int>& ids, const BlockShape& sh) {
+// Per reduction position, before the vectors: the hoisted ops of `pass` as scalars, reading
+// stage values (the same for every output of the block, since they do not vary along it)
+// from the block's first output.
+std::string hoisted_scalars(const kir::Kernel& k, const RowPass& pass, const std::set<int>& ids,
+                            const BlockShape& sh) {
   std::set<int> reads;
-  for (const kir::Op* op : ops) {
+  std::string ops;
+  for (const kir::Op* op : pass.ops) {
+    if (!ids.contains(op->id)) continue;
     for (int a : op->args) reads.insert(a);
     if (op->mask >= 0) reads.insert(op->mask);
     std::set<std::string> vars;
     kir_support::collect_vars(op->index, vars);
     for (const std::string& v : vars)
       if (v[0] == 't') reads.insert(std::stoi(v.substr(1)));
+    ops += "        " + op_c(k, *op, {"", false, "s"}) + "\n";
   }
   std::string s = unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
   for (int r : reads) {
@@ -151,8 +152,7 @@ std::string hoisted_scalars(const kir::Kernel& k, const std::vector<const kir::O
     s += "        const " + std::string(c_type(def->dtype)) + " s" + std::to_string(r) + " = s" +
          std::to_string(r) + "_b[0];\n";
   }
-  for (const kir::Op* op : ops) s += "        " + op_c(k, *op, {"", false, "s"}) + "\n";
-  return s;
+  return s + ops;
 }
 
 // Pass `p` over the block: the reduction outermost, the outputs in vectors (one accumulator
@@ -168,13 +168,11 @@ std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, cons
     vector_args += ", a" + id(r) + "_v[c]";
     tail_args += ", a" + id(r) + "_t[t]";
   }
-  const std::vector<const kir::Op*> hoisted = invariant_ops(k, pass, sh);
-  std::set<int> ids;
-  for (const kir::Op* op : hoisted) ids.insert(op->id);
+  const std::set<int> hoisted = invariant_ops(k, pass, sh);
   s += "    for (int64_t ro = 0; ro < " + num(sh.router) + "; ++ro) {\n";
   s += "      for (int64_t " + ri + " = 0; " + ri + " < " + num(sh.rinner) + "; ++" + ri + ") {\n";
-  s += hoisted_scalars(k, hoisted, ids, sh);
-  s += pass_body(k, pass, p, sh, ids);
+  s += hoisted_scalars(k, pass, hoisted, sh);
+  s += pass_body(k, pass, p, sh, hoisted);
   s += "        int64_t xv = xb;\n";
   s += "        for (int64_t c = 0; xv + krt::kLanes <= xe; xv += krt::kLanes, ++c) " + body +
        "(krt::LV{}, ro, " + ri + ", xv" + vector_args + ");\n";

@@ -65,18 +65,12 @@ void DeviceScratch::stream_gone(kiln_plugin& p, uint32_t device, CUstream stream
   if (last_.size() <= device) return;
   LastUse& last = last_[device];
   if (!last.any || last.gone || last.stream != stream) return;
-  if (!last.event && p.cuda.cuEventCreate(&last.event, kEventDisableTiming) != 0) {
-    // No event to hold its work: wait for it here rather than let a later user overlap it.
-    p.cuda.cuStreamSynchronize(stream);
-    last.any = false;
-    return;
-  }
-  if (p.cuda.cuEventRecord(last.event, stream) != 0) {
-    p.cuda.cuStreamSynchronize(stream);
-    last.any = false;
-    return;
-  }
-  last.gone = true;
+  const bool held = (last.event || p.cuda.cuEventCreate(&last.event, kEventDisableTiming) == 0) &&
+                    p.cuda.cuEventRecord(last.event, stream) == 0;
+  // No event holds its work: wait for it here rather than let a later user overlap it.
+  if (!held) p.cuda.cuStreamSynchronize(stream);
+  last.gone = held;
+  last.any = held;
 }
 
 void DeviceScratch::free_retired(kiln_plugin& p, uint32_t device) {

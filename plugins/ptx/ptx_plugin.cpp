@@ -138,9 +138,7 @@ void destroy(kiln_plugin* p) {
   if (p->cublas_prefetched.valid()) p->cublas_prefetched.wait();
   p->cublas.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
   p->cudnn.release_handles([&](uint32_t d) { p->cuda.cuCtxSetCurrent(p->devices[d].context); });
-  p->cudnn_workspace.release(*p);
-  p->cublas_scratch.release(*p);
-  p->conv_partials.release(*p);
+  for (kiln::ptx::DeviceScratch* scratch : p->scratches()) scratch->release(*p);
   kiln::ptx::release_attention_kernels(*p);
   kiln::ptx::release_conv_kernels(*p);
   for (void* host : p->host_allocations) p->cuda.cuMemFreeHost(host);

@@ -1,6 +1,7 @@
 // The state of one ptx plugin instance, shared by its source files.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <future>
@@ -112,6 +113,10 @@ struct kiln_plugin {
   std::mutex import_mutex;                 // guards `imports`
   std::map<uint64_t, kiln::ptx::IpcImport> imports;  // mem_import's, by address (1.3)
 
+  // Every scratch memory above, for what concerns them all: a stream's end, plugin_destroy.
+  std::array<kiln::ptx::DeviceScratch*, 3> scratches() {
+    return {&cublas_scratch, &cudnn_workspace, &conv_partials};
+  }
   // Makes `device`'s context current on this thread; throws when it does not exist.
   kiln::ptx::Device& use(uint32_t device);
   // The sm_XY code is generated for on `device` (the `arch` option, or the device's own);

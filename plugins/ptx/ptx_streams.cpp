@@ -39,9 +39,8 @@ void stream_destroy(kiln_stream* s) {
         s->plugin->cuda.cuGraphDestroy(graph);
     }
     if (s->capture_stream) s->plugin->cuda.cuStreamDestroy(s->capture_stream);
-    kiln_plugin& p = *s->plugin;
-    for (DeviceScratch* scratch : {&p.cublas_scratch, &p.cudnn_workspace, &p.conv_partials})
-      scratch->stream_gone(p, s->device, s->stream);
+    for (DeviceScratch* scratch : s->plugin->scratches())
+      scratch->stream_gone(*s->plugin, s->device, s->stream);
     s->plugin->cuda.cuStreamDestroy(s->stream);
   }
   delete s;
