@@ -2,7 +2,7 @@
 // indices, the last offset at or before it (a binary search of the offsets). Rows of 2-D
 // indices are summed (per_sample_weights scaling), averaged or maxed by one reduction per
 // bag; bags of 1-D indices, runs of any length, by one reduction per short bag and, for long
-// bags, a reduction per chunk of positions and a scatter of its partials (kChunk).
+// bags, a reduction per chunk of positions and a scatter of its partials (embedding_bag_spans.h).
 // padding_idx rows count for nothing. For max, a second pass finds the first position whose
 // row reaches the maximum (max_indices, as the reference: ties go to the earliest). Offsets
 // that decrease, leave the indices or do not start at 0 fail the run (reported as an index
@@ -48,6 +48,7 @@ bool lower_embedding_bag(NodeLowering& n) {
   s.dims = weight.type.sizes[1];
   s.padding = n.args().get_int(8);
   s.weighted = !n.args().is_none(6);
+  s.chunk = n.options().bag_chunk;
   const Bags& bags = s.bags;
   const int64_t dims = s.dims;
   if (bags.positions == 0 || bags.count == 0 || dims == 0) return false;
@@ -103,7 +104,7 @@ bool lower_embedding_bag(NodeLowering& n) {
     const int info = chunk_bags(s);
     const int parts = combine_chunks(s, info, combine, none);
     const auto site = [&](KernelBuilder& kb) { return chunk_site(s, info, parts, kb); };
-    const Shape space{(bags.positions + kChunk - 1) / kChunk, 2, dims};
+    const Shape space{(bags.positions + s.chunk - 1) / s.chunk, 2, dims};
     if (fixed) {
       fixed_point.emplace(n, space, site, acc, cells);
     } else {

@@ -43,6 +43,7 @@ struct BagSum {
   int64_t rows = 0, dims = 0, padding = -1;
   bool weighted = false;
   DType acc = DType::F32;
+  int64_t chunk = 16;  // positions per chunk of long bags (LowerOptions::bag_chunk)
 
   // Position i's place in the indices.
   std::vector<Expr> place(const Expr& i) const {

@@ -39,9 +39,10 @@ void check_offset(NodeLowering& n, KernelBuilder& kb, int64_t total, const Expr&
                  total + 1);
 }
 
-int is_long(KernelBuilder& kb, std::pair<int, int> span) {
-  return kb.math("ge", DType::Bool,
-                 {kb.math("sub", DType::I64, {span.second, span.first}), i64_constant(kb, kChunk)});
+int is_long(const BagSum& s, KernelBuilder& kb, std::pair<int, int> span) {
+  return kb.math(
+      "ge", DType::Bool,
+      {kb.math("sub", DType::I64, {span.second, span.first}), i64_constant(kb, s.chunk)});
 }
 
 // Position `p` (i64, a checked index into the indices) when `inside` its bag: its weight row
@@ -60,9 +61,9 @@ std::pair<int, int> row_at(const BagSum& s, KernelBuilder& kb, int p, int inside
 
 void combine_short_bags(const BagSum& s, int cells, const std::string& combine, double none) {
   const int64_t count = s.bags.count, total = s.bags.positions;
-  KernelBuilder kb = s.n.kernel({count, s.dims}, {kChunk});
+  KernelBuilder kb = s.n.kernel({count, s.dims}, {s.chunk});
   const auto span = bag_span(s, kb, kb.check_index(kb.index(kb.x(0)), count));
-  const int longer = is_long(kb, span);
+  const int longer = is_long(s, kb, span);
   const int step = kb.index(kb.r(0));
   const int p = kb.math("add", DType::I64, {span.first, step});
   const int inside = mask_and(kb, kb.math("not", DType::Bool, {longer}),
@@ -80,21 +81,21 @@ void combine_short_bags(const BagSum& s, int cells, const std::string& combine, 
 // positions in the chunk). The same kernel checks the offsets, element x offset x.
 int chunk_bags(const BagSum& s) {
   const int64_t total = s.bags.positions, count = s.bags.count;
-  const int64_t starts = s.n.operand(2).type.numel(), chunks = (total + kChunk - 1) / kChunk;
+  const int64_t starts = s.n.operand(2).type.numel(), chunks = (total + s.chunk - 1) / s.chunk;
   const int info = s.n.temp_buffer("chunk_bags", DType::I64, chunks * 4);
   KernelBuilder kb = s.n.kernel({std::max(starts, chunks)});
   const Expr x = kb.x(0);
   check_offset(s.n, kb, total, x);
   const Expr c = min(x, Expr::constant(chunks - 1));
-  const Expr begin = c * Expr::constant(kChunk);
-  const int lo = kb.index(begin), hi = kb.index(begin + Expr::constant(kChunk));
+  const Expr begin = c * Expr::constant(s.chunk);
+  const int lo = kb.index(begin), hi = kb.index(begin + Expr::constant(s.chunk));
   const int first = bag_search(s.n, kb, lo);
   const int last = bag_search(
-      s.n, kb, kb.index(min(begin + Expr::constant(kChunk - 1), Expr::constant(total - 1))));
+      s.n, kb, kb.index(min(begin + Expr::constant(s.chunk - 1), Expr::constant(total - 1))));
   const auto long_bag = [&](int b) {  // b < starts: a search's answer
     const int valid = kb.math("lt", DType::Bool, {b, i64_constant(kb, count)});
     const auto span = bag_span(s, kb, kb.check_index(b, starts));
-    return std::pair{mask_and(kb, valid, is_long(kb, span)), span};
+    return std::pair{mask_and(kb, valid, is_long(s, kb, span)), span};
   };
   const auto [first_long, first_span] = long_bag(first);
   const auto [last_long, last_span] = long_bag(last);
@@ -113,10 +114,10 @@ int chunk_bags(const BagSum& s) {
 }
 
 int combine_chunks(const BagSum& s, int info, const std::string& combine, double none) {
-  const int64_t total = s.bags.positions, chunks = (total + kChunk - 1) / kChunk;
+  const int64_t total = s.bags.positions, chunks = (total + s.chunk - 1) / s.chunk;
   const int parts = s.n.temp_buffer("chunk_parts", s.acc, chunks * 2 * s.dims);
-  KernelBuilder kb = s.n.kernel({chunks, s.dims}, {kChunk});
-  const Expr i = kb.x(0) * Expr::constant(kChunk) + kb.r(0);
+  KernelBuilder kb = s.n.kernel({chunks, s.dims}, {s.chunk});
+  const Expr i = kb.x(0) * Expr::constant(s.chunk) + kb.r(0);
   const int p = kb.index(i);
   const auto read = [&](int64_t k) {
     return kb.load(info, DType::I64, kb.x(0) * Expr::constant(4) + Expr::constant(k));

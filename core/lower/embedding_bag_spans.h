@@ -1,13 +1,12 @@
 // Embedding bags over 1-D offsets, summed by bag span (embedding_bag_lowering.cpp).
 //
 // 1-D indices: bags are runs of consecutive positions of any length. Short bags (under
-// kChunk positions) are combined by one reduction per bag over kChunk steps, the steps past
-// the bag's end masked off, and stored. Long bags go in chunks of kChunk positions: a long
+// s.chunk positions) are combined by one reduction per bag over s.chunk steps, the steps past
+// the bag's end masked off, and stored. Long bags go in chunks of s.chunk positions: a long
 // bag cannot lie wholly inside a chunk, so a chunk's positions of long bags belong to its
 // first bag or its last; per chunk and column a reduction combines each apart, and a scatter
 // sends those two partials into the bags' cells: two scattered values per chunk and column
-// instead of one per position. kChunk: rows this short go one per GPU thread, threads along
-// the columns.
+// instead of one per position. The chunk's length is the device's (LowerOptions::bag_chunk).
 #pragma once
 
 #include <string>
@@ -17,8 +16,6 @@
 #include "core/lower/scatter_combine.h"
 
 namespace kiln::embedding_bag {
-
-constexpr int64_t kChunk = 16;
 
 // Bag b's first position and the position after its last (i64), b a checked index.
 std::pair<int, int> bag_span(const BagSum& s, KernelBuilder& kb, int b);

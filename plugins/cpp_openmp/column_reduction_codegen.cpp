@@ -1,6 +1,8 @@
 #include "plugins/cpp_openmp/column_reduction_codegen.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 #include "plugins/cpp_openmp/loop_text.h"
@@ -31,6 +33,9 @@ struct BlockShape {
   int64_t rinner = 0;
   int64_t block = 0;   // outputs per block (a multiple of the lanes)
   int64_t blocks = 0;  // per outer index
+  // Stage values fixed along the innermost output dim (a bag's offsets and their checks):
+  // one scalar per task, computed before the block's outputs, instead of an array entry each.
+  std::set<int> fixed;
 };
 
 BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
@@ -52,7 +57,7 @@ BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
 
 // Every value a stage defined before `level` (reduce results included), read back for the
 // output `j` of the block.
-std::string reload_stage_values(const RowPlan& plan, size_t level) {
+std::string reload_stage_values(const RowPlan& plan, size_t level, const BlockShape& sh) {
   std::string s;
   for (size_t st = 0; st < level; ++st) {
     if (st > 0) {
@@ -61,11 +66,20 @@ std::string reload_stage_values(const RowPlan& plan, size_t level) {
              "_b[j];\n";
     }
     for (const kir::Op* op : plan.stages[st]) {
-      if (defines_value(op))
+      if (defines_value(op) && !sh.fixed.contains(op->id))
         s += "      const " + std::string(c_type(op->dtype)) + " s" + id(op) + " = s" + id(op) +
              "_b[j];\n";
     }
   }
+  return s;
+}
+
+// The stage values fixed along the block's outputs, once per task, before its outputs.
+std::string fixed_stage_values(const kir::Kernel& k, const RowPlan& plan, const BlockShape& sh) {
+  std::string s;
+  for (const auto& stage : plan.stages)
+    for (const kir::Op* op : stage)
+      if (sh.fixed.contains(op->id)) s += "    " + op_c(k, *op, {"", false, "s"}) + "\n";
   return s;
 }
 
@@ -74,18 +88,19 @@ std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
                        const BlockShape& sh) {
   std::string s = "    for (int64_t j = 0; j < xe - xb; ++j) {\n";
   s += "      const int64_t x" + std::to_string(sh.n - 1) + " = xb + j;\n";
-  s += reload_stage_values(plan, level);
+  s += reload_stage_values(plan, level, sh);
   for (size_t p = 0; p < level; ++p) {
     for (const kir::Op* r : plan.passes[p].reduces)
       s += "      const auto& f" + id(r) + " = f" + id(r) + "_b[j];\n";
   }
-  s += row_stage(k, plan, level, "      ");
+  s += row_stage(k, plan, level, "      ", sh.fixed);
   if (level > 0) {
     for (const kir::Op* r : plan.passes[level - 1].reduces)
       s += "      s" + id(r) + "_b[j] = s" + id(r) + ";\n";
   }
   for (const kir::Op* op : plan.stages[level])
-    if (defines_value(op)) s += "      s" + id(op) + "_b[j] = s" + id(op) + ";\n";
+    if (defines_value(op) && !sh.fixed.contains(op->id))
+      s += "      s" + id(op) + "_b[j] = s" + id(op) + ";\n";
   return s + "    }\n";
 }
 
@@ -93,7 +108,7 @@ std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
 // reduction position and one vector (or lane) of outputs. Values in `hoisted` were computed
 // for the reduction position before it (as s<id>) and are splat into lanes.
 std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh,
-                      const std::set<int>& hoisted = {}) {
+                      const std::set<int>& hoisted = {}, const std::map<int, int>& masks = {}) {
   const std::string xi = "x" + std::to_string(sh.n - 1);
   const std::string ri = "r" + std::to_string(sh.m - 1);
   std::string params;
@@ -106,15 +121,22 @@ std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const
   s += unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
   s += "      const int64_t rlin = ro * " + num(sh.rinner) + " + " + ri + ";\n      (void)rlin;\n";
   for (int v : pass.row_values) {
-    const std::string t = c_type(k.op(v)->dtype);
-    s += "      const auto v" + std::to_string(v) + " = krt::load<L, " + t + ">(s" +
-         std::to_string(v) + "_b, " + xi + " - xb, 1);\n";
+    const std::string t = c_type(k.op(v)->dtype), name = std::to_string(v);
+    s += "      const auto v" + name + " = " +
+         (sh.fixed.contains(v) ? "krt::splat<L, " + t + ">(s" + name + ");\n"
+                               : "krt::load<L, " + t + ">(s" + name + "_b, " + xi + " - xb, 1);\n");
   }
   ExprContext ctx{xi, false, "v"};
   ctx.row_scalars = &hoisted;
-  for (const kir::Op* op : pass.ops)
-    s += "      " + (hoisted.contains(op->id) ? splat_row_value(k, op->id) : op_c(k, *op, ctx)) +
-         "\n";
+  for (const kir::Op* op : pass.ops) {
+    // With several reduces, each adds only where its own mask is on.
+    const auto mask = masks.find(op->id);
+    const std::string guard = mask != masks.end() && masks.size() > 1
+                                  ? "if (s" + std::to_string(mask->second) + ") "
+                                  : "";
+    s += "      " + guard +
+         (hoisted.contains(op->id) ? splat_row_value(k, op->id) : op_c(k, *op, ctx)) + "\n";
+  }
   return s + "    };\n";
 }
 
@@ -125,6 +147,42 @@ std::set<int> invariant_ops(const kir::Kernel& k, const RowPass& pass, const Blo
   std::set<int> out;
   for (const kir::Op* op : pass.ops)
     if (fixed.contains(op->id)) out.insert(op->id);
+  return out;
+}
+
+// The hoisted mask under which reduce `r` takes anything at a reduction position: its value is
+// where(mask, v, identity), so where the mask is off the position adds nothing (x + 0, x * 1,
+// max(x, -inf) are x, NaN included; the sum never holds -0 to lose, starting at +0). -1 where
+// there is none (welford counts every position).
+int step_mask(const kir::Kernel& k, const kir::Op& r, const std::set<int>& hoisted) {
+  const kir::Op* value = k.op(r.args.at(0));
+  if (!value || value->kind != OpKind::Where || !hoisted.contains(value->args.at(0))) return -1;
+  const kir::Op* other = k.op(value->args.at(2));
+  if (!other || other->kind != OpKind::Const || !kir::is_float(value->dtype)) return -1;
+  const std::string& v = other->literal;
+  const bool identity = r.name == "sum"    ? std::strtod(v.c_str(), nullptr) == 0
+                        : r.name == "prod" ? std::strtod(v.c_str(), nullptr) == 1
+                        : r.name == "max"  ? v == "-inf"
+                        : r.name == "min"  ? v == "inf"
+                                           : false;
+  return identity ? value->args.at(0) : -1;
+}
+
+// Each reduce's step mask, or empty where a position must run anyway: a reduce without one,
+// or an op past the hoisted ones that can fail (an index check) or writes.
+std::map<int, int> step_masks(const kir::Kernel& k, const RowPass& pass,
+                              const std::set<int>& hoisted) {
+  std::map<int, int> out;
+  for (const kir::Op* op : pass.ops) {
+    if (hoisted.contains(op->id)) continue;
+    if (op->kind == OpKind::CheckIndex || op->kind == OpKind::Store || op->kind == OpKind::Scatter)
+      return {};
+  }
+  for (const kir::Op* r : pass.reduces) {
+    const int mask = step_mask(k, *r, hoisted);
+    if (mask < 0) return {};
+    out[r->id] = mask;
+  }
   return out;
 }
 
@@ -148,7 +206,7 @@ std::string hoisted_scalars(const kir::Kernel& k, const RowPass& pass, const std
   std::string s = unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
   for (int r : reads) {
     const kir::Op* def = k.op(r);
-    if (ids.contains(r) || !def) continue;
+    if (ids.contains(r) || !def || sh.fixed.contains(r)) continue;
     s += "        const " + std::string(c_type(def->dtype)) + " s" + std::to_string(r) + " = s" +
          std::to_string(r) + "_b[0];\n";
   }
@@ -172,7 +230,16 @@ std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, cons
   s += "    for (int64_t ro = 0; ro < " + num(sh.router) + "; ++ro) {\n";
   s += "      for (int64_t " + ri + " = 0; " + ri + " < " + num(sh.rinner) + "; ++" + ri + ") {\n";
   s += hoisted_scalars(k, pass, hoisted, sh);
-  s += pass_body(k, pass, p, sh, hoisted);
+  // A position where every reduce's mask is off adds nothing: its vectors are skipped.
+  const std::map<int, int> masks = step_masks(k, pass, hoisted);
+  if (!masks.empty()) {
+    std::set<int> distinct;
+    for (const auto& [r, mask] : masks) distinct.insert(mask);
+    std::string any;
+    for (int mask : distinct) any += (any.empty() ? "s" : " || s") + std::to_string(mask);
+    s += "        if (!(" + any + ")) continue;\n";
+  }
+  s += pass_body(k, pass, p, sh, hoisted, masks);
   s += "        int64_t xv = xb;\n";
   s += "        for (int64_t c = 0; xv + krt::kLanes <= xe; xv += krt::kLanes, ++c) " + body +
        "(krt::LV{}, ro, " + ri + ", xv" + vector_args + ");\n";
@@ -228,7 +295,9 @@ std::string row_major_pass(const kir::Kernel& k, const RowPlan& plan, const Bloc
     s += "    const " + std::string(c_type(k.op(v)->dtype)) + "* s" + std::to_string(v) + "_b = g" +
          std::to_string(v) + " + o * " + num(sh.width) + ";\n";
   }
-  s += pass_body(k, last, p, sh);
+  BlockShape rows = sh;  // every value from the arrays the blocks filled
+  rows.fixed.clear();
+  s += pass_body(k, last, p, rows);
   s += "    const int64_t ro = rr / " + num(sh.rinner) + ", " + ri + " = rr % " + num(sh.rinner) +
        ";\n";
   s += "    int64_t xv = 0;\n";
@@ -275,7 +344,12 @@ bool prefers_columns(const kir::Kernel& k, const RowPlan& plan, const CodegenOpt
 
 std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
                                     const CodegenOptions& o) {
-  const BlockShape sh = shape_of(k, o);
+  BlockShape sh = shape_of(k, o);
+  const std::set<int> fixed = invariant_along(k, "x" + std::to_string(sh.n - 1));
+  for (const auto& stage : plan.stages)
+    for (const kir::Op* op : stage)
+      if (defines_value(op) && op->kind != OpKind::Extract && fixed.contains(op->id))
+        sh.fixed.insert(op->id);
   const int64_t rsize = sh.router * sh.rinner;
   const bool row_major = last_pass_row_major(plan, sh, o);
   const size_t block_passes = plan.passes.size() - (row_major ? 1 : 0);
@@ -297,11 +371,12 @@ std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
   // Per output of the block: every stage value and every reduce's accumulator.
   for (size_t st = 0; st < plan.stages.size(); ++st) {
     for (const kir::Op* op : plan.stages[st]) {
-      if (defines_value(op))
+      if (defines_value(op) && !sh.fixed.contains(op->id))
         s += "    " + std::string(c_type(op->dtype)) + " s" + id(op) + "_b[" + num(sh.block) +
              "];\n";
     }
   }
+  s += fixed_stage_values(k, plan, sh);
   for (const RowPass& pass : plan.passes) {
     for (const kir::Op* r : pass.reduces) {
       s += "    " + std::string(c_type(r->dtype)) + " s" + id(r) + "_b[" + num(sh.block) + "];\n";
@@ -317,7 +392,8 @@ std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
     s += "    for (int64_t j = 0; j < xe - xb; ++j) {\n";
     for (int v : plan.passes.back().row_values) {
       const std::string name = std::to_string(v);
-      s += "      g" + name + "[o * " + num(sh.width) + " + xb + j] = s" + name + "_b[j];\n";
+      s += "      g" + name + "[o * " + num(sh.width) + " + xb + j] = s" + name +
+           (sh.fixed.contains(v) ? "" : "_b[j]") + ";\n";
     }
     s += "    }\n  }\n";
     return s + row_major_pass(k, plan, sh, o);

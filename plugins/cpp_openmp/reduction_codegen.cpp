@@ -92,7 +92,7 @@ std::string final_accumulators(const kir::Kernel& k, const RowPass& pass,
 }  // namespace
 
 std::string row_stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
-                      const std::string& indent) {
+                      const std::string& indent, const std::set<int>& skip) {
   std::string s;
   if (level > 0) {
     for (const kir::Op* r : plan.passes[level - 1].reduces) {
@@ -105,6 +105,7 @@ std::string row_stage(const kir::Kernel& k, const RowPlan& plan, size_t level,
     }
   }
   for (const kir::Op* op : plan.stages[level]) {
+    if (skip.contains(op->id)) continue;
     if (op->kind == OpKind::Extract) {
       static const char* const fields[] = {"mean", "m2", "count"};
       const kir::Op* w = k.op(op->args.at(0));

@@ -4,6 +4,7 @@
 // column_reduction_codegen.h.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "kiln/kir.hpp"
@@ -15,8 +16,9 @@ namespace kiln::cpu {
 std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& options);
 
 // Stage `level` of a row (row_plan.h) as scalar code: the results of the previous pass's
-// reduces (from accumulators f<id>) as s<id>, then the stage's ops.
+// reduces (from accumulators f<id>) as s<id>, then the stage's ops but those in `skip`
+// (computed elsewhere).
 std::string row_stage(const kir::Kernel& k, const kir_support::RowPlan& plan, size_t level,
-                      const std::string& indent);
+                      const std::string& indent, const std::set<int>& skip = {});
 
 }  // namespace kiln::cpu

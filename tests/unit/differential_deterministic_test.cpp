@@ -85,6 +85,13 @@ TEST_P(DeterministicScatter, SumsMatchTheReference) {
     const ValueRef spans = b.op("aten.arange.start_step", {int64_t{0}, int64_t{40}, int64_t{17}},
                                 {{"dtype", DType::I64}});
     bag("bag_long_mean", {table, ids, spans, false, int64_t{1}, false, None{}, false, int64_t{-1}});
+    // Bags of 70, 70 and 10: long in chunks of 64 (the CPU's) too; 37 columns (column form).
+    const ValueRef more = input(b, "more", TensorType::contiguous(DType::I64, {150}), Range{0, 9});
+    const ValueRef wide_spans = b.op(
+        "aten.arange.start_step", {int64_t{0}, int64_t{150}, int64_t{70}}, {{"dtype", DType::I64}});
+    const ValueRef table_wide = input(b, "table_wide", c({9, 37}), values);
+    bag("bag_longer_sum",
+        {table_wide, more, wide_spans, false, int64_t{0}, false, None{}, false, int64_t{-1}});
   }
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);

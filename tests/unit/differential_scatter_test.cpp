@@ -151,8 +151,9 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
   };
   // 0 1 13 26 30 30 31 32 39 52 59
   const ValueRef uneven = sorted(arange(0, 61, 13), arange(1, 61, 29), arange(30, 33, 1));
-  // 0 1 38 38 39 40 40: bags of 37 and 21 positions across chunks (with include_last_offset
-  // the second is no bag), short and empty bags between them inside a chunk.
+  // 0 1 38 38 39 40 40: bags of 37 and 21 positions across chunks of 16 (with
+  // include_last_offset the second is no bag), short and empty bags between them inside a
+  // chunk. Chunks of 64 (the CPU's) take them as short bags: `long_spans` below are long there.
   const ValueRef spans = sorted(arange(0, 61, 40), arange(1, 61, 37), arange(38, 41, 1));
   bag("spans_sum", {table, many, spans, false, int64_t{0}, false, None{}, false, int64_t{-1}});
   bag("spans_weighted",
@@ -165,6 +166,27 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
   bag("uneven_mean_pad",
       {table, many, uneven, false, int64_t{1}, false, None{}, false, int64_t{2}});
   bag("uneven_max", {table_t, many, uneven, false, int64_t{2}, false, None{}, true, int64_t{-1}});
+  // 200 positions, 0 1 151 151 152 153: a bag of 150 positions across chunks of 64, an empty
+  // and two single bags inside one, and 47 positions (long in chunks of 16, short in 64; with
+  // include_last_offset in no bag).
+  const ValueRef longer =
+      input(b, "longer", TensorType::contiguous(DType::I64, {200}), Range{0, 9});
+  const ValueRef longer_weights =
+      input(b, "longer_weights", TensorType::contiguous(d, {200}), Range{-2, 2});
+  const ValueRef long_spans = sorted(arange(0, 201, 151), arange(1, 201, 152), arange(151, 153, 1));
+  // 37 columns: the CPU reduces these in column form (vectors along the columns, and a tail).
+  const ValueRef table_wide =
+      input(b, "table_wide", TensorType::contiguous(d, {9, 37}), Range{-2, 2});
+  bag("long_spans_sum",
+      {table_wide, longer, long_spans, false, int64_t{0}, false, None{}, false, int64_t{-1}});
+  bag("long_spans_weighted",
+      {table_t, longer, long_spans, false, int64_t{0}, false, longer_weights, true, int64_t{-1}});
+  bag("long_spans_mean_pad",
+      {table, longer, long_spans, false, int64_t{1}, false, None{}, false, int64_t{5}});
+  bag("long_spans_max",
+      {table_wide, longer, long_spans, false, int64_t{2}, false, None{}, true, int64_t{-1}});
+  bag("spans_wide_mean",
+      {table_wide, many, spans, false, int64_t{1}, false, None{}, false, int64_t{-1}});
   // Rows of 21 positions: one reduction per bag.
   const ValueRef wide = input(b, "wide", TensorType::contiguous(DType::I64, {5, 21}), Range{0, 9});
   bag("wide_sum", {table_t, wide, offsets, false, int64_t{0}, false, None{}, false, int64_t{-1}});
