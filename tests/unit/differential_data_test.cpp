@@ -61,6 +61,15 @@ TEST_P(CompiledDataMovement, FlipWalksDimsBackwards) {
   output_of(b, "flip_sliced", "aten.flip.default", {xs, ints{1}});
   output_of(b, "flip_size_one", "aten.flip.default", {one, ints{0, 1}});
   output_of(b, "flip_empty", "aten.flip.default", {empty, ints{0}});
+  // Rows of 37 and 38 elements: vectors of every lane count and a tail. A flip reads a
+  // reversed vector (stride -1), every other column two vectors and a shuffle (stride 2), the
+  // odd columns' last lane at the row's last element.
+  const ValueRef wide = input(b, "wide", TensorType::contiguous(d, {3, 37}), Range{-2, 2});
+  output_of(b, "flip_wide", "aten.flip.default", {wide, ints{1}});
+  const ValueRef wider = input(b, "wider", TensorType::contiguous(d, {3, 76}), Range{-2, 2});
+  output_of(b, "every_other_column", "aten.mul.Tensor",
+            {b.op("aten.slice.Tensor", {wider, 1, 0, 76, 2}),
+             b.op("aten.slice.Tensor", {wider, 1, 1, 76, 2})});
   output_of(b, "flip_of_views", "aten.add.Tensor",
             {b.op("aten.flip.default",
                   {b.op("aten.slice.Tensor",
