@@ -4,7 +4,6 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
-#include <array>
 #include <functional>
 #include <vector>
 
@@ -101,14 +100,7 @@ class Emitter {
   void copy(Value* tile, Value* to, Value* from, Value* index, Value* valid, int64_t elements);
   void copy_x(Value* j, Value* buffer);
   void copy_w(Value* j, Value* buffer);
-  // One 32-byte part of a step's reduction: this warp's a fragments (one per 16 positions) and
-  // its b fragments (two 8-channel groups per quad).
-  struct Fragments {
-    std::vector<Quad> a, b;
-  };
-  int64_t parts() const { return step_bytes_ / 32 / slices_; }
-  Fragments load_part(Value* buffer, int64_t j);
-  void multiply(const Fragments& part);
+  void compute(Value* buffer);
   void store_accumulators(bool pairs, llvm::Type* type,
                           const std::function<Value*(Value*, Value*)>& address);
   void combine_slices();
@@ -276,9 +268,8 @@ Emitter::Share Emitter::share(bool vector, int64_t rows) {
 // of mma m16n8k16. For f32 each 8x8 matrix of 16-bit halves is 8 rows of 4 elements, and a
 // lane gets element (lane/4, lane%4) of each: exactly the fragments of mma m16n8k8 on TF32
 // (a: rows g and g+8, columns q and q+4; b: channel g, rows q and q+4), rounded to TF32 first
-// (twice, as big and small, without the call's `tf32`). Part j of a step: this warp's j-th
-// 32 bytes, or with slices its slice's of every slices_-th.
-Emitter::Fragments Emitter::load_part(Value* buffer, int64_t j) {
+// (twice, as big and small, without the call's `tf32`).
+void Emitter::compute(Value* buffer) {
   Value* a_base = mul(buffer, rows_ * pitch_);
   Value* b_base = mul(buffer, kCols * pitch_);
   Value* matrix = b_.CreateLShr(lane_, c64(3));
@@ -286,35 +277,6 @@ Emitter::Fragments Emitter::load_part(Value* buffer, int64_t j) {
   Value* a_col = mul(b_.CreateLShr(lane_, c64(4)), 16);
   Value* b_row = add(b_.CreateAnd(lane_, c64(7)), mul(b_.CreateLShr(matrix, c64(1)), 8));
   Value* b_col = mul(b_.CreateAnd(matrix, c64(1)), 16);
-  Value* part = slices_ > 1 ? mul(add(slice_, c64(j * slices_)), 32) : c64(j * 32);
-  Fragments f;
-  for (int64_t mt = 0; mt < row_tiles_; ++mt) {
-    Value* byte = add(mul(add(a_row, c64(mt * 16)), pitch_), add(a_col, part));
-    f.a.push_back(tensor_core::load_matrices(b_, shared_at(a_shared_, add(a_base, byte)), false));
-  }
-  for (int64_t nt = 0; nt < kColTiles; nt += 2) {
-    Value* byte = add(mul(add(b_row, c64(nt * 8)), pitch_), add(b_col, part));
-    f.b.push_back(tensor_core::load_matrices(b_, shared_at(b_shared_, add(b_base, byte)), false));
-  }
-  return f;
-}
-
-// The products of one part's fragments added into the accumulators. f32 fragments are
-// rounded to TF32 once per part (twice, as big and small, without the call's `tf32`), not once
-// per product: a fragment takes part in 8 (a) or 2 x row_tiles_ (b) products.
-void Emitter::multiply(const Fragments& part) {
-  if (half()) {
-    for (int64_t nt = 0; nt < kColTiles; nt += 2) {
-      const Quad& w = part.b[static_cast<size_t>(nt / 2)];
-      for (int64_t mt = 0; mt < row_tiles_; ++mt) {
-        const Quad& am = part.a[static_cast<size_t>(mt)];
-        set_acc(mt, nt, tensor_core::mma_m16n8k16(b_, c_.dtype, am, w[0], w[1], acc(mt, nt)));
-        set_acc(mt, nt + 1,
-                tensor_core::mma_m16n8k16(b_, c_.dtype, am, w[2], w[3], acc(mt, nt + 1)));
-      }
-    }
-    return;
-  }
   // TF32 operands of f32 `x` (bits in an i32): {x} with the call's tf32, else {big, small}.
   auto split = [&](Value* bits) -> std::vector<Value*> {
     Value* x = b_.CreateBitCast(bits, f32());
@@ -327,33 +289,38 @@ void Emitter::multiply(const Fragments& part) {
     Value* small = tensor_core::tf32(b_, b_.CreateFSub(x, big_value));
     return {big, b_.CreateSelect(finite, small, b_.getInt32(0))};
   };
-  // Each register of a quad split: [register][big or small].
-  using Split = std::array<std::vector<Value*>, 4>;
-  auto split_quad = [&](const Quad& q) {
-    Split out;
-    for (size_t i = 0; i < 4; ++i) out[i] = split(q[i]);
-    return out;
-  };
-  std::vector<Split> as, ws;
-  for (const Quad& q : part.a) as.push_back(split_quad(q));
-  for (const Quad& q : part.b) ws.push_back(split_quad(q));
-  // acc + a·(b0, b1) over 8 elements of the reduction: b0, b1 registers of ws.
-  auto product = [&](const Split& a, const Split& w, size_t b0, size_t b1, const Quad& acc) {
+  // acc + a·(b0, b1) for 32 bytes of the reduction.
+  auto product = [&](const Quad& a, Value* b0, Value* b1, const Quad& acc) {
+    if (half()) return tensor_core::mma_m16n8k16(b_, c_.dtype, a, b0, b1, acc);
+    std::vector<Value*> as[4];
+    for (size_t i = 0; i < 4; ++i) as[i] = split(a[i]);
+    const std::vector<Value*> w0 = split(b0), w1 = split(b1);
     Quad sum = acc;
-    auto term = [&](size_t ai, size_t wi) {
-      sum = tensor_core::mma_m16n8k8_tf32(b_, {a[0][ai], a[1][ai], a[2][ai], a[3][ai]}, w[b0][wi],
-                                          w[b1][wi], sum);
+    auto part = [&](size_t ai, size_t wi) {
+      sum = tensor_core::mma_m16n8k8_tf32(b_, {as[0][ai], as[1][ai], as[2][ai], as[3][ai]}, w0[wi],
+                                          w1[wi], sum);
     };
-    if (!c_.tf32) term(1, 0), term(0, 1);  // the small terms first
-    term(0, 0);
+    if (!c_.tf32) part(1, 0), part(0, 1);  // the small terms first
+    part(0, 0);
     return sum;
   };
-  for (int64_t nt = 0; nt < kColTiles; nt += 2) {
-    const Split& w = ws[static_cast<size_t>(nt / 2)];
+  // This warp's 32-byte parts of the step: every one, or its slice's of every slices_-th.
+  for (int64_t j = 0; j < step_bytes_ / 32 / slices_; ++j) {
+    Value* part = slices_ > 1 ? mul(add(slice_, c64(j * slices_)), 32) : c64(j * 32);
+    std::vector<Quad> a(static_cast<size_t>(row_tiles_));
     for (int64_t mt = 0; mt < row_tiles_; ++mt) {
-      const Split& am = as[static_cast<size_t>(mt)];
-      set_acc(mt, nt, product(am, w, 0, 1, acc(mt, nt)));
-      set_acc(mt, nt + 1, product(am, w, 2, 3, acc(mt, nt + 1)));
+      Value* byte = add(mul(add(a_row, c64(mt * 16)), pitch_), add(a_col, part));
+      a[static_cast<size_t>(mt)] =
+          tensor_core::load_matrices(b_, shared_at(a_shared_, add(a_base, byte)), false);
+    }
+    for (int64_t nt = 0; nt < kColTiles; nt += 2) {
+      Value* byte = add(mul(add(b_row, c64(nt * 8)), pitch_), add(b_col, part));
+      const Quad w = tensor_core::load_matrices(b_, shared_at(b_shared_, add(b_base, byte)), false);
+      for (int64_t mt = 0; mt < row_tiles_; ++mt) {
+        const Quad& am = a[static_cast<size_t>(mt)];
+        set_acc(mt, nt, product(am, w[0], w[1], acc(mt, nt)));
+        set_acc(mt, nt + 1, product(am, w[2], w[3], acc(mt, nt + 1)));
+      }
     }
   }
 }
@@ -570,19 +537,11 @@ void Emitter::emit() {
   // Once step i's copies have landed and every thread is past it (one barrier: it also means
   // every thread is done computing on step i - 1), step i + stages - 1 starts filling step
   // i - 1's buffer (past the end, the last step again: no branch), and step i is computed.
-  // Each part's fragments are loaded before the previous part's products, the first part's
-  // before the copies' address arithmetic: the loads' latency overlaps work, not the mma.
   tensor_core::wait_copies(b_, static_cast<int>(stages_ - 2));
   t_.barrier(b_);
-  Value* current = b_.CreateURem(i, c64(stages_));
-  Fragments next = load_part(current, 0);
   Value* ahead = add(i, c64(stages_ - 1));
   fill(clamped(ahead), b_.CreateURem(ahead, c64(stages_)));
-  for (int64_t j = 0; j < parts(); ++j) {
-    const Fragments now = next;
-    if (j + 1 < parts()) next = load_part(current, j + 1);
-    multiply(now);
-  }
+  compute(b_.CreateURem(i, c64(stages_)));
   i->addIncoming(add(i, c64(1)), b_.GetInsertBlock());
   b_.CreateBr(head);
 
