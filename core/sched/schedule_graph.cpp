@@ -29,7 +29,7 @@ Result<ScheduledGraph> schedule_graph(const Graph& graph,
   lower.deterministic = schedule.deterministic;
   lower.conv_tf32 = schedule.conv_tf32;
   lower.matmul_tf32 = schedule.matmul_tf32;
-  lower.bag_chunk = roofline.warp_width > 1 ? 16 : 64;
+  lower.bag_chunk = bag_chunk_for(roofline.warp_width);
   auto lowered = lower_graph(s.graph, externs, lower);
   if (!lowered) return std::move(lowered).error();
   s.unfused = std::move(lowered->program);

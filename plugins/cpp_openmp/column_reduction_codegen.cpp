@@ -33,8 +33,9 @@ struct BlockShape {
   int64_t rinner = 0;
   int64_t block = 0;   // outputs per block (a multiple of the lanes)
   int64_t blocks = 0;  // per outer index
-  // Stage values fixed along the innermost output dim (a bag's offsets and their checks):
-  // one scalar per task, computed before the block's outputs, instead of an array entry each.
+  // Ops fixed along the innermost output dim (invariant_along): stage values among them (a
+  // bag's offsets and their checks) are one scalar per task, computed before the block's
+  // outputs, instead of an array entry each; pass ops among them once per reduction step.
   std::set<int> fixed;
 };
 
@@ -52,6 +53,7 @@ BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
   while (s.block > lanes && s.outer * ((s.width + s.block - 1) / s.block) < o.threads)
     s.block = (s.block / lanes + 1) / 2 * lanes;
   s.blocks = (s.width + s.block - 1) / s.block;
+  s.fixed = invariant_along(k, "x" + std::to_string(s.n - 1));
   return s;
 }
 
@@ -142,11 +144,10 @@ std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const
 
 // The ops of `pass` that do not vary along the innermost output dim (an embedding bag's row
 // numbers and their checks): computed once per reduction position, not once per vector.
-std::set<int> invariant_ops(const kir::Kernel& k, const RowPass& pass, const BlockShape& sh) {
-  const std::set<int> fixed = invariant_along(k, "x" + std::to_string(sh.n - 1));
+std::set<int> invariant_ops(const RowPass& pass, const BlockShape& sh) {
   std::set<int> out;
   for (const kir::Op* op : pass.ops)
-    if (fixed.contains(op->id)) out.insert(op->id);
+    if (sh.fixed.contains(op->id)) out.insert(op->id);
   return out;
 }
 
@@ -226,7 +227,7 @@ std::string pass_block(const kir::Kernel& k, const RowPass& pass, size_t p, cons
     vector_args += ", a" + id(r) + "_v[c]";
     tail_args += ", a" + id(r) + "_t[t]";
   }
-  const std::set<int> hoisted = invariant_ops(k, pass, sh);
+  const std::set<int> hoisted = invariant_ops(pass, sh);
   s += "    for (int64_t ro = 0; ro < " + num(sh.router) + "; ++ro) {\n";
   s += "      for (int64_t " + ri + " = 0; " + ri + " < " + num(sh.rinner) + "; ++" + ri + ") {\n";
   s += hoisted_scalars(k, pass, hoisted, sh);
@@ -344,12 +345,7 @@ bool prefers_columns(const kir::Kernel& k, const RowPlan& plan, const CodegenOpt
 
 std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
                                     const CodegenOptions& o) {
-  BlockShape sh = shape_of(k, o);
-  const std::set<int> fixed = invariant_along(k, "x" + std::to_string(sh.n - 1));
-  for (const auto& stage : plan.stages)
-    for (const kir::Op* op : stage)
-      if (defines_value(op) && op->kind != OpKind::Extract && fixed.contains(op->id))
-        sh.fixed.insert(op->id);
+  const BlockShape sh = shape_of(k, o);
   const int64_t rsize = sh.router * sh.rinner;
   const bool row_major = last_pass_row_major(plan, sh, o);
   const size_t block_passes = plan.passes.size() - (row_major ? 1 : 0);
