@@ -8,5 +8,8 @@ cd "$(dirname "$0")/.."
 for preset in default asan; do
   echo "=== tests: preset $preset"
   ./scripts/build.sh "$preset"
-  ctest --preset "$preset" --parallel "$(nproc)"
+  if ! ctest --preset "$preset" --parallel "$(nproc)"; then
+    ./scripts/test-failures.sh "build/$preset"
+    exit 1
+  fi
 done
