@@ -185,6 +185,12 @@ TEST_P(CompiledScatter, EmbeddingBagIsKernels) {
       {table, longer, long_spans, false, int64_t{1}, false, None{}, false, int64_t{5}});
   bag("long_spans_max",
       {table_wide, longer, long_spans, false, int64_t{2}, false, None{}, true, int64_t{-1}});
+  // 150 columns: rows picked per step are read 8 vectors at a time, so at any vector width
+  // each bag's row goes in several groups and a tail.
+  const ValueRef table_widest =
+      input(b, "table_widest", TensorType::contiguous(d, {9, 150}), Range{-2, 2});
+  bag("long_spans_widest",
+      {table_widest, longer, long_spans, false, int64_t{0}, false, None{}, false, int64_t{-1}});
   bag("spans_wide_mean",
       {table_wide, many, spans, false, int64_t{1}, false, None{}, false, int64_t{-1}});
   // Rows of 21 positions: one reduction per bag.
