@@ -15,8 +15,6 @@ using kir::OpKind;
 using kir_support::RowPass;
 using kir_support::RowPlan;
 
-// Vectors of outputs a block holds at most: its accumulators stay in L1.
-
 std::string id(const kir::Op* op) {
   return std::to_string(op->id);
 }
@@ -51,15 +49,6 @@ constexpr int64_t kTableSteps = 256;
 // Vectors of outputs per block where rows are picked per step.
 constexpr int64_t kPickedRowBlock = 64;
 
-// Whether the kernel reads rows picked per reduction step: a load whose index goes through a
-// value fixed along the outputs (a row number) and that moves along them.
-bool picks_rows(const kir::Kernel& k, const std::set<int>& fixed) {
-  return std::any_of(k.body.begin(), k.body.end(), [&](const kir::Op& op) {
-    return op.kind == OpKind::Load && !fixed.contains(op.id) && mentions_indirect(op.index) &&
-           !fixed.empty();
-  });
-}
-
 BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
   BlockShape s;
   s.n = k.ranges.size();
@@ -72,7 +61,7 @@ BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
   s.fixed = invariant_along(k, "x" + std::to_string(s.n - 1));
   // Rows picked per step are read a group of vectors at a time (kPickedRowVectors), whatever
   // the block: a block as wide as the rows computes each step's row number and mask once.
-  const int64_t vectors = picks_rows(k, s.fixed) ? kPickedRowBlock : o.column_block_vectors;
+  const int64_t vectors = picks_rows(k) ? kPickedRowBlock : o.column_block_vectors;
   s.block = std::min(vectors, (s.width + lanes - 1) / lanes) * lanes;
   // Smaller blocks until every thread has one.
   while (s.block > lanes && s.outer * ((s.width + s.block - 1) / s.block) < o.threads)
@@ -211,6 +200,16 @@ std::map<int, int> step_masks(const kir::Kernel& k, const RowPass& pass,
   return out;
 }
 
+// The values `op` reads: its arguments, its mask, the indirect values of its index (t<N>).
+void add_reads(const kir::Op& op, std::set<int>& reads) {
+  for (int a : op.args) reads.insert(a);
+  if (op.mask >= 0) reads.insert(op.mask);
+  std::set<std::string> vars;
+  kir_support::collect_vars(op.index, vars);
+  for (const std::string& v : vars)
+    if (v[0] == 't') reads.insert(std::stoi(v.substr(1)));
+}
+
 // Per reduction position, before the vectors: the hoisted ops of `pass` as scalars, reading
 // stage values (the same for every output of the block, since they do not vary along it)
 // from the block's first output.
@@ -220,12 +219,7 @@ std::string hoisted_scalars(const kir::Kernel& k, const RowPass& pass, const std
   std::string ops;
   for (const kir::Op* op : pass.ops) {
     if (!ids.contains(op->id)) continue;
-    for (int a : op->args) reads.insert(a);
-    if (op->mask >= 0) reads.insert(op->mask);
-    std::set<std::string> vars;
-    kir_support::collect_vars(op->index, vars);
-    for (const std::string& v : vars)
-      if (v[0] == 't') reads.insert(std::stoi(v.substr(1)));
+    add_reads(*op, reads);
     ops += "        " + op_c(k, *op, {"", false, "s"}) + "\n";
   }
   std::string s = unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
@@ -238,8 +232,8 @@ std::string hoisted_scalars(const kir::Kernel& k, const RowPass& pass, const std
   return s + ops;
 }
 
-// Whether pass `p` reads rows picked per reduction step (an embedding bag's): a load whose
-// index goes through a hoisted value and moves along the outputs.
+// Whether pass `p` may read rows picked per reduction step (an embedding bag's): it has
+// hoisted values and an indirect load that moves along the outputs.
 bool reads_picked_rows(const RowPass& pass, const std::set<int>& hoisted) {
   if (hoisted.empty()) return false;
   return std::any_of(pass.ops.begin(), pass.ops.end(), [&](const kir::Op* op) {
@@ -251,15 +245,8 @@ bool reads_picked_rows(const RowPass& pass, const std::set<int>& hoisted) {
 std::set<int> hoisted_reads(const RowPass& pass, const std::set<int>& hoisted,
                             const std::map<int, int>& masks) {
   std::set<int> reads;
-  for (const kir::Op* op : pass.ops) {
-    if (hoisted.contains(op->id)) continue;
-    for (int a : op->args) reads.insert(a);
-    if (op->mask >= 0) reads.insert(op->mask);
-    std::set<std::string> vars;
-    kir_support::collect_vars(op->index, vars);
-    for (const std::string& v : vars)
-      if (v[0] == 't') reads.insert(std::stoi(v.substr(1)));
-  }
+  for (const kir::Op* op : pass.ops)
+    if (!hoisted.contains(op->id)) add_reads(*op, reads);
   for (const auto& [r, mask] : masks) reads.insert(mask);
   std::set<int> out;
   for (int r : reads)
@@ -300,7 +287,8 @@ std::string replay_steps(const kir::Kernel& k, const RowPass& pass, size_t p, co
   s += "        for (int64_t step = 0; step < steps; ++step) {\n";
   s += "          const int64_t ro = step_ro[step], " + ri + " = step_r[step];\n";
   for (int v : kept) {
-    // A step recorded under one mask has it on: a constant, no masked loads.
+    // A step recorded under one mask has it on: a constant, so the select of the row's load
+    // folds away (g++ made it a masked load, 12% slower on a bag's rows).
     s += "          const " + std::string(c_type(k.op(v)->dtype)) + " s" + std::to_string(v) +
          (v == on ? " = true;\n" : " = h" + std::to_string(v) + "[step];\n");
   }
@@ -427,6 +415,16 @@ std::string row_major_pass(const kir::Kernel& k, const RowPlan& plan, const Bloc
 
 }  // namespace
 
+bool picks_rows(const kir::Kernel& k) {
+  const size_t n = k.ranges.size();
+  if (n == 0) return false;
+  const std::set<int> fixed = invariant_along(k, "x" + std::to_string(n - 1));
+  if (fixed.empty()) return false;
+  return std::any_of(k.body.begin(), k.body.end(), [&](const kir::Op& op) {
+    return op.kind == OpKind::Load && !fixed.contains(op.id) && mentions_indirect(op.index);
+  });
+}
+
 bool prefers_columns(const kir::Kernel& k, const RowPlan& plan, const CodegenOptions& o) {
   const size_t n = k.ranges.size(), m = k.reduction_ranges.size();
   if (o.vector_width < 2 || n == 0 || m == 0 || k.ranges[n - 1] < o.vector_width) return false;
@@ -497,7 +495,8 @@ std::string column_reduction_kernel(const kir::Kernel& k, const RowPlan& plan,
   }
   s += stage_loop(k, plan, 0, sh);
   for (size_t p = 0; p < block_passes; ++p) {
-    s += pass_block(k, plan.passes[p], p, sh);
+    // A scope per pass: each pass over picked rows declares its own step table.
+    s += "    {\n" + pass_block(k, plan.passes[p], p, sh) + "    }\n";
     s += stage_loop(k, plan, p + 1, sh);
   }
   if (row_major) {

@@ -21,6 +21,10 @@ namespace kiln::cpu {
 bool prefers_columns(const kir::Kernel& k, const kir_support::RowPlan& plan,
                      const CodegenOptions& options);
 
+// Whether `k`'s column blocks are sized for rows picked per reduction step (up to 64 vectors,
+// read in groups of 8 from a step table) rather than by the column_block option.
+bool picks_rows(const kir::Kernel& k);
+
 std::string column_reduction_kernel(const kir::Kernel& k, const kir_support::RowPlan& plan,
                                     const CodegenOptions& options);
 

@@ -126,7 +126,8 @@ std::string tuning_space_text(const kir::Kernel& k, const CodegenOptions& base,
     knob(!reduction, std::vector<bool>{!base.groups},
          [](CodegenOptions& c, bool g) { c.groups = g; });
   }
-  if (column_form(k, base)) {
+  // Blocks over rows picked per step are sized by their rows, not by column_block.
+  if (column_form(k, base) && !picks_rows(k)) {
     knob(true, std::vector<int64_t>{8, 16, 64},
          [](CodegenOptions& c, int64_t b) { c.column_block_vectors = b; });
   }

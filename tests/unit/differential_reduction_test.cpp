@@ -209,6 +209,20 @@ TEST_F(CompiledReductionShapes, OuterDimSoftmaxWithARowMajorLastPass) {
   check(b);
 }
 
+// Reductions over the outer dim of gathered rows (embedding rows, picked per step): each
+// pass over them (softmax: max, sum, then the quotient) keeps its own step table; 150
+// columns make several groups of vectors and a tail at any vector width.
+TEST_F(CompiledReductionShapes, OuterDimReductionsOverGatheredRows) {
+  GraphBuilder b = builder();
+  const ValueRef table = input(b, "table", TensorType::contiguous(DType::F32, {50, 150}));
+  const ValueRef ids = input(b, "ids", TensorType::contiguous(DType::I64, {301}), Range{0, 49});
+  const ValueRef rows = b.op("aten.embedding.default", {table, ids});
+  output_of(b, "softmax_rows", "aten._softmax.default", {rows, 0, false});
+  output_of(b, "log_softmax_rows", "aten._log_softmax.default", {rows, 0, false});
+  output_of(b, "sum_rows", "aten.sum.dim_IntList", {rows, ints{0}, false});
+  check(b);
+}
+
 // Signed terms that cancel: the sums land near zero while the sum of |terms| is large, so
 // only the reduction-aware bound (sqrt(n) * u * sum|terms|) can judge them fairly, and a
 // kernel that drops or repeats a term still fails it. Odd lengths leave vector tails.
