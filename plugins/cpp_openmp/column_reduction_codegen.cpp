@@ -40,14 +40,27 @@ struct BlockShape {
 // Rows picked per step are read a few vectors at a time (kPickedRowVectors per visit of a row),
 // every step's row again for the next few: the rows of a bag stream in side by side (the
 // prefetcher follows each), where reading each whole row in turn leaves memory idle at each
-// row's start (an embedding bag of 32 rows of 768 f32 per bag: 700 us in vectors of 32, 640
-// in 8, eager PyTorch 600 on the same 2 cores). The steps' hoisted values (row numbers, masks)
-// are computed once into a table of up to kTableSteps steps, replayed per group of vectors.
+// row's start (faster on an embedding bag's generated C++ timed alone). The steps' hoisted
+// values (row numbers, masks) are computed once into a table of up to kTableSteps steps,
+// replayed per group of vectors.
 constexpr int64_t kPickedRowVectors = 8;
 constexpr int64_t kTableSteps = 256;
 
 // Vectors of outputs per block where rows are picked per step.
 constexpr int64_t kPickedRowBlock = 64;
+
+// A load of a row picked per step: indirect, and moving along the outputs (not among the ops
+// `fixed` along them).
+bool picked_row_load(const kir::Op& op, const std::set<int>& fixed) {
+  return op.kind == OpKind::Load && !fixed.contains(op.id) && mentions_indirect(op.index);
+}
+
+// picks_rows, given the ops fixed along the innermost output dim.
+bool picks_rows(const kir::Kernel& k, const std::set<int>& fixed) {
+  return !fixed.empty() && std::any_of(k.body.begin(), k.body.end(), [&](const kir::Op& op) {
+    return picked_row_load(op, fixed);
+  });
+}
 
 BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
   BlockShape s;
@@ -61,7 +74,7 @@ BlockShape shape_of(const kir::Kernel& k, const CodegenOptions& o) {
   s.fixed = invariant_along(k, "x" + std::to_string(s.n - 1));
   // Rows picked per step are read a group of vectors at a time (kPickedRowVectors), whatever
   // the block: a block as wide as the rows computes each step's row number and mask once.
-  const int64_t vectors = picks_rows(k) ? kPickedRowBlock : o.column_block_vectors;
+  const int64_t vectors = picks_rows(k, s.fixed) ? kPickedRowBlock : o.column_block_vectors;
   s.block = std::min(vectors, (s.width + lanes - 1) / lanes) * lanes;
   // Smaller blocks until every thread has one.
   while (s.block > lanes && s.outer * ((s.width + s.block - 1) / s.block) < o.threads)
@@ -235,9 +248,8 @@ std::string hoisted_scalars(const kir::Kernel& k, const RowPass& pass, const std
 // Whether pass `p` may read rows picked per reduction step (an embedding bag's): it has
 // hoisted values and an indirect load that moves along the outputs.
 bool reads_picked_rows(const RowPass& pass, const std::set<int>& hoisted) {
-  if (hoisted.empty()) return false;
-  return std::any_of(pass.ops.begin(), pass.ops.end(), [&](const kir::Op* op) {
-    return op->kind == OpKind::Load && !hoisted.contains(op->id) && mentions_indirect(op->index);
+  return !hoisted.empty() && std::any_of(pass.ops.begin(), pass.ops.end(), [&](const kir::Op* op) {
+    return picked_row_load(*op, hoisted);
   });
 }
 
@@ -288,7 +300,7 @@ std::string replay_steps(const kir::Kernel& k, const RowPass& pass, size_t p, co
   s += "          const int64_t ro = step_ro[step], " + ri + " = step_r[step];\n";
   for (int v : kept) {
     // A step recorded under one mask has it on: a constant, so the select of the row's load
-    // folds away (g++ made it a masked load, 12% slower on a bag's rows).
+    // folds away (g++ made it a masked load, slower on a bag's rows).
     s += "          const " + std::string(c_type(k.op(v)->dtype)) + " s" + std::to_string(v) +
          (v == on ? " = true;\n" : " = h" + std::to_string(v) + "[step];\n");
   }
@@ -417,12 +429,7 @@ std::string row_major_pass(const kir::Kernel& k, const RowPlan& plan, const Bloc
 
 bool picks_rows(const kir::Kernel& k) {
   const size_t n = k.ranges.size();
-  if (n == 0) return false;
-  const std::set<int> fixed = invariant_along(k, "x" + std::to_string(n - 1));
-  if (fixed.empty()) return false;
-  return std::any_of(k.body.begin(), k.body.end(), [&](const kir::Op& op) {
-    return op.kind == OpKind::Load && !fixed.contains(op.id) && mentions_indirect(op.index);
-  });
+  return n > 0 && picks_rows(k, invariant_along(k, "x" + std::to_string(n - 1)));
 }
 
 bool prefers_columns(const kir::Kernel& k, const RowPlan& plan, const CodegenOptions& o) {
