@@ -46,6 +46,12 @@ struct BlockShape {
 constexpr int64_t kPickedRowVectors = 8;
 constexpr int64_t kTableSteps = 256;
 
+// Visits (a step's row over one group of vectors) between a row's prefetch and its read: the
+// hardware prefetcher cannot guess the next step's row, so without it each visit starts with
+// a miss to memory (bench/results/2026-12-07-cpu-row-prefetch: an embedding bag's kernel
+// alone, 4 to 32 visits).
+constexpr int64_t kPrefetchVisits = 16;
+
 // Vectors of outputs per block where rows are picked per step.
 constexpr int64_t kPickedRowBlock = 64;
 
@@ -286,24 +292,77 @@ std::string vector_loops(const RowPass& pass, size_t p, const BlockShape& sh,
   return s;
 }
 
-// The step table's replay: per group of kPickedRowVectors vectors, every recorded step.
+// A recorded step's values, read back from the table for `step`: its reduction position and
+// the hoisted values the pass reads. A step recorded under one mask has it on: a constant,
+// so the select of the row's load folds away (g++ made it a masked load, slower on a bag's
+// rows).
+std::string recorded_step(const kir::Kernel& k, const BlockShape& sh, const std::set<int>& kept,
+                          int on, const std::string& indent) {
+  std::string s = indent + "const int64_t ro = step_ro[step], r" + std::to_string(sh.m - 1) +
+                  " = step_r[step];\n";
+  for (int v : kept) {
+    s += indent + "const " + std::string(c_type(k.op(v)->dtype)) + " s" + std::to_string(v) +
+         (v == on ? " = true;\n" : " = h" + std::to_string(v) + "[step];\n");
+  }
+  return s;
+}
+
+// The prefetches of a recorded step's rows over outputs [x, x + count): one per picked-row
+// load read contiguously along the outputs. Empty where there is none.
+std::string row_prefetches(const RowPass& pass, const BlockShape& sh,
+                           const std::set<int>& hoisted) {
+  const std::string xi = "x" + std::to_string(sh.n - 1);
+  ExprContext ctx{"", false, "s"};
+  ctx.row_scalars = &hoisted;
+  std::string s;
+  for (const kir::Op* op : pass.ops) {
+    if (hoisted.contains(op->id) || !picked_row_load(*op, hoisted)) continue;
+    if (coefficient(op->index, xi) != std::optional<int64_t>(1)) continue;
+    s += "        krt::prefetch_span(" + op->name + ", " + expr_c(op->index, ctx) + ", count);\n";
+  }
+  return s;
+}
+
+// Fetches rows kPrefetchVisits visits ahead of the replay, in its order (per group of vectors,
+// every step): `fetch_next` asks for the next visit not asked for yet.
+std::string prefetch_cursor(const kir::Kernel& k, const BlockShape& sh, const std::set<int>& kept,
+                            int on, const std::string& prefetches) {
+  const std::string group = num(kPickedRowVectors) + " * krt::kLanes";
+  std::string s = "      auto fetch = [&](int64_t step, int64_t x" + std::to_string(sh.n - 1) +
+                  ", int64_t count) {\n";
+  s += recorded_step(k, sh, kept, on, "        ");
+  s += "        (void)ro;\n" + unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
+  s += "        const int64_t rlin = ro * " + num(sh.rinner) + " + r" + std::to_string(sh.m - 1) +
+       ";\n        (void)rlin;\n";
+  s += prefetches + "      };\n";
+  s += "      int64_t fetch_x = xb, fetch_step = 0;\n";
+  s += "      auto fetch_next = [&]() {\n";
+  s += "        if (fetch_x < xe) fetch(fetch_step, fetch_x, krt::imin(fetch_x + " + group +
+       ", xe) - fetch_x);\n";
+  s += "        if (++fetch_step == steps) {\n          fetch_step = 0;\n          fetch_x += " +
+       group + ";\n        }\n      };\n";
+  s += "      for (int64_t a = 0; a < " + num(kPrefetchVisits) + "; ++a) fetch_next();\n";
+  return s;
+}
+
+// The step table's replay: per group of kPickedRowVectors vectors, every recorded step, with
+// the rows of later visits prefetched.
 std::string replay_steps(const kir::Kernel& k, const RowPass& pass, size_t p, const BlockShape& sh,
                          const std::set<int>& hoisted, const std::map<int, int>& masks,
                          const std::set<int>& kept, int on) {
-  const std::string ri = "r" + std::to_string(sh.m - 1);
   std::string s = "    auto replay" + std::to_string(p) + " = [&](int64_t steps) {\n";
+  const std::string prefetches = row_prefetches(pass, sh, hoisted);
+  if (!prefetches.empty()) {
+    s += "      if (steps == 0) return;\n";
+    s += prefetch_cursor(k, sh, kept, on, prefetches);
+  }
   s += "      for (int64_t gb = xb; gb < xe; gb += " + num(kPickedRowVectors) +
        " * krt::kLanes) {\n";
   s += "        const int64_t ge = krt::imin(gb + " + num(kPickedRowVectors) +
        " * krt::kLanes, xe);\n";
   s += "        for (int64_t step = 0; step < steps; ++step) {\n";
-  s += "          const int64_t ro = step_ro[step], " + ri + " = step_r[step];\n";
-  for (int v : kept) {
-    // A step recorded under one mask has it on: a constant, so the select of the row's load
-    // folds away (g++ made it a masked load, slower on a bag's rows).
-    s += "          const " + std::string(c_type(k.op(v)->dtype)) + " s" + std::to_string(v) +
-         (v == on ? " = true;\n" : " = h" + std::to_string(v) + "[step];\n");
-  }
+  if (!prefetches.empty()) s += "          fetch_next();\n";
+  s += recorded_step(k, sh, kept, on, "          ");
   // The hoisted ops only other hoisted ops read stay behind in the recording loop.
   RowPass replayed = pass;
   std::erase_if(replayed.ops, [&](const kir::Op* op) {
