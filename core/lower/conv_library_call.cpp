@@ -201,19 +201,51 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   return true;
 }
 
-bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
-                                   const ConvArgs& a, size_t slot) {
-  const TensorType& dx = n.out_type(slot);
-  if (!applies(n, "conv2d_backward_input", dx.dtype, a)) return false;
+namespace {
+
+// The backward-data call that writes dx (contiguous, of type `dx`) from dy and the weight;
+// none where the plugin offers no such call for this shape or the autotuner declined it.
+std::optional<LoopKernel> backward_input_kernel(NodeLowering& n, const Access& dy,
+                                                const TensorType& dx, const ConvArgs& a) {
+  if (!applies(n, "conv2d_backward_input", dx.dtype, a)) return std::nullopt;
   XLayout layout{{0}, false};  // dx: the contiguous output
   for (int64_t v : contiguous_strides(dx.sizes)) layout.strides.push_back(v);
-  if (!fits_int(layout, {dx.numel(), dy.type.numel()})) return false;
+  if (!fits_int(layout, {dx.numel(), dy.type.numel()})) return std::nullopt;
   LoopKernel k =
       conv_call(n, "conv2d_backward_input", dx.dtype, dx.sizes, layout, dy.type.sizes, a);
-  if (n.declines_library_call(library_call_signature(k))) return false;
+  if (n.declines_library_call(library_call_signature(k))) return std::nullopt;
+  return k;
+}
+
+}  // namespace
+
+bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
+                                   const ConvArgs& a, size_t slot) {
+  auto k = backward_input_kernel(n, dy, n.out_type(slot), a);
+  if (!k) return false;
   const Access dyc = n.contiguous(dy);
   const Access wc = n.contiguous(w);
-  emit_library_call(n, std::move(k), {dyc.buffer, wc.buffer}, n.realize_output(slot).buffer);
+  emit_library_call(n, std::move(*k), {dyc.buffer, wc.buffer}, n.realize_output(slot).buffer);
+  return true;
+}
+
+bool emit_conv_transposed_library_call(NodeLowering& n, const Access& x, const Access& w,
+                                       const Access* bias, const ConvArgs& a) {
+  const TensorType& out = n.out_type(0);
+  if (!a.transposed || (bias && compute_dtype(out.dtype) != out.dtype)) return false;
+  ConvArgs regular = a;
+  regular.transposed = false;
+  auto k = backward_input_kernel(n, x, out, regular);
+  if (!k) return false;
+  const Access xc = n.contiguous(x);
+  const Access wc = n.contiguous(w);
+  if (!bias) {
+    emit_library_call(n, std::move(*k), {xc.buffer, wc.buffer}, n.realize_output(0).buffer);
+    return true;
+  }
+  const int y = n.temp_buffer("convolution", out.dtype, out.numel());
+  emit_library_call(n, std::move(*k), {xc.buffer, wc.buffer}, y);
+  add_channel_bias(n, packed_access(y, out, kNchwOrder), *bias, kNchwOrder);
   return true;
 }
 

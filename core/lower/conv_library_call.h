@@ -37,6 +37,12 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x, const Access& w, c
 // convolution that is not transposed. False (nothing emitted) otherwise.
 bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
                                    const ConvArgs& a, size_t slot);
+// A transposed 2-d convolution as the same call: it is the input gradient of the regular
+// convolution it reverses (x in dy's place, the same weight, stride, padding, dilation and
+// groups; output_padding only sizes y), an f32 bias added by a kernel after. False (nothing
+// emitted) where the call does not apply or the autotuner declined it.
+bool emit_conv_transposed_library_call(NodeLowering& n, const Access& x, const Access& w,
+                                       const Access* bias, const ConvArgs& a);
 // ... and its grad_weight as "conv2d_backward_weight" (x read in place when packed NCHW,
 // else copied so).
 bool emit_conv_backward_weight_call(NodeLowering& n, const Access& x, const Access& dy,

@@ -221,6 +221,7 @@ bool convolution(NodeLowering& n) {
   const Access* bias = n.args().is_none(2) ? nullptr : &n.operand(2);
   if (pointwise_conv(n, x, w, bias, a)) return true;
   if (emit_conv_library_call(n, x, w, bias, a)) return true;
+  if (emit_conv_transposed_library_call(n, x, w, bias, a)) return true;
   if (conv_as_matmul(n, x, w, bias, a)) return true;
   if (a.transposed && wide_side_as_matmul(n, x, w, bias, a.window, a.groups)) return true;
   if (a.transposed)

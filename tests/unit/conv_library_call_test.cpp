@@ -1,8 +1,9 @@
 // A 2-d convolution becomes the plugin's conv2d library call when the plugin offers one for
 // its dtype: the input read in place when packed (NCHW or channels-last, a size-1 dim given the
 // stride its layout implies, never 0), copied first otherwise; an f32 bias added by a kernel
-// after; transposed convolutions, half types with a bias, and plugins without the call keep
-// the generated kernel. And the plugins' reading of the call's parameters.
+// after; half types with a bias and plugins without the call keep the generated kernel. A
+// transposed convolution is the backward-input call. And the plugins' reading of the call's
+// parameters.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -33,7 +34,7 @@ Lowered lower_conv(DType d, TensorType x, bool bias, bool transposed,
   const ValueRef xv = b.input("x", std::move(x));
   const ValueRef w = b.input("w", TensorType::contiguous(d, {3, 4, 3, 2}));
   ArgValue bv = None{};
-  if (bias) bv = b.input("b", TensorType::contiguous(d, {3}));
+  if (bias) bv = b.input("b", TensorType::contiguous(d, {transposed ? 4 : 3}));  // y's channels
   b.output(b.op("aten.convolution.default", {xv, w, bv, ints{2, 1}, ints{1, 0}, ints{1, 1},
                                              transposed, ints{0, 0}, int64_t{1}}));
   auto g = b.finish();
@@ -165,6 +166,50 @@ TEST(ConvLibraryCall, GeneratedWhereTheCallDoesNotApply) {
   const TensorType f16 = TensorType::contiguous(DType::F16, {2, 4, 6, 7});
   EXPECT_EQ(lower_conv(DType::F16, f16, true, false, kCudnn).call, nullptr) << "half with bias";
   EXPECT_NE(lower_conv(DType::F16, f16, false, false, kCudnn).call, nullptr);
+}
+
+// A transposed 2-d convolution is the input gradient of the regular one it reverses: one
+// "conv2d_backward_input" call with x in dy's place (k = x's channels, out_h/out_w = x's
+// spatial sizes) and y as dx (c = y's channels, h/w = y's sizes), the same stride and
+// padding; an f32 bias in a kernel after; generated for a half type with a bias, without
+// the call on offer, and where the autotuner declined it.
+TEST(ConvLibraryCall, TransposedIsTheBackwardInputCall) {
+  const TensorType x = TensorType::contiguous(DType::F32, {2, 3, 6, 7});
+  const std::vector<std::string> data = {"conv2d_backward_input f32 f16"};
+  const auto call_of = [](const LoopProgram& p) -> const LoopKernel* {
+    for (const LoopKernel& k : p.kernels)
+      if (k.extern_name == "conv2d_backward_input") return &k;
+    return nullptr;
+  };
+  const Lowered plain = lower_conv(DType::F32, x, false, true, data);
+  const LoopKernel* call = call_of(plain.program);
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(plain.program.kernels.size(), 1u) << "contiguous operands: nothing copied";
+  // y: (6 - 1) * 2 - 2 + (3 - 1) + 1 = 11 rows, (7 - 1) + (2 - 1) + 1 = 8 columns, 4 channels.
+  for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{{"n", 2},
+                                                                                {"c", 4},
+                                                                                {"h", 11},
+                                                                                {"w", 8},
+                                                                                {"k", 3},
+                                                                                {"out_h", 6},
+                                                                                {"out_w", 7},
+                                                                                {"r", 3},
+                                                                                {"s", 2},
+                                                                                {"stride_h", 2},
+                                                                                {"stride_w", 1},
+                                                                                {"pad_h", 1},
+                                                                                {"pad_w", 0}})
+    EXPECT_EQ(extern_attr(*call, name), value) << name;
+  const Lowered biased = lower_conv(DType::F32, x, true, true, data);
+  ASSERT_NE(call_of(biased.program), nullptr);
+  ASSERT_EQ(biased.program.kernels.size(), 2u) << "the bias kernel after the call";
+  EXPECT_EQ(biased.program.kernels[1].kind, LoopKernelKind::Pointwise);
+  const TensorType x16 = TensorType::contiguous(DType::F16, {2, 3, 6, 7});
+  EXPECT_EQ(call_of(lower_conv(DType::F16, x16, true, true, data).program), nullptr);
+  EXPECT_NE(call_of(lower_conv(DType::F16, x16, false, true, data).program), nullptr);
+  EXPECT_EQ(call_of(lower_conv(DType::F32, x, false, true, kCudnn).program), nullptr);
+  const std::string signature = library_call_signature(*call);
+  EXPECT_EQ(call_of(lower_conv(DType::F32, x, false, true, data, {signature}).program), nullptr);
 }
 
 // With schedule.conv_tf32 an f32 call's dtype parameter says TF32 products are allowed, but

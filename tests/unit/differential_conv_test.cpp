@@ -77,6 +77,9 @@ TEST_P(CompiledConv, ForwardIsAKernel) {
     b.output(conv(b, xt1, wt1, bt1, {2}, {1}, {1}, true, {1}, 1));
     const ValueRef wt2 = in("wt2", c({6, 2, 3, 2}));
     b.output(conv(b, x3, wt2, None{}, {2, 3}, {1, 0}, {2, 1}, true, {1, 2}, 3));
+    // A decoder's upsampling: 4x4, stride 2, padding 1, with a bias.
+    const ValueRef wt3 = in("wt3", c({5, 3, 4, 4})), bt3 = in("bt3", c({3}));
+    b.output(conv(b, x4, wt3, bt3, {2}, {1}, {1}, true, {0}, 1));
     // 1x1, stride 1, one group: a matmul call (bias and ReLU after it), on NCHW, channels-last,
     // a size-1 spatial dim, 1-d and 3-d, and a sliced input (copied first).
     const ValueRef wp = in("wp", c({4, 5, 1, 1})), bp = in("bp", c({4}));
@@ -96,12 +99,12 @@ TEST_P(CompiledConv, ForwardIsAKernel) {
     b.output(conv(b, x2, w3l, None{}, {1}, {1}, {1}, false, {0}, 1));
     return b;
   };
-  // The ungrouped convolutions above (the transposed 1-d one too): each one library product
-  // where the plugin has a matmul library and no convolution library takes it, but for the
+  // The ungrouped convolutions above (the transposed 1-d and 4x4 ones too): each one library
+  // product where the plugin has a matmul library and no convolution library takes it, but for the
   // sliced 1x1 with a bias in f32/f64: a 1x1 product reading x in place, with no unit stride
   // for a library (a generated matmul). Half types add that bias in a product of copied
   // patches.
-  const size_t kUngrouped = compute_dtype(d) == d ? 15 : 16;
+  const size_t kUngrouped = compute_dtype(d) == d ? 16 : 17;
   GraphBuilder b = make();
   const Graph graph = finish(b);
   const CompileStats st = check(graph);
