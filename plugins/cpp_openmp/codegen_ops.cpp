@@ -533,9 +533,8 @@ std::string op_c(const kir::Kernel& k, const kir::Op& op, const ExprContext& ctx
     case kir::OpKind::Reduce:  // group_member_0 becomes member j's in grouped loops (loop_text)
       return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
              ", rlin, krt::group_member_0);";
-    case kir::OpKind::Scan:  // a scalar walk in order: the accumulator so far is the value
-      return std::string("krt::accumulate<L>(a") + std::to_string(op.id) + ", " + v(op.args.at(0)) +
-             ", rlin); " + decl + "a" + std::to_string(op.id) + ".result();";
+    case kir::OpKind::Scan:  // a walk in order: the accumulator so far is the value
+      return decl + "krt::scan<L>(a" + std::to_string(op.id) + ", " + v(op.args.at(0)) + ");";
     case kir::OpKind::Extract:
       break;
   }

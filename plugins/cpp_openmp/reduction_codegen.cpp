@@ -1,5 +1,6 @@
 #include "plugins/cpp_openmp/reduction_codegen.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "plugins/cpp_openmp/column_reduction_codegen.h"
@@ -40,6 +41,16 @@ std::vector<std::string> pass_statements(const kir::Kernel& k, const RowPass& pa
   return lines;
 }
 
+// A pass walked in order (a scan) runs on vectors where every scan in it is a sum or product
+// of numbers and nothing in it reduces: krt::scan combines a vector's lanes in order.
+bool scans_on_vectors(const RowPass& pass) {
+  return pass.in_order && pass.reduces.empty() &&
+         std::all_of(pass.ops.begin(), pass.ops.end(), [](const kir::Op* op) {
+           return op->kind != OpKind::Scan ||
+                  ((op->name == "sum" || op->name == "prod") && op->dtype != kir::DType::Bool);
+         });
+}
+
 // Accumulators, the pass body and its loops over [ro_lo, ro_hi) x [ri_lo, ri_hi).
 std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
                        const std::string& ro_lo, const std::string& ro_hi, const std::string& ri_lo,
@@ -65,7 +76,9 @@ std::string pass_loops(const kir::Kernel& k, const RowPass& pass, size_t index,
   s += indent + "  using L = decltype(lanes);\n" + indent + "  (void)ro;\n" + prologue;
   for (const std::string& line : lines) s += indent + "  " + line + "\n";
   s += indent + "};\n";
-  const bool grouped = o.groups && vec && pass.ops.size() <= kMaxGroupedOps && rinner >= kGroup * 8;
+  // A scan's vectors run one after another (each carries into the next): not grouped.
+  const bool grouped = o.groups && vec && !pass.in_order && pass.ops.size() <= kMaxGroupedOps &&
+                       rinner >= kGroup * 8;
   if (grouped) {
     s += group_lambda(indent, body + "_group", "int64_t ro, int64_t " + inner,
                       indent + "  (void)ro;\n" + prologue, lines, {inner, "rlin"});
@@ -126,8 +139,11 @@ std::string reduction_kernel(const kir::Kernel& k, const CodegenOptions& o) {
     if (prefers_columns(k, columns, o)) return column_reduction_kernel(k, columns, o);
   }
   RowPlan plan = kir_support::plan_rows(k, o.row_cache_bytes);
-  if (o.vector_width == 1) {
-    for (RowPass& pass : plan.passes) pass.vectorized = false;
+  for (RowPass& pass : plan.passes) {
+    if (o.vector_width == 1)
+      pass.vectorized = false;
+    else if (scans_on_vectors(pass))
+      pass.vectorized = true;
   }
   const size_t n = k.ranges.size(), m = k.reduction_ranges.size();
   const int64_t rows = product(k.ranges, 0, n);
