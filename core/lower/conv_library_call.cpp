@@ -217,6 +217,18 @@ std::optional<LoopKernel> backward_input_kernel(NodeLowering& n, const Access& d
   return k;
 }
 
+// Whether the regular convolution of y (sizes `ys`) with `a` has x's spatial sizes `xs`: not
+// so where an output_padding reaches the stride (PyTorch allows it below the dilation too),
+// and the call would refuse the sizes when it runs.
+bool reverses_to(const Shape& xs, const Shape& ys, const ConvArgs& a) {
+  const Window& win = a.window;
+  for (size_t d = 0; d < win.kernel.size(); ++d) {
+    const int64_t span = win.dilation[d] * (win.kernel[d] - 1) + 1;
+    if ((ys[d + 2] + 2 * win.padding[d] - span) / win.stride[d] + 1 != xs[d + 2]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool emit_conv_backward_input_call(NodeLowering& n, const Access& dy, const Access& w,
@@ -233,6 +245,7 @@ bool emit_conv_transposed_library_call(NodeLowering& n, const Access& x, const A
                                        const Access* bias, const ConvArgs& a) {
   const TensorType& out = n.out_type(0);
   if (!a.transposed || (bias && compute_dtype(out.dtype) != out.dtype)) return false;
+  if (!reverses_to(x.type.sizes, out.sizes, a)) return false;
   ConvArgs regular = a;
   regular.transposed = false;
   auto k = backward_input_kernel(n, x, out, regular);

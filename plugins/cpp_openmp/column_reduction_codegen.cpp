@@ -308,15 +308,26 @@ std::string recorded_step(const kir::Kernel& k, const BlockShape& sh, const std:
 }
 
 // The prefetches of a recorded step's rows over outputs [x, x + count): one per picked-row
-// load read contiguously along the outputs. Empty where there is none.
-std::string row_prefetches(const RowPass& pass, const BlockShape& sh,
-                           const std::set<int>& hoisted) {
+// load read contiguously along the outputs whose row numbers are all the step's recorded
+// values or the block's (a gather by an index that moves along the outputs has none to
+// read back). Empty where there is none.
+std::string row_prefetches(const RowPass& pass, const BlockShape& sh, const std::set<int>& hoisted,
+                           const std::set<int>& kept) {
   const std::string xi = "x" + std::to_string(sh.n - 1);
   ExprContext ctx{"", false, "s"};
   ctx.row_scalars = &hoisted;
+  const auto known = [&](const kir::Op& op) {
+    std::set<std::string> vars;
+    kir_support::collect_vars(op.index, vars);
+    return std::all_of(vars.begin(), vars.end(), [&](const std::string& v) {
+      if (v[0] != 't') return true;
+      const int id = std::stoi(v.substr(1));
+      return kept.contains(id) || (sh.fixed.contains(id) && !hoisted.contains(id));
+    });
+  };
   std::string s;
   for (const kir::Op* op : pass.ops) {
-    if (hoisted.contains(op->id) || !picked_row_load(*op, hoisted)) continue;
+    if (hoisted.contains(op->id) || !picked_row_load(*op, hoisted) || !known(*op)) continue;
     if (coefficient(op->index, xi) != std::optional<int64_t>(1)) continue;
     s += "        krt::prefetch_span(" + op->name + ", " + expr_c(op->index, ctx) + ", count);\n";
   }
@@ -351,7 +362,7 @@ std::string replay_steps(const kir::Kernel& k, const RowPass& pass, size_t p, co
                          const std::set<int>& hoisted, const std::map<int, int>& masks,
                          const std::set<int>& kept, int on) {
   std::string s = "    auto replay" + std::to_string(p) + " = [&](int64_t steps) {\n";
-  const std::string prefetches = row_prefetches(pass, sh, hoisted);
+  const std::string prefetches = row_prefetches(pass, sh, hoisted, kept);
   if (!prefetches.empty()) {
     s += "      if (steps == 0) return;\n";
     s += prefetch_cursor(k, sh, kept, on, prefetches);

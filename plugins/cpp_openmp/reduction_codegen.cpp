@@ -1,7 +1,9 @@
 #include "plugins/cpp_openmp/reduction_codegen.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
+#include <string>
 
 #include "plugins/cpp_openmp/column_reduction_codegen.h"
 #include "plugins/cpp_openmp/loop_text.h"
@@ -42,13 +44,18 @@ std::vector<std::string> pass_statements(const kir::Kernel& k, const RowPass& pa
 }
 
 // A pass walked in order (a scan) runs on vectors where every scan in it is a sum or product
-// of numbers and nothing in it reduces: krt::scan combines a vector's lanes in order.
+// of numbers, nothing in it reduces, and nothing it loads is a buffer it writes (a vector's
+// lanes would read before the vector's stores): krt::scan combines a vector's lanes in order.
 bool scans_on_vectors(const RowPass& pass) {
-  return pass.in_order && pass.reduces.empty() &&
-         std::all_of(pass.ops.begin(), pass.ops.end(), [](const kir::Op* op) {
-           return op->kind != OpKind::Scan ||
-                  ((op->name == "sum" || op->name == "prod") && op->dtype != kir::DType::Bool);
-         });
+  if (!pass.in_order || !pass.reduces.empty()) return false;
+  std::set<std::string> written;
+  for (const kir::Op* op : pass.ops)
+    if (op->kind == OpKind::Store || op->kind == OpKind::Scatter) written.insert(op->name);
+  return std::all_of(pass.ops.begin(), pass.ops.end(), [&](const kir::Op* op) {
+    if (op->kind == OpKind::Load) return !written.contains(op->name);
+    return op->kind != OpKind::Scan ||
+           ((op->name == "sum" || op->name == "prod") && op->dtype != kir::DType::Bool);
+  });
 }
 
 // Accumulators, the pass body and its loops over [ro_lo, ro_hi) x [ri_lo, ri_hi).

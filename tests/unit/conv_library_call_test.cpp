@@ -210,6 +210,20 @@ TEST(ConvLibraryCall, TransposedIsTheBackwardInputCall) {
   EXPECT_EQ(call_of(lower_conv(DType::F32, x, false, true, kCudnn).program), nullptr);
   const std::string signature = library_call_signature(*call);
   EXPECT_EQ(call_of(lower_conv(DType::F32, x, false, true, data, {signature}).program), nullptr);
+  // An output_padding at the stride (allowed below the dilation): the regular convolution of
+  // y has 6 rows, not x's 5, so the call would refuse it; generated.
+  auto registry = OpRegistry::create();
+  ASSERT_TRUE(registry);
+  GraphBuilder b(*registry, "conv_transposed_wide_padding");
+  const ValueRef xv = b.input("x", TensorType::contiguous(DType::F32, {1, 2, 5, 5}));
+  const ValueRef wv = b.input("w", TensorType::contiguous(DType::F32, {2, 3, 3, 3}));
+  b.output(b.op("aten.convolution.default", {xv, wv, None{}, ints{1, 1}, ints{0, 0}, ints{2, 2},
+                                             true, ints{1, 1}, int64_t{1}}));
+  auto g = b.finish();
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto lowered = lower_graph(*g, data);
+  ASSERT_TRUE(lowered) << lowered.error().to_string();
+  EXPECT_EQ(call_of(lowered->program), nullptr);
 }
 
 // With schedule.conv_tf32 an f32 call's dtype parameter says TF32 products are allowed, but

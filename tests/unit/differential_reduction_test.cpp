@@ -220,6 +220,14 @@ TEST_F(CompiledReductionShapes, OuterDimReductionsOverGatheredRows) {
   output_of(b, "softmax_rows", "aten._softmax.default", {rows, 0, false});
   output_of(b, "log_softmax_rows", "aten._log_softmax.default", {rows, 0, false});
   output_of(b, "sum_rows", "aten.sum.dim_IntList", {rows, ints{0}, false});
+  // Picked rows times a gather whose index moves along the outputs: the step table prefetches
+  // the picked rows only (the gather's row numbers are per output, not per step).
+  const ValueRef table2 = input(b, "table2", TensorType::contiguous(DType::F32, {40, 150}));
+  const ValueRef idx2 =
+      input(b, "idx2", TensorType::contiguous(DType::I64, {301, 150}), Range{0, 39});
+  const ValueRef gathered = b.op("aten.gather.default", {table2, int64_t{0}, idx2});
+  output_of(b, "sum_rows_times_gathered", "aten.sum.dim_IntList",
+            {b.op("aten.mul.Tensor", {rows, gathered}), ints{0}, false});
   check(b);
 }
 
