@@ -143,6 +143,25 @@ void add_channel_bias(NodeLowering& n, const Access& y, const Access& bias,
   n.emit(std::move(kb).finish());
 }
 
+namespace {
+
+// The convolution call `k` writing output 0 laid out in `order`; with a bias, a temporary
+// that a kernel then adds the bias to.
+void emit_call_then_bias(NodeLowering& n, LoopKernel k, std::vector<int> inputs, const Access* bias,
+                         const std::vector<size_t>& order) {
+  if (!bias) {
+    emit_library_call(n, std::move(k), std::move(inputs),
+                      n.realize_output_in_order(0, order).buffer);
+    return;
+  }
+  const TensorType& out = n.out_type(0);
+  const int y = n.temp_buffer("convolution", out.dtype, out.numel());
+  emit_library_call(n, std::move(k), std::move(inputs), y);
+  add_channel_bias(n, packed_access(y, out, order), *bias, order);
+}
+
+}  // namespace
+
 bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w,
                             const Access* bias, const ConvArgs& a) {
   const TensorType& out = n.out_type(0);
@@ -190,14 +209,7 @@ bool emit_conv_library_call(NodeLowering& n, const Access& x_in, const Access& w
   const Access wc = !w_layout.copy             ? w
                     : w_layout.strides[2] == 1 ? packed_copy(n, w, kChannelsLastOrder)
                                                : n.contiguous(w);
-  if (!bias) {
-    emit_library_call(n, std::move(k), {x.buffer, wc.buffer},
-                      n.realize_output_in_order(0, y_order).buffer);
-    return true;
-  }
-  const int y = n.temp_buffer("convolution", out.dtype, out.numel());
-  emit_library_call(n, std::move(k), {x.buffer, wc.buffer}, y);
-  add_channel_bias(n, packed_access(y, out, y_order), *bias, y_order);
+  emit_call_then_bias(n, std::move(k), {x.buffer, wc.buffer}, bias, y_order);
   return true;
 }
 
@@ -252,13 +264,7 @@ bool emit_conv_transposed_library_call(NodeLowering& n, const Access& x, const A
   if (!k) return false;
   const Access xc = n.contiguous(x);
   const Access wc = n.contiguous(w);
-  if (!bias) {
-    emit_library_call(n, std::move(*k), {xc.buffer, wc.buffer}, n.realize_output(0).buffer);
-    return true;
-  }
-  const int y = n.temp_buffer("convolution", out.dtype, out.numel());
-  emit_library_call(n, std::move(*k), {xc.buffer, wc.buffer}, y);
-  add_channel_bias(n, packed_access(y, out, kNchwOrder), *bias, kNchwOrder);
+  emit_call_then_bias(n, std::move(*k), {xc.buffer, wc.buffer}, bias, kNchwOrder);
   return true;
 }
 

@@ -138,6 +138,14 @@ std::string stage_loop(const kir::Kernel& k, const RowPlan& plan, size_t level,
   return s + "    }\n";
 }
 
+// A step's reduction position from (ro, r<m-1>): every reduction dim, and rlin.
+std::string step_position(const kir::Kernel& k, const BlockShape& sh, const std::string& indent) {
+  const std::string ri = "r" + std::to_string(sh.m - 1);
+  return indent + "(void)ro;\n" + unflatten(k.reduction_ranges, sh.m - 1, "r", "ro") + indent +
+         "const int64_t rlin = ro * " + num(sh.rinner) + " + " + ri + ";\n" + indent +
+         "(void)rlin;\n";
+}
+
 // `auto column_pass<p> = [&](lanes, ro, r, x, accumulators...)`: pass `p`'s body at one
 // reduction position and one vector (or lane) of outputs. Values in `hoisted` were computed
 // for the reduction position before it (as s<id>) and are splat into lanes.
@@ -151,9 +159,7 @@ std::string pass_body(const kir::Kernel& k, const RowPass& pass, size_t p, const
   std::string s = "    auto column_pass" + std::to_string(p) +
                   " = [&](auto lanes, int64_t ro, int64_t " + ri + ", int64_t " + xi + params +
                   ") __attribute__((always_inline)) {\n";
-  s += "      using L = decltype(lanes);\n      (void)ro;\n";
-  s += unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
-  s += "      const int64_t rlin = ro * " + num(sh.rinner) + " + " + ri + ";\n      (void)rlin;\n";
+  s += "      using L = decltype(lanes);\n" + step_position(k, sh, "      ");
   for (int v : pass.row_values) {
     const std::string t = c_type(k.op(v)->dtype), name = std::to_string(v);
     s += "      const auto v" + name + " = " +
@@ -342,9 +348,7 @@ std::string prefetch_cursor(const kir::Kernel& k, const BlockShape& sh, const st
   std::string s = "      auto fetch = [&](int64_t step, int64_t x" + std::to_string(sh.n - 1) +
                   ", int64_t count) {\n";
   s += recorded_step(k, sh, kept, on, "        ");
-  s += "        (void)ro;\n" + unflatten(k.reduction_ranges, sh.m - 1, "r", "ro");
-  s += "        const int64_t rlin = ro * " + num(sh.rinner) + " + r" + std::to_string(sh.m - 1) +
-       ";\n        (void)rlin;\n";
+  s += step_position(k, sh, "        ");
   s += prefetches + "      };\n";
   s += "      int64_t fetch_x = xb, fetch_step = 0;\n";
   s += "      auto fetch_next = [&]() {\n";
