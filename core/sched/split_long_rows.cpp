@@ -1,6 +1,7 @@
 #include "core/sched/split_long_rows.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -149,18 +150,68 @@ int64_t chunks(const LoopKernel& k, int64_t rows, const SplitRowsOptions& o) {
   return most;
 }
 
+// A softmax's sum of exp(a - m) whose level does nothing else, m being `a`'s max one level
+// before: each chunk's partial kernel finds its own max and the sum of exp(a - its max) (one
+// walk of the chunk where the plugin folds them, GPUs do), and the max's final kernel
+// rescales the chunks' sums, S = sum_k s_k exp(m_k - m), so the sum's level reads the input no
+// more. A chunk of -inf adds nothing (its own sum may be NaN: exp(-inf + inf)); a +inf makes
+// the sum NaN, as in two passes; a row of -inf gets a sum of 0 where two passes give NaN,
+// and its softmax is NaN either way (exp(-inf + inf) over the sum).
+struct FoldedSum {
+  const LoopOp* sum = nullptr;
+  int max = -1;    // the max reduce's id
+  int value = -1;  // a: the value both reduce
+};
+
+// Folded sums by the level of their max.
+std::map<int, FoldedSum> folded_sums(const Analysis& a) {
+  const LoopKernel& k = a.k;
+  auto op_of = [&](int id) -> const LoopOp* {
+    return a.at.contains(id) ? &k.body[a.at.at(id)] : nullptr;
+  };
+  std::map<int, int> reduces_at;  // level -> reduces there
+  for (size_t i = 0; i < k.body.size(); ++i)
+    if (k.body[i].kind == LoopOpKind::Reduce) ++reduces_at[a.after[i]];
+  std::map<int, FoldedSum> out;
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    const LoopOp& sum = k.body[i];
+    if (sum.kind != LoopOpKind::Reduce || sum.name != "sum" || reduces_at[a.after[i]] != 1 ||
+        (sum.dtype != DType::F32 && sum.dtype != DType::F64))
+      continue;
+    const LoopOp* exp = op_of(sum.args.at(0));
+    if (!exp || exp->kind != LoopOpKind::Math || exp->name != "exp") continue;
+    const LoopOp* d = op_of(exp->args.at(0));
+    if (!d || d->kind != LoopOpKind::Math || d->name != "sub" || d->mask >= 0) continue;
+    const LoopOp* max = op_of(d->args.at(1));
+    if (!max || max->kind != LoopOpKind::Reduce || max->name != "max" || max->dtype != sum.dtype ||
+        max->mask >= 0 || max->args.at(0) != d->args.at(0) || a.level(max->id) + 1 != a.after[i])
+      continue;
+    out[a.level(max->id)] = {&sum, max->id, d->args[0]};
+  }
+  return out;
+}
+
 // What one split makes: the new kernels and buffers, built op by op.
 class Splitter {
  public:
   Splitter(const Analysis& a, LoopProgram& program, int64_t s)
-      : a_(a), k_(a.k), program_(program), s_(s), rows_(shape_numel(k_.ranges)) {
+      : a_(a),
+        k_(a.k),
+        program_(program),
+        s_(s),
+        rows_(shape_numel(k_.ranges)),
+        folded_(folded_sums(a)) {
     n_ = k_.reduction_ranges[0];
     for (const LoopOp& op : k_.body) next_id_ = std::max(next_id_, op.id + 1);
+    for (const auto& [level, f] : folded_) folded_levels_.insert(level + 1);
+    last_level_ = a_.levels - 1;
+    while (folded_levels_.contains(last_level_)) --last_level_;
   }
 
   std::vector<LoopKernel> split() {
     std::vector<LoopKernel> out;
     for (int level = 0; level < a_.levels; ++level) {
+      if (folded_levels_.contains(level)) continue;
       out.push_back(partial(level));
       out.push_back(combine(level));
     }
@@ -178,6 +229,9 @@ class Splitter {
   LoopProgram& program_;
   int64_t s_, rows_, n_ = 0;
   int next_id_ = 0;
+  std::map<int, FoldedSum> folded_;                  // by the level of the max
+  std::set<int> folded_levels_;                      // the sums' levels: no kernels of their own
+  int last_level_ = 0;                               // the last level with kernels
   std::map<int, std::vector<int>> partial_buffers_;  // reduce id -> [state] or [mean, m2]
   std::map<int, std::vector<int>> final_buffers_;    // reduce id -> [value] or [mean, m2, n]
   // While a final kernel is built: extract id -> the combined value it reads instead, and the
@@ -322,6 +376,17 @@ class Splitter {
         store(out, bufs.back(), at, r.id, r.dtype);
       }
     }
+    if (auto f = folded_.find(level); f != folded_.end()) {
+      // The chunk's own sum of exp(a - its max).
+      const LoopOp& sum = *f->second.sum;
+      const DType t = sum.dtype;
+      const int d = math(out, "sub", t, {f->second.value, f->second.max});
+      const int s =
+          add(out, make_loop_op(LoopOpKind::Reduce, t, {math(out, "exp", t, {d})}, "sum"));
+      partial_buffers_[sum.id].push_back(
+          buffer("_r" + std::to_string(sum.id) + "_part", t, s_ * rows_));
+      store(out, partial_buffers_[sum.id][0], at, s, t);
+    }
     return out;
   }
 
@@ -339,11 +404,14 @@ class Splitter {
       const std::string tag = "_r" + std::to_string(r.id);
       if (r.name != "welford") {
         LoopOp reduce = r;
-        reduce.args = {load(out, parts[0], part, r.dtype)};
+        const int chunk_value = load(out, parts[0], part, r.dtype);
+        reduce.args = {chunk_value};
         out.body.push_back(std::move(reduce));  // keeps its id: later row ops read it
         present_.insert(r.id);
         finals.push_back(buffer(tag, r.dtype, rows_));
         store(out, finals[0], row(0), r.id, r.dtype);
+        if (auto f = folded_.find(level); f != folded_.end() && f->second.max == r.id)
+          rescale_chunk_sums(out, f->second, chunk_value, part);
         continue;
       }
       // Chan's merge of S states of `chunk` elements each: the mean of the means, and the
@@ -369,7 +437,7 @@ class Splitter {
       for (const auto& [extract, reduce] : a_.reduce_of)
         if (reduce == r.id) replaced_[extract] = values[k_.body[a_.at.at(extract)].number];
     }
-    if (level == a_.levels - 1) {
+    if (level == last_level_) {
       std::set<size_t> roots;
       for (size_t i = 0; i < k_.body.size(); ++i)
         if (k_.body[i].kind == LoopOpKind::Store && !a_.per_element[i]) roots.insert(i);
@@ -381,6 +449,25 @@ class Splitter {
     present_.clear();
     replaced_.clear();
     return out;
+  }
+
+  // A folded sum from its chunks' sums and maxima (`chunk_max`, loaded by `out`):
+  // sum_k s_k exp(m_k - m) over the chunks whose max is not -inf, stored as the sum's result;
+  // this kernel's row ops read it.
+  void rescale_chunk_sums(LoopKernel& out, const FoldedSum& f, int chunk_max, const Expr& part) {
+    const LoopOp& sum = *f.sum;
+    const DType t = sum.dtype;
+    const int chunk_sum = load(out, partial_buffers_.at(sum.id)[0], part, t);
+    const int scale = math(out, "exp", t, {math(out, "sub", t, {chunk_max, f.max})});
+    const int empty = math(out, "eq", DType::Bool,
+                           {chunk_max, constant(out, -std::numeric_limits<double>::infinity(), t)});
+    const int term = math(out, "where", t,
+                          {empty, constant(out, 0.0, t), math(out, "mul", t, {chunk_sum, scale})});
+    const int total = add(out, make_loop_op(LoopOpKind::Reduce, t, {term}, "sum"));
+    std::vector<int>& finals = final_buffers_[sum.id];
+    finals.push_back(buffer("_r" + std::to_string(sum.id), t, rows_));
+    store(out, finals[0], row(0), total, t);
+    replaced_[sum.id] = total;
   }
 
   // The stores along the row, as a pointwise kernel over the whole space, its dims in the

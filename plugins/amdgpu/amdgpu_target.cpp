@@ -78,6 +78,11 @@ llvm::FunctionCallee AmdgpuTarget::math(llvm::Module& m, const std::string& fn,
   return m.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
 }
 
+llvm::FunctionCallee AmdgpuTarget::fast_exp2(llvm::Module& m) const {
+  return llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::amdgcn_exp2,
+                                         {llvm::Type::getFloatTy(m.getContext())});
+}
+
 void AmdgpuTarget::mark_kernel(llvm::Function& f, unsigned block_size) const {
   f.setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
   f.addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(block_size));

@@ -37,6 +37,9 @@ class GpuTarget {
   // if none.
   virtual llvm::FunctionCallee math(llvm::Module& m, const std::string& fn,
                                     llvm::Type* t) const = 0;
+  // The hardware's approximate 2^x on f32 (a few ulps; subnormal results may flush to 0):
+  // sums of many exp terms (online softmax) need no more.
+  virtual llvm::FunctionCallee fast_exp2(llvm::Module& m) const = 0;
   // Marks `f` as a kernel entry launched with `block_size` threads per block.
   virtual void mark_kernel(llvm::Function& f, unsigned block_size) const = 0;
 };

@@ -334,6 +334,18 @@ class KernelEmitter {
                         [&](const kir::Op* op) { return strided_along(*op, last); });
   }
 
+  // Elements a thread takes per step when it walks a row from memory one element at a time
+  // (the row's threads apart): the walk_lanes knob, by default 8 when every element the pass
+  // loads is 2 bytes or less, else 4; 1 when the row is too short for two such steps.
+  int64_t strided_lanes(const kir_support::RowPass& pass, int64_t n, unsigned per_row) const {
+    const bool narrow = std::all_of(pass.ops.begin(), pass.ops.end(), [&](const kir::Op* op) {
+      const kir::Buffer* b = op->kind == kir::OpKind::Load ? k_.buffer(op->name) : nullptr;
+      return op->kind != kir::OpKind::Load || (b && kir::dtype_size(b->dtype) <= 2);
+    });
+    const int64_t lanes = c_.walk_lanes > 0 ? c_.walk_lanes : narrow ? 2 * kVector : kVector;
+    return n >= 2 * lanes * static_cast<int64_t>(per_row) ? lanes : 1;
+  }
+
   bool all_passes_run(const kir_support::RowPlan& plan) const {
     return std::all_of(plan.passes.begin(), plan.passes.end(),
                        [&](const kir_support::RowPass& p) { return row_runs(p); });
@@ -653,15 +665,21 @@ class KernelEmitter {
         // Runs of kVector contiguous elements per thread and step when the row allows: one
         // 16-byte access per operand, and kVector independent accumulators (shorter chains).
         const bool runs = per_thread > 0 ? vector > 1 : row_runs(pass);
-        const size_t width = runs ? static_cast<size_t>(run_width) : 1;
+        // Otherwise a thread walking the row from memory takes `strided` elements per step,
+        // a step of the row's threads apart (each warp's loads stay contiguous): their loads
+        // are all issued before the first is needed.
+        const int64_t strided = per_thread > 0 || runs ? 1 : strided_lanes(pass, n, per_row);
+        const size_t width = static_cast<size_t>(runs ? run_width : strided);
         // acc[reduce][lane of the run][field]
         std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc;
         for (const kir::Op* r : pass.reduces) {
           const kir::DType operand = e.dtype_of(r->args.at(0));
           llvm::Type* type = e.register_type(operand);
-          kinds.emplace(r->id, ReduceState(b_, kind_of(r), operand, type,
-                                           online.count(r->id) ? t_.math(m_, "exp", type)
-                                                               : llvm::FunctionCallee{}));
+          const bool folded = online.count(r->id) > 0;
+          kinds.emplace(r->id,
+                        ReduceState(b_, kind_of(r), operand, type,
+                                    folded ? t_.math(m_, "exp", type) : llvm::FunctionCallee{},
+                                    folded ? t_.fast_exp2(m_) : llvm::FunctionCallee{}));
           const ReduceState& st = kinds.at(r->id);
           const auto init = st.identity();
           std::vector<std::vector<llvm::AllocaInst*>> per_lane(width);
@@ -715,6 +733,20 @@ class KernelEmitter {
               for (size_t f = 0; f < state.size(); ++f) b_.CreateStore(state[f], acc[which][0][f]);
               continue;
             }
+            // An f32 online softmax folds the run's elements into one state at once.
+            if (op->kind == kir::OpKind::Reduce && !masked && lanes.size() > 1 &&
+                kinds.at(op->id).takes_runs()) {
+              size_t which = 0;
+              while (pass.reduces[which] != op) ++which;
+              const ReduceState& st = kinds.at(op->id);
+              std::vector<Value*> cur, values;
+              for (size_t f = 0; f < st.fields(); ++f)
+                cur.push_back(b_.CreateLoad(st.types()[f], acc[which][0][f]));
+              for (const Scope& s : lanes) values.push_back(s.values.at(op->args.at(0)));
+              const auto next = st.accumulate_run(cur, values);
+              for (size_t f = 0; f < st.fields(); ++f) b_.CreateStore(next[f], acc[which][0][f]);
+              continue;
+            }
             for (size_t j = 0; j < lanes.size(); ++j) {
               Scope& s = lanes[j];
               if (op->kind != kir::OpKind::Reduce) {
@@ -753,7 +785,23 @@ class KernelEmitter {
             walk(lanes, positions);
           });
         } else if (!pass.ops.empty()) {
-          counted_loop(e, lane, size(n), size(per_row), name, [&](Value* r) {
+          Value* rest = lane;
+          if (strided > 1) {
+            const int64_t apart = static_cast<int64_t>(per_row);
+            rest = counted_loop(e, lane, size(n - (strided - 1) * apart), size(strided * apart),
+                                name + "_strided", [&](Value* q) {
+                                  std::vector<Scope> lanes(static_cast<size_t>(strided), rs);
+                                  std::vector<Value*> positions;
+                                  for (int64_t j = 0; j < strided; ++j) {
+                                    Value* r = b_.CreateAdd(q, size(j * apart));
+                                    unflatten(b_, k_.reduction_ranges, "r", r,
+                                              lanes[static_cast<size_t>(j)]);
+                                    positions.push_back(b_.CreateZExt(r, b_.getInt64Ty()));
+                                  }
+                                  walk(lanes, positions);
+                                });
+          }
+          counted_loop(e, rest, size(n), size(per_row), name, [&](Value* r) {
             std::vector<Scope> lanes(1, rs);
             unflatten(b_, k_.reduction_ranges, "r", r, lanes[0]);
             walk(lanes, {b_.CreateZExt(r, b_.getInt64Ty())});

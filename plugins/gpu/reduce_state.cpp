@@ -9,6 +9,20 @@ namespace kiln::gpu {
 
 using llvm::Value;
 
+namespace {
+
+// The sum of a non-empty `terms` as a tree of adds: short chains, rounding that grows with
+// log n.
+Value* pairwise_sum(llvm::IRBuilder<>& b, std::vector<Value*> terms) {
+  for (size_t width = terms.size(); width > 1; width = (width + 1) / 2) {
+    for (size_t i = 0; i < width / 2; ++i) terms[i] = b.CreateFAdd(terms[2 * i], terms[2 * i + 1]);
+    if (width % 2 == 1) terms[width / 2] = terms[width - 1];
+  }
+  return terms[0];
+}
+
+}  // namespace
+
 size_t state_fields(const std::string& kind) {
   if (kind == kOnlineSoftmax) return 2;
   if (kind == "argmax" || kind == "argmin" || kind == "welford") return 3;
@@ -22,12 +36,7 @@ std::vector<Value*> welford_of(llvm::IRBuilder<>& b, const std::vector<Value*>& 
     return masked && j >= masked_from ? b.CreateSelect(masked, v, fp(0)) : v;
   };
   auto total = [&](std::vector<Value*> terms) {
-    for (size_t width = terms.size(); width > 1; width = (width + 1) / 2) {
-      for (size_t i = 0; i < width / 2; ++i)
-        terms[i] = b.CreateFAdd(terms[2 * i], terms[2 * i + 1]);
-      if (width % 2 == 1) terms[width / 2] = terms[width - 1];
-    }
-    return terms.empty() ? fp(0) : terms[0];
+    return terms.empty() ? fp(0) : pairwise_sum(b, std::move(terms));
   };
   std::vector<Value*> terms;
   for (size_t j = 0; j < values.size(); ++j) terms.push_back(counted(j, values[j]));
@@ -46,8 +55,8 @@ std::vector<Value*> welford_of(llvm::IRBuilder<>& b, const std::vector<Value*>& 
 }
 
 ReduceState::ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand,
-                         llvm::Type* type, llvm::FunctionCallee exp)
-    : b_(b), kind_(kind), exp_(exp) {
+                         llvm::Type* type, llvm::FunctionCallee exp, llvm::FunctionCallee exp2)
+    : b_(b), kind_(kind), exp_(exp), exp2_(exp2), has_exp2_(exp2.getCallee() != nullptr) {
   float_ = kir::is_float(operand);
   unsigned_ = operand == kir::DType::U8 || operand == kir::DType::Bool;
   if (kind == "sum" || kind == "prod" || kind == "max" || kind == "min" || kind == "any") {
@@ -131,6 +140,36 @@ std::vector<Value*> ReduceState::accumulate(const std::vector<Value*>& s, Value*
   }
   if (kind_ == "argmax" || kind_ == "argmin") return combine(s, {x, position, b_.getTrue()});
   return combine(s, {x});
+}
+
+bool ReduceState::takes_runs() const {
+  return kind_ == kOnlineSoftmax && types_[0]->isFloatTy() && has_exp2_;
+}
+
+Value* ReduceState::fast_exp(Value* d) const {
+  return b_.CreateCall(exp2_,
+                       {b_.CreateFMul(d, llvm::ConstantFP::get(types_[0], 1.4426950408889634))});
+}
+
+std::vector<Value*> ReduceState::accumulate_run(const std::vector<Value*>& s,
+                                                const std::vector<Value*>& xs) const {
+  if (!takes_runs() || xs.empty())
+    throw std::logic_error("accumulate_run: not an f32 online softmax over a run");
+  // As accumulate, element by element: the run's max first (NaN wins), the sum rescaled by
+  // exp(old - new) unless the max stayed (both -inf included), then exp(x - max) per element.
+  // A -inf adds nothing: while the max is -inf, the terms are taken against 0 instead (each
+  // exp(-inf)); a +inf gives inf - inf, a NaN sum.
+  llvm::Type* t = types_[0];
+  const double inf = std::numeric_limits<double>::infinity();
+  Value* m = s[0];
+  for (Value* x : xs) m = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, m, x);
+  Value* against = b_.CreateSelect(b_.CreateFCmpOEQ(m, llvm::ConstantFP::get(t, -inf)),
+                                   llvm::ConstantFP::get(t, 0.0), m);
+  std::vector<Value*> terms;
+  for (Value* x : xs) terms.push_back(fast_exp(b_.CreateFSub(x, against)));
+  Value* kept = b_.CreateSelect(b_.CreateFCmpOEQ(s[0], m), s[1],
+                                b_.CreateFMul(s[1], fast_exp(b_.CreateFSub(s[0], m))));
+  return {m, b_.CreateFAdd(kept, pairwise_sum(b_, std::move(terms)))};
 }
 
 std::vector<Value*> ReduceState::combine(const std::vector<Value*>& a,

@@ -33,12 +33,20 @@ class ReduceState {
  public:
   // `kind`: sum prod max min any argmax argmin welford, or kOnlineSoftmax with `exp`;
   // `operand`: the dtype it reduces.
+  // `exp2`: the target's fast_exp2, for accumulate_run (f32 online softmax only).
   ReduceState(llvm::IRBuilder<>& b, const std::string& kind, kir::DType operand, llvm::Type* type,
-              llvm::FunctionCallee exp = {});
+              llvm::FunctionCallee exp = {}, llvm::FunctionCallee exp2 = {});
 
   std::vector<llvm::Value*> identity() const;
   std::vector<llvm::Value*> accumulate(const std::vector<llvm::Value*>& s, llvm::Value* x,
                                        llvm::Value* position) const;
+  // Whether accumulate_run folds several elements into one state (kOnlineSoftmax on f32).
+  bool takes_runs() const;
+  // `xs` folded into `s` at once (takes_runs): the max grows once per run, so the sum is
+  // rescaled once, and each element's exp is a hardware exp2 (as accurate as the f32 sum
+  // needs: a few ulps per term).
+  std::vector<llvm::Value*> accumulate_run(const std::vector<llvm::Value*>& s,
+                                           const std::vector<llvm::Value*>& xs) const;
   std::vector<llvm::Value*> combine(const std::vector<llvm::Value*>& a,
                                     const std::vector<llvm::Value*>& c) const;
   // The reduce's value (argmax: the index; welford: the mean) and a component (extract).
@@ -49,6 +57,8 @@ class ReduceState {
 
  private:
   llvm::Value* fast_div(llvm::Value* a, llvm::Value* d) const;
+  // exp(d) for d <= 0 as the target's fast exp2 of d * log2 e.
+  llvm::Value* fast_exp(llvm::Value* d) const;
   // exp(a - m) where m is the larger: 1 when they are equal (both -inf included; a state
   // whose max is +inf holds a NaN sum, which stays NaN).
   llvm::Value* scale(llvm::Value* a, llvm::Value* m) const;
@@ -59,6 +69,8 @@ class ReduceState {
   bool unsigned_ = false;
   std::vector<llvm::Type*> types_;
   llvm::FunctionCallee exp_;
+  llvm::FunctionCallee exp2_;
+  bool has_exp2_ = false;
 };
 
 // Every thread's state combined over the block; every thread gets the result. `scratch` is a

@@ -21,8 +21,8 @@ int64_t number(const std::string& key, const std::string& text, int64_t low, int
 
 const std::vector<std::string>& tuning_keys() {
   static const std::vector<std::string> keys = {
-      "block_size",    "max_blocks", "thread_row_limit", "warp_row_limit", "persistent_limit",
-      "runs_per_step", "tiles"};
+      "block_size",       "max_blocks", "thread_row_limit", "warp_row_limit",
+      "persistent_limit", "walk_lanes", "runs_per_step",    "tiles"};
   return keys;
 }
 
@@ -46,6 +46,8 @@ TuningConfig parse_tuning(const std::string& line, TuningConfig c) {
       c.warp_row_limit = number(key, value, 0, int64_t{1} << 40);
     } else if (key == "persistent_limit") {
       c.persistent_limit = number(key, value, 0, 64);
+    } else if (key == "walk_lanes") {
+      c.walk_lanes = number(key, value, 0, 16);
     } else if (key == "runs_per_step") {
       c.runs_per_step = number(key, value, 1, 8);
     } else if (key == "tiles") {
@@ -63,6 +65,7 @@ std::string tuning_line(const TuningConfig& c) {
          " thread_row_limit=" + std::to_string(c.thread_row_limit) +
          " warp_row_limit=" + std::to_string(c.warp_row_limit) +
          " persistent_limit=" + std::to_string(c.persistent_limit) +
+         " walk_lanes=" + std::to_string(c.walk_lanes) +
          " runs_per_step=" + std::to_string(c.runs_per_step) + " tiles=" + (c.tiles ? "1" : "0");
 }
 

@@ -52,6 +52,10 @@ llvm::FunctionCallee NvptxTarget::math(llvm::Module& m, const std::string& fn,
   return m.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
 }
 
+llvm::FunctionCallee NvptxTarget::fast_exp2(llvm::Module& m) const {
+  return llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::nvvm_ex2_approx_ftz_f);
+}
+
 void NvptxTarget::mark_kernel(llvm::Function& f, unsigned block_size) const {
   llvm::LLVMContext& c = f.getContext();
   llvm::NamedMDNode* md = f.getParent()->getOrInsertNamedMetadata("nvvm.annotations");

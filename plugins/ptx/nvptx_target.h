@@ -22,6 +22,7 @@ class NvptxTarget final : public gpu::GpuTarget {
   llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v, unsigned delta) const override;
   llvm::Value* shuffle_from(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* from) const override;
   llvm::FunctionCallee math(llvm::Module& m, const std::string& fn, llvm::Type* t) const override;
+  llvm::FunctionCallee fast_exp2(llvm::Module& m) const override;
   void mark_kernel(llvm::Function& f, unsigned block_size) const override;
 };
 

@@ -85,6 +85,29 @@ TEST_F(CompiledSplitRows, HalfFloatsLayerNormAndMaskedSoftmax) {
   EXPECT_EQ(check(b).host_steps, 0u);
 }
 
+// The folded sum where chunks hold no finite value: the last chunk of 512 of every row is
+// -inf, row 2 is -inf throughout (NaN, as two passes give), row 3 holds a +inf (NaN).
+TEST_F(CompiledSplitRows, SoftmaxChunksOfInfinities) {
+  GraphBuilder b = builder();
+  const double inf = std::numeric_limits<double>::infinity();
+  const ValueRef s = input(b, "s", TensorType::contiguous(DType::F32, {4, 2048}), Range{-4, 4});
+  const ValueRef col = b.op("aten.arange.start_step", {int64_t{0}, int64_t{2048}, int64_t{1}});
+  const ValueRef row =
+      b.op("aten.view.default",
+           {b.op("aten.arange.start_step", {int64_t{0}, int64_t{4}, int64_t{1}}), ints{4, 1}});
+  const ValueRef keep = b.op(
+      "aten.logical_and.default",
+      {b.op("aten.lt.Scalar", {col, int64_t{1536}}), b.op("aten.ne.Scalar", {row, int64_t{2}})});
+  const ValueRef big = b.op(
+      "aten.logical_and.default",
+      {b.op("aten.eq.Scalar", {col, int64_t{700}}), b.op("aten.eq.Scalar", {row, int64_t{3}})});
+  const ValueRef x = b.op("aten.where.self", {big, inf, b.op("aten.where.self", {keep, s, -inf})});
+  output_of(b, "softmax", "aten._softmax.default", {x, -1, false});
+  output_of(b, "log_softmax", "aten._log_softmax.default", {x, -1, false});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+}
+
 // Rows gathered through an index (an embedding lookup inlined into the reduction, pdist's
 // pair rows) are read through values of the body (tN in an index), which the split does not
 // follow: such kernels stay whole, and right.
@@ -101,14 +124,15 @@ TEST_F(CompiledSplitRows, GatheredRowsStayWhole) {
   EXPECT_EQ(st.kernels, 2u);
 }
 
-// Each level of a softmax becomes a partial and a final kernel, and its quotient a pointwise
-// kernel: five where there was one. A row that does not split (a prime length), argmax and a
-// reduction over two dims stay single kernels.
+// A softmax's max and its sum of exponentials share one partial kernel (each chunk's own max
+// and sum) and one final kernel (the chunks' sums rescaled to the row's max), and its quotient
+// is a pointwise kernel: three where there was one. A row that does not split (a prime
+// length), argmax and a reduction over two dims stay single kernels.
 TEST_F(CompiledSplitRows, KernelsThatSplitAndKernelsThatStay) {
   GraphBuilder b = builder();
   output_of(b, "softmax", "aten._softmax.default",
             {input(b, "x", TensorType::contiguous(DType::F32, {4, 2048})), -1, false});
-  EXPECT_EQ(check(b).kernels, 5u);
+  EXPECT_EQ(check(b).kernels, 3u);
   GraphBuilder stays = builder();
   const ValueRef p = input(stays, "p", TensorType::contiguous(DType::F32, {3, 4099}));
   output_of(stays, "sum_prime", "aten.sum.dim_IntList", {p, ints{-1}, false});
