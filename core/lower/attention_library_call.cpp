@@ -87,6 +87,21 @@ std::pair<Access, Layout> mask_operand(NodeLowering& n, size_t score_rank) {
   return {a, as_layout(score)};
 }
 
+// Whether every reader of the [batch, heads, len, dim] output swaps its heads and rows
+// (permute [0, 2, 1, 3], as a transpose(1, 2) decomposes) and no caller sees it: the heads
+// then go to one row per position, which a projection after them reads in place.
+bool read_with_heads_inside(const NodeLowering& n) {
+  const std::vector<const Node*> readers = n.readers(0);
+  if (readers.empty() || n.graph_output(0)) return false;
+  return std::all_of(readers.begin(), readers.end(), [](const Node* r) {
+    if (r->op->name != "aten.permute.default") return false;
+    IntList dims = ArgView(r->op->schema, r->args).get_ints(1);
+    for (int64_t& d : dims)
+      if (d < 0) d += 4;
+    return dims == IntList{0, 2, 1, 3};
+  });
+}
+
 bool lower_attention(NodeLowering& n) {
   const ArgView& a = n.args();
   const TensorType &q = n.in_type(0), &k = n.in_type(1), &v = n.in_type(2);
@@ -132,6 +147,16 @@ bool lower_attention(NodeLowering& n) {
                                        {"mask_stride_h", ml.head},
                                        {"mask_stride_l", ml.row},
                                        {"mask_stride_s", ml.col}});
+  // The output in [batch, len, heads, dim] order where its readers want it so (the plugin
+  // takes the output's strides): their transpose is then a view of contiguous rows.
+  if (rank == 4 && n.offers_extern_feature(kCall, "out_strides") && read_with_heads_inside(n)) {
+    call.attrs.insert(
+        call.attrs.end(),
+        {{"out_stride_b", len * heads * e}, {"out_stride_h", e}, {"out_stride_l", heads * e}});
+    emit_library_call(n, std::move(call), std::move(inputs),
+                      n.realize_output_in_order(0, {0, 2, 1, 3}).buffer);
+    return true;
+  }
   emit_library_call(n, std::move(call), std::move(inputs), n.realize_output(0).buffer);
   return true;
 }

@@ -1,5 +1,7 @@
 #include "core/lower/lower_context.h"
 
+#include <algorithm>
+
 #include "core/expr/simplify.h"
 #include "core/lower/program_builder.h"
 #include "core/ops/elementwise.h"
@@ -138,13 +140,22 @@ bool NodeLowering::operand_in_own_storage(int arg) const {
 }
 
 bool NodeLowering::output_read(size_t k) const {
+  return graph_output(k) || !readers(k).empty();
+}
+
+std::vector<const Node*> NodeLowering::readers(size_t k) const {
   const ValueRef ref = node_->outputs.at(k);
-  for (const ValueRef& out : graph_.outputs)
-    if (out == ref) return true;
-  for (size_t i = static_cast<size_t>(node_index_) + 1; i < graph_.nodes.size(); ++i)
-    for (const ValueRef& arg : tensor_args(graph_.nodes[i]))
-      if (arg == ref) return true;
-  return false;
+  std::vector<const Node*> out;
+  for (size_t i = static_cast<size_t>(node_index_) + 1; i < graph_.nodes.size(); ++i) {
+    const auto args = tensor_args(graph_.nodes[i]);
+    if (std::find(args.begin(), args.end(), ref) != args.end()) out.push_back(&graph_.nodes[i]);
+  }
+  return out;
+}
+
+bool NodeLowering::graph_output(size_t k) const {
+  const ValueRef ref = node_->outputs.at(k);
+  return std::find(graph_.outputs.begin(), graph_.outputs.end(), ref) != graph_.outputs.end();
 }
 
 void NodeLowering::store_output(KernelBuilder& kb, int value, size_t k) {

@@ -70,6 +70,9 @@ class NodeLowering {
   // Whether output k is read, by a later node or as a graph output. An output nobody reads
   // needs no storage and no stores (max_pool's indices, dropout's mask, a bag's counts).
   bool output_read(size_t k) const;
+  // The later nodes that read output k, and whether it is one of the graph's outputs.
+  std::vector<const Node*> readers(size_t k) const;
+  bool graph_output(size_t k) const;
   // Stores `value`, cast to output k's dtype, into output k (realized here) at the kernel's
   // pointwise variables, and emits the kernel.
   void store_output(KernelBuilder& kb, int value, size_t k = 0);

@@ -187,9 +187,31 @@ bool lower_elu(NodeLowering& n) {
 }
 
 // Copies and casts: the value converted straight to the output dtype.
+// Whether `a` lays a value of `sizes` out row-major (any offset; size-1 dims any stride).
+bool row_major(const Access& a, const Shape& sizes) {
+  const auto strides = affine_strides(a);
+  if (!strides) return false;
+  int64_t inner = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] != 1 && (*strides)[i + 1] != inner) return false;
+    inner *= sizes[i];
+  }
+  return true;
+}
+
 LowerFn copy_of(int arg) {
   return [arg](NodeLowering& n) {
     const TensorType& out = n.out_type(0);
+    // A copy of a row-major value of the same dtype and shape, which no caller sees, is that
+    // value (graph values never change): a transpose made contiguous for the product after it
+    // costs nothing when its operand already lies in that order.
+    if (n.args().is_tensor(arg) && !n.graph_output(0)) {
+      const Access& a = n.operand(arg);
+      if (a.type.dtype == out.dtype && a.type.sizes == out.sizes && row_major(a, out.sizes)) {
+        n.define_view(0, a.buffer, a.index);
+        return true;
+      }
+    }
     KernelBuilder kb = n.kernel(out.sizes);
     const DType in = n.args().is_tensor(arg) ? n.in_type(arg).dtype : out.dtype;
     const int v = kb.cast(n.load_operand(kb, arg, out.sizes, in, in), out.dtype);

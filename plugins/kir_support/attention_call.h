@@ -2,8 +2,11 @@
 // attention, softmax(q kᵀ · scale + mask) v, with q [batch, heads, q_len, head_dim], k and v
 // [batch, heads, kv_len, head_dim] read through their offsets and strides (the last dim
 // contiguous), an optional mask read through strides that may be 0 (broadcast), and the output
-// contiguous [batch, heads, q_len, head_dim]. Buffers: q, k, v, the mask when there is one,
-// the output. 26 integer parameters, read and checked once.
+// [batch, heads, q_len, head_dim], contiguous or, with the `out_strides` feature, any dense
+// order of those dims with head_dim innermost ([batch, q_len, heads, head_dim]: the layout a
+// projection after the heads' transpose reads in place). Buffers: q, k, v, the mask when there
+// is one, the output. 26 integer parameters, 29 with the output's strides; read and checked
+// once.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,9 @@ struct AttentionCall {
   AttentionMask mask = AttentionMask::None;
   kir::DType mask_dtype = kir::DType::Bool;  // Keep: bool; Add: dtype
   OperandLayout mask_at;                     // over (b, h, query, key)
+  OperandLayout out;                         // over (b, h, query, dim); col stride 1
+  // Whether `out` is [batch, heads, q_len, head_dim] contiguous (the 26-parameter form).
+  bool out_contiguous() const;
   // Bytes each buffer must span, in the call's order.
   std::vector<int64_t> buffer_bytes() const;
   // Every parameter, comma-separated: the key a compiled kernel is kept under.
@@ -48,11 +54,20 @@ inline constexpr const char* kAttentionParams[] = {
     "v_stride_h",    "v_stride_l",   "mask",       "mask_offset", "mask_stride_b", "mask_stride_h",
     "mask_stride_l", "mask_stride_s"};
 
-// The parameters of `call`, in kAttentionParams' order.
+// The output's strides (the `out_strides` feature), after kAttentionParams.
+inline constexpr const char* kAttentionOutParams[] = {"out_stride_b", "out_stride_h",
+                                                      "out_stride_l"};
+
+// The output of `call` contiguous.
+OperandLayout contiguous_output(const AttentionCall& call);
+
+// The parameters of `call`, in kAttentionParams' order, then kAttentionOutParams' unless the
+// output is contiguous.
 std::vector<int64_t> attention_params(const AttentionCall& call);
 
 // Throws std::invalid_argument naming the problem: the count, a dtype that is not f16 or bf16,
-// a negative size, stride or offset, an unknown mask kind, a scale that is not finite.
+// a negative size, stride or offset, an unknown mask kind, a scale that is not finite, output
+// strides that are not a dense order of its dims.
 AttentionCall read_attention_call(const std::vector<int64_t>& params);
 AttentionCall read_attention_call(const kiln_launch_args& args);
 

@@ -97,7 +97,7 @@ class Emitter {
   std::vector<Quad> scores(const std::vector<Quad>& q);
   Value* masked(Value* s, Value* row, Value* col);
   void tile(Value* j, const std::vector<Quad>& q, const std::array<Value*, 2>& rows, bool mask);
-  void write_rows(Value* bh, const std::array<Value*, 2>& rows);
+  void write_rows(const std::array<Value*, 2>& rows);
 
   llvm::Module& m_;
   const NvptxTarget& t_;
@@ -109,6 +109,7 @@ class Emitter {
   Value *tid_ = nullptr, *lane_ = nullptr, *g_ = nullptr;
   Value* t2_ = nullptr;  // twice the lane's place in its quad
   Value *q_base_ = nullptr, *k_base_ = nullptr, *v_base_ = nullptr, *mask_base_ = nullptr;
+  Value* out_base_ = nullptr;
   llvm::GlobalVariable *k_tile_ = nullptr, *v_tile_ = nullptr;
   Value *m_state_ = nullptr, *l_state_ = nullptr, *o_state_ = nullptr;  // row max, sum, output
   Value* buffer_ = nullptr;  // the first element of the k and v buffers computed on
@@ -254,7 +255,7 @@ void Emitter::tile(Value* j, const std::vector<Quad>& q, const std::array<Value*
 // Each row divided by its sum and written. Rows past the end write to a scratch word of this
 // thread's in shared memory instead (tensor_core::discard_slot; the kernel hung on the H200
 // with 5 query rows when the last rows' stores were a branch).
-void Emitter::write_rows(Value* bh, const std::array<Value*, 2>& rows) {
+void Emitter::write_rows(const std::array<Value*, 2>& rows) {
   Value* discard_at =
       tensor_core::discard_slot(b_, m_, t_, "attention_discard", kAttentionThreads, 4, tid_);
   const int64_t e = c_.head_dim;
@@ -266,7 +267,7 @@ void Emitter::write_rows(Value* bh, const std::array<Value*, 2>& rows) {
   }
   for (size_t r = 0; r < 2; ++r) {
     Value* inside = b_.CreateICmpSLT(rows[r], c64(c_.q_len));
-    Value* row_at = b_.CreateMul(b_.CreateAdd(b_.CreateMul(bh, c64(c_.q_len)), rows[r]), c64(e));
+    Value* row_at = b_.CreateAdd(out_base_, b_.CreateMul(rows[r], c64(c_.out.row)));
     for (int64_t d = 0; d < e / 8; ++d) {
       const int64_t o = d * 4 + static_cast<int64_t>(2 * r);
       Value* x0 = b_.CreateFMul(get(o_state_, o), inverse[r]);
@@ -315,6 +316,7 @@ void Emitter::emit() {
         c64(l.offset), b_.CreateAdd(b_.CreateMul(bi, c64(l.batch)), b_.CreateMul(hi, c64(l.head))));
   };
   q_base_ = base(c_.q), k_base_ = base(c_.k), v_base_ = base(c_.v), mask_base_ = base(c_.mask_at);
+  out_base_ = base(c_.out);
   Value* first_row = b_.CreateMul(mb, c64(kAttentionRows));
   std::array<Value*, 2> rows;
   rows[0] = b_.CreateAdd(first_row, b_.CreateAdd(b_.CreateMul(warp, c64(kWarpRows)), g_));
@@ -381,7 +383,7 @@ void Emitter::emit() {
 
   b_.SetInsertPoint(done);
   tensor_core::wait_copies(b_, -1);  // none left in flight
-  write_rows(bh, rows);
+  write_rows(rows);
   b_.CreateRetVoid();
 }
 

@@ -29,6 +29,9 @@ void check_alignment(const AttentionCall& c, const kiln_launch_args& args,
   for (size_t i = 0; i < 3; ++i)
     if (args.buffers[i] % 16)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": q, k and v must start 16-byte aligned");
+  // Each thread stores two neighbouring elements as one 4-byte word.
+  if (c.out.batch % 2 || c.out.head % 2 || c.out.row % 2)
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT, name + ": the output strides must be even");
 }
 
 }  // namespace

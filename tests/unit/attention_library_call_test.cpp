@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <optional>
 #include <stdexcept>
 
 #include "core/graph/builder.h"
@@ -153,6 +154,50 @@ TEST(AttentionLibraryCall, UnalignedOperandsAreCopiedFirst) {
   EXPECT_GE(f.mask_at.offset, 0);
 }
 
+// Heads transposed back for the projection (transpose(1, 2), contiguous, view, mm): a plugin
+// taking the output's strides writes [batch, len, heads, dim], so the copy is a view and the
+// product reads the attention's rows in place: two calls, no kernel between them. Without
+// the feature, or with the attention's output also a graph output, the copy stays.
+TEST(AttentionLibraryCall, HeadsTransposedForTheProjectionAreWrittenSo) {
+  const auto graph = [](bool also_output) {
+    return [=](GraphBuilder& b) {
+      const auto t = [](Shape s) { return TensorType::contiguous(DType::BF16, std::move(s)); };
+      const ValueRef att = b.op(kSdpa,
+                                {b.input("q", t({2, 4, 64, 64})), b.input("k", t({2, 4, 80, 64})),
+                                 b.input("v", t({2, 4, 80, 64}))},
+                                {{"is_causal", false}});
+      const ValueRef rows =
+          b.op("aten.clone.default", {b.op("aten.transpose.int", {att, int64_t{1}, int64_t{2}})});
+      const ValueRef flat = b.op("aten.view.default", {rows, IntList{128, 256}});
+      b.output(b.op("aten.mm.default", {flat, b.input("w", t({256, 32}))}));
+      if (also_output) b.output(att);
+    };
+  };
+  const auto attr = [](const LoopKernel& k, const std::string& name) -> std::optional<int64_t> {
+    for (const auto& [key, value] : k.attrs)
+      if (key == name) return value;
+    return std::nullopt;
+  };
+  const std::vector<std::string> offers = {"attention f16 bf16 out_strides", "mm bf16"};
+  const Lowered l = lower(graph(false), offers);
+  ASSERT_EQ(l.calls.size(), 1u);
+  ASSERT_EQ(l.program.kernels.size(), 2u) << "the attention call and the product";
+  EXPECT_EQ(attr(*l.calls[0], "out_stride_b"), 64 * 4 * 64);
+  EXPECT_EQ(attr(*l.calls[0], "out_stride_h"), 64);
+  EXPECT_EQ(attr(*l.calls[0], "out_stride_l"), 4 * 64);
+  const LoopKernel& mm = l.program.kernels[1];
+  EXPECT_EQ(mm.extern_name, "mm");
+  EXPECT_EQ(mm.extern_inputs.at(0), l.calls[0]->extern_outputs.at(0)) << "read in place";
+  EXPECT_EQ(attr(mm, "a_row_stride"), 256);
+  const Lowered plain = lower(graph(false), {"attention f16 bf16", "mm bf16"});
+  ASSERT_EQ(plain.calls.size(), 1u);
+  EXPECT_EQ(plain.program.kernels.size(), 3u) << "the transpose copied";
+  EXPECT_FALSE(attr(*plain.calls[0], "out_stride_l"));
+  const Lowered seen = lower(graph(true), offers);
+  ASSERT_EQ(seen.calls.size(), 1u);
+  EXPECT_FALSE(attr(*seen.calls[0], "out_stride_l")) << "the caller reads it contiguous";
+}
+
 TEST(AttentionLibraryCall, OtherShapesAndPluginsDecompose) {
   const auto sdpa = [](DType d, int64_t dim) {
     return [=](GraphBuilder& b) {
@@ -177,7 +222,9 @@ TEST(AttentionCallParams, RoundTripAndBadInput) {
   c.k = c.v = {0, 336, 112, 16, 1};
   c.mask = kir_support::AttentionMask::Add;
   c.mask_at = {0, 0, 0, 7, 1};
+  c.out = kir_support::contiguous_output(c);
   const std::vector<int64_t> params = kir_support::attention_params(c);
+  EXPECT_EQ(params.size(), std::size(kir_support::kAttentionParams)) << "contiguous: 26";
   const auto back = kir_support::read_attention_call(params);
   EXPECT_EQ(back.key(), c.key());
   EXPECT_EQ(back.scale, 0.25);
@@ -201,6 +248,26 @@ TEST(AttentionCallParams, RoundTripAndBadInput) {
   rejects(7, std::bit_cast<int64_t>(std::numeric_limits<double>::infinity()), "not finite");
   rejects(20, 3, "mask kind");
   EXPECT_THROW(kir_support::read_attention_call(std::vector<int64_t>(3, 0)), std::invalid_argument);
+  // The output as [batch, q_len, heads, head_dim]: three more parameters, read back.
+  kir_support::AttentionCall t = c;
+  t.out = {0, 5 * 3 * 16, 16, 3 * 16, 1};
+  std::vector<int64_t> with_out = kir_support::attention_params(t);
+  ASSERT_EQ(with_out.size(), params.size() + 3);
+  const auto t_back = kir_support::read_attention_call(with_out);
+  EXPECT_EQ(t_back.key(), t.key());
+  EXPECT_NE(t_back.key(), c.key());
+  EXPECT_EQ(t_back.out.row, 48);
+  EXPECT_EQ(t_back.buffer_bytes().back(), 2 * 3 * 5 * 16 * 2);
+  // Strides that leave gaps or overlap are refused.
+  for (const int64_t row : {int64_t{64}, int64_t{16}}) {
+    with_out.back() = row;
+    try {
+      kir_support::read_attention_call(with_out);
+      ADD_FAILURE() << "output row stride " << row << " was taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("dense order"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -97,6 +97,31 @@ TEST_P(CompiledAttention, MatchesTheReference) {
   }
 }
 
+// The heads put back beside each other for the projection after them (transpose(1, 2),
+// contiguous, view, mm), as a transformer does: where the call takes the output's strides it
+// writes [batch, len, heads, dim] and the product reads its rows in place, odd lengths. The
+// weights are positive: products of mixed signs would cancel towards 0, where the halves'
+// rounding of the attention's output is no longer relatively small.
+TEST_P(CompiledAttention, HeadsBackInRowsForTheProjection) {
+  const DType d = GetParam();
+  GraphBuilder b = builder();
+  const auto c = [&](Shape s) { return TensorType::contiguous(d, std::move(s)); };
+  const auto qk = head_split(b, input(b, "qk", c({2, 70, 2 * 4 * 32}), Range{-2, 2}), 4, 32);
+  const auto vs = head_split(b, input(b, "v", c({2, 70, 4 * 32}), Range{1, 2}), 4, 32);
+  const ValueRef att = b.op(kSdpa, {qk[0], qk[1], vs[0]}, {{"is_causal", true}});
+  const ValueRef rows =
+      b.op("aten.clone.default", {b.op("aten.transpose.int", {att, int64_t{1}, int64_t{2}})});
+  const ValueRef flat = b.op("aten.view.default", {rows, IntList{140, 128}});
+  output_of(b, "projected", "aten.mm.default",
+            {flat, input(b, "w", c({128, 24}), Range{0.01, 0.25})});
+  const CompileStats st = check(b);
+  EXPECT_EQ(st.host_steps, 0u);
+  if (offers_extern("attention", d) && offers_extern("mm", d)) {
+    EXPECT_EQ(st.externs, 2u);
+    EXPECT_EQ(st.kernels, 2u) << "no copy between the attention and the product";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, CompiledAttention, ::testing::Values(DType::F16, DType::BF16),
                          DTypeName());
 

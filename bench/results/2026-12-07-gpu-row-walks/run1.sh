@@ -2,8 +2,8 @@
 # Call 1 on the GPU machine (rows walked several elements per step, the online softmax
 # folding a run at once with the hardware exp2, split softmax rows folding the max and the sum
 # of exponentials into one partial kernel): the differential suite through ptx, the wide set
-# with the default knobs and with walk_lanes=1 (one element per step, as before) in the same
-# run, and the kernels of the long-row workloads.
+# and its reduction rows again with the default knobs, walk_lanes=1 (one element per step, as
+# before), persistent_limit=64 and block_size=1024, and the kernels of the long-row workloads.
 set -uo pipefail
 rm -rf device-bundle && tar -xJf device-bundle.tar.xz
 cd device-bundle
@@ -19,12 +19,18 @@ echo "ptx suite rc=$? ($(($(date +%s) - start)) s): $(grep -E '^\[  (PASSED|FAIL
 grep -E '^\[  FAILED  \] ' $OUT/r/suite.log | head -20 | tee -a $S
 cd bench
 export PYTHONPATH=../python:.
-sed 's/cublas_prefetch: true/cublas_prefetch: true, walk_lanes: 1/' ../configs/nvidia.yaml > ../configs/nvidia-walk1.yaml
-for cfg in nvidia nvidia-walk1; do
+rows=sum_,amax,argmax,mean,softmax,var_mean,cross_entropy,layernorm
+start=$(date +%s)
+timeout 150 python3 wide_gpu.py --config ../configs/nvidia.yaml > $OUT/r/wide_gpu.md 2> $OUT/r/wide_gpu.err
+echo "wide_gpu rc=$? ($(($(date +%s) - start)) s)" | tee -a $S
+tail -1 $OUT/r/wide_gpu.md | tee -a $S
+# The reduction rows again, the default knobs beside other ones (same run, same machine).
+for knobs in "" "walk_lanes: 1" "persistent_limit: 64" "block_size: 1024"; do
+  sed "s/cublas_prefetch: true/cublas_prefetch: true${knobs:+, $knobs}/" ../configs/nvidia.yaml > ../configs/variant.yaml
   start=$(date +%s)
-  timeout 150 python3 wide_gpu.py --config ../configs/$cfg.yaml > $OUT/r/wide_gpu-$cfg.md 2> $OUT/r/wide_gpu-$cfg.err
-  echo "wide_gpu $cfg rc=$? ($(($(date +%s) - start)) s)" | tee -a $S
-  tail -1 $OUT/r/wide_gpu-$cfg.md | tee -a $S
+  echo "## knobs: ${knobs:-defaults}" >> $OUT/r/wide_rows.md
+  timeout 80 python3 wide_gpu.py --config ../configs/variant.yaml --only $rows >> $OUT/r/wide_rows.md 2>&1
+  echo "wide_gpu rows [${knobs:-defaults}] rc=$? ($(($(date +%s) - start)) s)" | tee -a $S
 done
 start=$(date +%s)
 timeout 100 python3 kernel_times.py --config ../configs/nvidia.yaml --only softmax_32k,softmax_256k,cross_entropy_50k,softmax_dim0 > $OUT/r/kernel_times.txt 2>&1
