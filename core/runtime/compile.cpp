@@ -82,8 +82,19 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
     kernel_configs.push_back(own ? configs[i] : "");
   }
   if (kernels.empty()) return Ok{};
+  // Kernels alike but for their names compile once, under the first one's name.
+  const std::vector<size_t> first = first_alike(kernels, kernel_configs);
+  std::map<std::string, std::string> entry_of;
+  std::vector<kir::Kernel> distinct;
+  std::vector<std::string> distinct_configs;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    entry_of[kernels[i].name] = kernels[first[i]].name;
+    if (first[i] != i) continue;
+    distinct.push_back(kernels[i]);
+    distinct_configs.push_back(kernel_configs[i]);
+  }
   std::vector<CompileUnit> units =
-      make_compile_units(kernels, kernel_configs, compiles_per_kernel(plugin));
+      make_compile_units(distinct, distinct_configs, compiles_per_kernel(plugin));
   if (auto s = compile_units(plugin, device, units, cache, &logging); !s) return s;
   std::map<std::string, int> unit_of;
   size_t cached = 0;
@@ -105,24 +116,29 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
     executables.push_back(exe);
   }
   p.stats.units += units.size();
+  p.stats.distinct_kernels += distinct.size();
   p.stats.units_cached += cached;
   p.stats.compile_ms += compile_ms;
   for (PlanStep& s : p.plan) {
     if (s.kind != PlanStep::Kind::Launch || s.place != at) continue;
-    auto it = unit_of.find(s.name);
+    const auto entry = entry_of.find(s.name);
+    const auto it = entry == entry_of.end() ? unit_of.end() : unit_of.find(entry->second);
     if (it == unit_of.end())
       return Error::internal("kernel '" + s.name + "' is in no compile unit of '" + p.graph.name +
                              "'");
     s.executable = it->second;
+    s.entry = entry->second == s.name ? "" : entry->second;
   }
+  const std::string where = own ? "" : " on " + plugin.name();
+  const std::string alike =
+      distinct.size() < kernels.size() ? ", " + std::to_string(distinct.size()) + " distinct" : "";
   if (cached == units.size()) {
-    log->info("kernel cache hit: {} kernels of '{}' in {} units{}", kernels.size(), p.graph.name,
-              units.size(), own ? "" : " on " + plugin.name());
+    log->info("kernel cache hit: {} kernels of '{}' in {} units{}{}", kernels.size(), p.graph.name,
+              units.size(), alike, where);
   } else {
     log->info(
-        "compiled {} kernels of '{}'{} ({} of {} units from the cache) in {:.0f} ms{}",
-        kernels.size(), p.graph.name, own ? "" : " on " + plugin.name(), cached, units.size(),
-        compile_ms,
+        "compiled {} kernels of '{}'{} ({} of {} units from the cache{}) in {:.0f} ms{}",
+        kernels.size(), p.graph.name, where, cached, units.size(), alike, compile_ms,
         units.size() > 1 && compiles_concurrently(plugin) ? " of compile time, in parallel" : "");
   }
   return Ok{};

@@ -46,6 +46,18 @@ void compile_one(const Plugin& plugin, uint32_t device, const std::string& label
 
 }  // namespace
 
+std::vector<size_t> first_alike(const std::vector<kir::Kernel>& kernels,
+                                const std::vector<std::string>& configs) {
+  std::map<std::pair<std::string, std::string>, size_t> seen;
+  std::vector<size_t> first;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    kir::Kernel unnamed = kernels[i];
+    unnamed.name.clear();
+    first.push_back(seen.try_emplace({kir::print({unnamed}), configs.at(i)}, i).first->second);
+  }
+  return first;
+}
+
 std::vector<CompileUnit> make_compile_units(const std::vector<kir::Kernel>& kernels,
                                             const std::vector<std::string>& configs,
                                             bool one_per_kernel) {

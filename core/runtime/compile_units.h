@@ -28,6 +28,11 @@ struct CompileUnit {
   double compile_ms = 0;
 };
 
+// Kernels that differ only in their names (a transformer's layers) with the same config need
+// their code once: for each of `kernels`, the index of the first one like it.
+std::vector<size_t> first_alike(const std::vector<kir::Kernel>& kernels,
+                                const std::vector<std::string>& configs);
+
 // `configs[i]` is kernel i's tuning config.
 std::vector<CompileUnit> make_compile_units(const std::vector<kir::Kernel>& kernels,
                                             const std::vector<std::string>& configs,

@@ -25,7 +25,10 @@ struct PlanStep {
   // plugins, core/runtime/placement.h).
   enum class Kind { Allocate, Launch, Extern, Host, Free, Transfer };
   Kind kind = Kind::Launch;
-  std::string name;             // kernel or extern name
+  std::string name;  // kernel or extern name
+  // Launch: the name of the kernel's code in its executable when another kernel's code serves
+  // it (kernels alike but for their names compile once); empty: `name`.
+  std::string entry;
   std::vector<int> buffers;     // program buffers, in the call's parameter order
   std::vector<int64_t> params;  // extern parameters
   int node = -1;                // Host: the graph node the oracle runs
@@ -35,6 +38,7 @@ struct PlanStep {
   bool in_place = false;        // Allocate: takes a dying input's bytes (not poisoned)
   int place = 0;                // Launch, Transfer: the device it runs on (0: the graph's own)
   int from = 0;                 // Transfer: the device the bytes come from
+  const std::string& code_name() const { return entry.empty() ? name : entry; }
 };
 
 struct CompileStats {
@@ -53,6 +57,7 @@ struct CompileStats {
   bool cache_hit = false;               // every artifact came from the kernel cache
   bool graph_cache_hit = false;         // the whole compiled graph came from the cache
   size_t units = 0, units_cached = 0;   // compile units, and those the cache had
+  size_t distinct_kernels = 0;          // kernels compiled (those alike but for names once)
   double compile_ms = 0;                // plugin compile time, summed over units (0: all hits)
   double tune_ms = 0;                   // autotuning, kernel configs (0: none or cached)
   double plugin_load_ms = 0;            // compile(): opening the configured plugins

@@ -258,8 +258,9 @@ Status PlanRunner::step(const PlanStep& s, bool keep_buffers, bool poison) {
       for (int b : s.buffers) addresses.push_back(address(b));
       std::vector<kiln_scalar> scalars;
       for (int64_t v : s.params) scalars.push_back({sizeof(kiln_scalar), KILN_SCALAR_INT, v, 0});
-      kiln_launch_args args{sizeof(args),   s.name.c_str(), addresses.data(), addresses.size(),
-                            scalars.data(), scalars.size(), recording_};
+      kiln_launch_args args{sizeof(args),     s.code_name().c_str(), addresses.data(),
+                            addresses.size(), scalars.data(),        scalars.size(),
+                            recording_};
       return launch_on_device(s, args);
     }
     case PlanStep::Kind::Host:
@@ -398,7 +399,7 @@ Status PlanRunner::helper_launch(const PlanStep& s, bool poison) {
     addresses.push_back((*m)->address());
   }
   kiln_launch_args args{
-      sizeof(args), s.name.c_str(), addresses.data(), addresses.size(), nullptr, 0, nullptr};
+      sizeof(args), s.code_name().c_str(), addresses.data(), addresses.size(), nullptr, 0, nullptr};
   auto calls = h.plugin->exclusive();
   return h.plugin->check(
       h.plugin->api().launch(h.executables.at(static_cast<size_t>(s.executable)), &args),
