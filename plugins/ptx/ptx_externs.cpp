@@ -29,7 +29,9 @@ kiln_error* extern_names(kiln_plugin* p, kiln_blob** names) {
       for (const std::string& line : p->conv_library().extern_lines()) text += line + "\n";
       if (offers_conv_kernel(*p)) text += conv_kernel_extern_line() + "\n";
     }
-    if (offers_attention(*p)) text += "attention f16 bf16 out_strides\n";
+    if (offers_attention(*p))
+      text += std::string("attention f16 bf16") + (p->attention_out_strides ? " out_strides" : "") +
+              "\n";
     *names = kiln::sdk::make_blob(std::move(text));
   });
 }

@@ -170,7 +170,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     std::vector<std::string> known = {
         "arch",        "libdevice",     "cublas",        "cublas_prefetch",
         "cudnn",       "deterministic", "pad_rows_from", "fused_attention",
-        "conv_kernel", "conv_tile",     "conv_splits"};
+        "conv_kernel", "conv_tile",     "conv_splits",   "attention_out_strides"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -210,6 +210,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
     plugin->fused_attention = flag("fused_attention", "true");
+    plugin->attention_out_strides = flag("attention_out_strides");
     plugin->conv_kernel = flag("conv_kernel", "true");
     if (const std::string tile = options.get("conv_tile", "auto"); tile != "auto") {
       std::string why;
@@ -246,6 +247,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->pad_rows_from = *pad;
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
+    if (plugin->attention_out_strides) plugin->fingerprint += "; attention_out_strides";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
     open_devices(*plugin, prefetch);
     if (plugin->conv_tile)

@@ -379,6 +379,11 @@ bool Differential::offers_extern(const std::string& name, DType dtype) const {
   return extern_available(extern_names(*suite()->plugin), name, dtype);
 }
 
+bool Differential::offers_extern_feature(const std::string& name,
+                                         const std::string& feature) const {
+  return extern_has_feature(extern_names(*suite()->plugin), name, feature);
+}
+
 const Plugin& Differential::plugin() const {
   return *suite()->plugin;
 }

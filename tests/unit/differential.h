@@ -62,6 +62,8 @@ class Differential : public ::testing::Test {
                                 const AutotuneOptions& autotune, const DiskCache& cache);
   // Whether the suite's plugin offers library call `name` for `dtype`.
   bool offers_extern(const std::string& name, DType dtype) const;
+  // Whether the plugin lists `feature` for library call `name`.
+  bool offers_extern_feature(const std::string& name, const std::string& feature) const;
   const Plugin& plugin() const;
 
   uint64_t seed() const { return seed_; }
