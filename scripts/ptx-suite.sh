@@ -13,12 +13,12 @@ parts=" ${*:-shapes fuzz cpu} "
 suite='Compiled*:Dtypes/*:All/*:CompiledLiterals.*:-CompiledGraphCacheTest.*'
 # Each knob set changes the shape of the generated code: few blocks (grid-stride loops),
 # every row by one thread, by a whole block or by one warp, rows walked again in each pass, rows
-# walked 4 or 8 elements per step (with attention's output laid out for its readers) or three
-# (a remainder each step), pointwise runs
+# walked one element per step (and attention's output contiguous) or three (a remainder each
+# step), pointwise runs
 # of 4, transposed reads without shared-memory tiles.
 shapes=("" "block_size=128,max_blocks=7" "thread_row_limit=0" "thread_row_limit=100000"
         "thread_row_limit=0,warp_row_limit=0" "warp_row_limit=1000000"
-        "persistent_limit=0" "walk_lanes=0,attention_out_strides=true" "walk_lanes=3" "runs_per_step=4" "tiles=0")
+        "persistent_limit=0" "walk_lanes=1,attention_out_strides=false" "walk_lanes=3" "runs_per_step=4" "tiles=0")
 failed=0
 summary=()
 [[ $parts == *" shapes "* ]] || shapes=()

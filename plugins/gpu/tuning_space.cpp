@@ -24,7 +24,7 @@ std::string tuning_space(const std::vector<kir::Kernel>& kernels, const TuningCo
     // kept Welford state comes from two passes, so the bits may differ.
     vary(false, [](TuningConfig& c) { c.persistent_limit = 0; });
     // Loads in flight per thread on rows walked an element at a time (sums in another order).
-    for (int64_t w : {4, 8}) vary(false, [&](TuningConfig& c) { c.walk_lanes = w; });
+    for (int64_t w : {1, 4, 8}) vary(false, [&](TuningConfig& c) { c.walk_lanes = w; });
   }
   if (pointwise) {
     for (int64_t r : {1, 2, 4}) vary(true, [&](TuningConfig& c) { c.runs_per_step = r; });

@@ -210,7 +210,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
     plugin->fused_attention = flag("fused_attention", "true");
-    plugin->attention_out_strides = flag("attention_out_strides");
+    plugin->attention_out_strides = flag("attention_out_strides", "true");
     plugin->conv_kernel = flag("conv_kernel", "true");
     if (const std::string tile = options.get("conv_tile", "auto"); tile != "auto") {
       std::string why;
@@ -247,7 +247,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->pad_rows_from = *pad;
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
-    if (plugin->attention_out_strides) plugin->fingerprint += "; attention_out_strides";
+    if (!plugin->attention_out_strides) plugin->fingerprint += "; no attention_out_strides";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
     open_devices(*plugin, prefetch);
     if (plugin->conv_tile)

@@ -92,9 +92,8 @@ struct kiln_plugin {
   int64_t pad_rows_from = int64_t{1} << 32;
   kiln::ptx::CudnnLibrary& conv_library();
   bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
-  // The `attention_out_strides` option: list the call's out_strides feature (off until run on
-  // a GPU: the kernel's strided output store has not been).
-  bool attention_out_strides = false;
+  // The `attention_out_strides` option: list the call's out_strides feature.
+  bool attention_out_strides = true;
   kiln::ptx::CallKernels attention;
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
   // not open.

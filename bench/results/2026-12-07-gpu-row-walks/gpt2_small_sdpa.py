@@ -1,0 +1,8 @@
+# The graph of kernels_alike.txt: python3 -m kiln.export_model THIS_FILE --out gpt2
+import sys, torch
+sys.path.insert(0, "tests/python")  # run from the repository root
+from models import Gpt2
+def model(size):
+    m = Gpt2(vocab=50257, hidden=768, heads=12, layers=12, max_len=1024, sdpa=True).to(torch.bfloat16)
+    ids = torch.randint(50257, (2, 128))
+    return m, (ids,)
