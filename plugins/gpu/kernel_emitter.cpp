@@ -706,8 +706,6 @@ class KernelEmitter {
         // Every op of the pass for the elements of `lanes` (op by op across them); a value a
         // kept scope already holds (an earlier pass computed it) is not computed again.
         // Lanes from `masked_from` on count only where `masked` holds.
-        // Whether an f32 online softmax folds a strided step's elements at once.
-        bool joint = false;
         auto walk = [&](std::vector<Scope>& lanes, const std::vector<Value*>& positions,
                         Value* masked = nullptr, size_t masked_from = 0) {
           for (const kir::Op* op : pass.ops) {
@@ -735,8 +733,8 @@ class KernelEmitter {
               for (size_t f = 0; f < state.size(); ++f) b_.CreateStore(state[f], acc[which][0][f]);
               continue;
             }
-            // An f32 online softmax folds the run's elements into one state at once.
-            if (op->kind == kir::OpKind::Reduce && joint && !masked && lanes.size() > 1 &&
+            // An f32 online softmax folds a strided step's elements into one state at once.
+            if (op->kind == kir::OpKind::Reduce && strided > 1 && !masked && lanes.size() > 1 &&
                 kinds.at(op->id).takes_runs()) {
               size_t which = 0;
               while (pass.reduces[which] != op) ++which;
@@ -800,9 +798,7 @@ class KernelEmitter {
                                               lanes[static_cast<size_t>(j)]);
                                     positions.push_back(b_.CreateZExt(r, b_.getInt64Ty()));
                                   }
-                                  joint = true;
                                   walk(lanes, positions);
-                                  joint = false;
                                 });
           }
           counted_loop(e, rest, size(n), size(per_row), name, [&](Value* r) {
