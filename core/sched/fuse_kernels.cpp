@@ -1,7 +1,9 @@
 #include "core/sched/fuse_kernels.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "core/sched/program_bytes.h"
 
@@ -40,6 +42,55 @@ struct Candidate {
   bool better_than(const Candidate& other) const {
     return saved_us != other.saved_us ? saved_us > other.saved_us : saved > other.saved;
   }
+};
+
+// Merges already tried, by the two kernels' identities and the stores left out, and each
+// kernel's estimated time. merge_kernels is a pure function and fusion keeps the program's
+// buffers, so a round after a merge computes again only what involves the merged kernel:
+// without this, every round re-merges every related pair (most of a transformer's compile).
+class FusionMemo {
+ public:
+  explicit FusionMemo(size_t kernels) : ids_(kernels) {
+    for (uint64_t& id : ids_) id = next_++;
+  }
+
+  const MergeOutcome& merge(const LoopProgram& prog, size_t first, size_t second,
+                            const std::set<int>& dropped, const MergeOptions& o) {
+    auto key = std::make_tuple(ids_[first], ids_[second], dropped);
+    auto it = merges_.find(key);
+    if (it == merges_.end()) {
+      it = merges_
+               .emplace(std::move(key),
+                        merge_kernels(prog.kernels[first], prog.kernels[second], dropped, o))
+               .first;
+    }
+    return it->second;
+  }
+
+  double est_us(const LoopProgram& prog, size_t k, const Roofline& roofline) {
+    auto it = est_us_.find(ids_[k]);
+    if (it == est_us_.end())
+      it = est_us_.emplace(ids_[k], kernel_cost(prog.kernels[k], prog, roofline).est_us).first;
+    return it->second;
+  }
+
+  // The program's kernels after with_merge: the merged one is new, the pair's are gone.
+  void merged(size_t first, size_t second, size_t at) {
+    std::vector<uint64_t> ids;
+    for (size_t k = 0; k < ids_.size(); ++k) {
+      if (k == at)
+        ids.push_back(next_++);
+      else if (k != first && k != second)
+        ids.push_back(ids_[k]);
+    }
+    ids_ = std::move(ids);
+  }
+
+ private:
+  std::vector<uint64_t> ids_;  // one per kernel of the program, in its order
+  uint64_t next_ = 0;
+  std::map<std::tuple<uint64_t, uint64_t, std::set<int>>, MergeOutcome> merges_;
+  std::map<uint64_t, double> est_us_;
 };
 
 struct Attempt {
@@ -87,7 +138,7 @@ LoopProgram with_merge(const LoopProgram& prog, const Candidate& c) {
 
 // `peak`: live_peak_bytes(prog), the same for every pair of a round.
 Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, size_t second,
-                int64_t peak, const FuseOptions& o) {
+                int64_t peak, const FuseOptions& o, FusionMemo& memo) {
   Attempt a;
   const LoopKernel& p = prog.kernels[first];
   const LoopKernel& c = prog.kernels[second];
@@ -99,16 +150,17 @@ Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, siz
     a.failure.detail = "a kernel between them reads one and writes what the other reads";
     return a;
   }
-  MergeOutcome m = merge_kernels(p, c, droppable(prog, access, first, second), o.merge);
+  const MergeOutcome& m =
+      memo.merge(prog, first, second, droppable(prog, access, first, second), o.merge);
   if (!m.kernel) {
     a.failure.category = m.why;
     a.failure.detail = m.detail;
     return a;
   }
-  Candidate cand{first, second, *at, std::move(*m.kernel), 0, 0};
+  Candidate cand{first, second, *at, *m.kernel, 0, 0};
   cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(cand.merged, prog);
-  auto est = [&](const LoopKernel& k) { return kernel_cost(k, prog, o.roofline).est_us; };
-  cand.saved_us = est(p) + est(c) - est(cand.merged);
+  cand.saved_us = memo.est_us(prog, first, o.roofline) + memo.est_us(prog, second, o.roofline) -
+                  kernel_cost(cand.merged, prog, o.roofline).est_us;
   // with_merge's kernels, weighed without copying them
   const std::vector<int> merged_reads = kernel_reads(cand.merged);
   const std::vector<int> merged_writes = kernel_writes(cand.merged);
@@ -158,22 +210,24 @@ std::vector<std::pair<size_t, size_t>> related_pairs(const LoopProgram& prog,
 FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
   FuseReport report;
   remove_dead_kernels(prog);
+  FusionMemo memo(prog.kernels.size());
   for (;;) {
     std::optional<Candidate> best;
     const int64_t peak = live_peak_bytes(prog);
     const Access access(prog);
     for (const auto& [i, j] : related_pairs(prog, access)) {
-      Attempt a = attempt(prog, access, i, j, peak, options);
+      Attempt a = attempt(prog, access, i, j, peak, options, memo);
       if (a.candidate && (!best || a.candidate->better_than(*best))) best = std::move(a.candidate);
     }
     if (!best) break;
     prog = with_merge(prog, *best);
+    memo.merged(best->first, best->second, best->at);
     ++report.fused;
   }
   const int64_t peak = live_peak_bytes(prog);
   const Access access(prog);
   for (const auto& [i, j] : related_pairs(prog, access)) {
-    Attempt a = attempt(prog, access, i, j, peak, options);
+    Attempt a = attempt(prog, access, i, j, peak, options, memo);
     if (!a.candidate) report.failures.push_back(std::move(a.failure));
   }
   prune_buffers(prog);
