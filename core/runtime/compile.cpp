@@ -36,6 +36,11 @@ std::vector<std::string> extern_names(const Plugin& plugin) {
 
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 // Each kernel's tuning config: autotuned when asked, else the plugin's default (""). Kernels
 // placed on another plugin's device (`place` nonzero) run its default.
 Result<std::vector<std::string>> tuned_configs(
@@ -51,8 +56,7 @@ Result<std::vector<std::string>> tuned_configs(
     if (!tuned) return std::move(tuned).error();
     for (size_t i = 0, next = 0; i < batch.size(); ++i)
       if (place[i] == 0) configs[i] = (*tuned)[next++];
-    p.stats.tune_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    p.stats.tune_ms = ms_since(start);
   }
   for (size_t i = 0; i < batch.size(); ++i)
     p.kernel_configs.push_back(batch[i].name + " " + configs[i]);
@@ -95,7 +99,10 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
   }
   std::vector<CompileUnit> units =
       make_compile_units(distinct, distinct_configs, compiles_per_kernel(plugin));
+  const auto compile_start = std::chrono::steady_clock::now();
   if (auto s = compile_units(plugin, device, units, cache, &logging); !s) return s;
+  const double compile_wall_ms = ms_since(compile_start);
+  const auto load_start = std::chrono::steady_clock::now();
   std::map<std::string, int> unit_of;
   size_t cached = 0;
   double compile_ms = 0;
@@ -115,6 +122,8 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
       return s;
     executables.push_back(exe);
   }
+  // The plugin's load (a GPU's driver assembling the code) runs one unit after another.
+  const double load_ms = ms_since(load_start);
   p.stats.units += units.size();
   p.stats.distinct_kernels += distinct.size();
   p.stats.units_cached += cached;
@@ -133,13 +142,15 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
   const std::string alike =
       distinct.size() < kernels.size() ? ", " + std::to_string(distinct.size()) + " distinct" : "";
   if (cached == units.size()) {
-    log->info("kernel cache hit: {} kernels of '{}' in {} units{}{}", kernels.size(), p.graph.name,
-              units.size(), alike, where);
+    log->info("kernel cache hit: {} kernels of '{}' in {} units{}{}, loaded in {:.0f} ms",
+              kernels.size(), p.graph.name, units.size(), alike, where, load_ms);
   } else {
     log->info(
-        "compiled {} kernels of '{}'{} ({} of {} units from the cache{}) in {:.0f} ms{}",
+        "compiled {} kernels of '{}'{} ({} of {} units from the cache{}) in {:.0f} ms{}; {:.0f} ms "
+        "from the first to the last unit, loaded in {:.0f} ms",
         kernels.size(), p.graph.name, where, cached, units.size(), alike, compile_ms,
-        units.size() > 1 && compiles_concurrently(plugin) ? " of compile time, in parallel" : "");
+        units.size() > 1 && compiles_concurrently(plugin) ? " of compile time, in parallel" : "",
+        compile_wall_ms, load_ms);
   }
   return Ok{};
 }
@@ -249,8 +260,12 @@ Status schedule_and_plan(CompiledGraph::Parts& p, const Graph& graph,
     record.asked_externs = true;
     record.externs = usable_externs(*p.plugin, schedule);
   }
+  const auto start = std::chrono::steady_clock::now();
   auto scheduled = schedule_graph(graph, std::move(registry), schedule, p.roofline, record.externs);
   if (!scheduled) return std::move(scheduled).error();
+  logging.get("runtime")->info("scheduled '{}' in {:.0f} ms: {} nodes, {} kernels", graph.name,
+                               ms_since(start), scheduled->graph.nodes.size(),
+                               scheduled->program.kernels.size());
   dump.write("decomposed.txt", dump_graph(scheduled->graph));
   p.graph = std::move(scheduled->graph);
   p.program = std::move(scheduled->program);
@@ -420,9 +435,7 @@ Result<CompiledGraph> compile(const Graph& graph, std::shared_ptr<const OpRegist
                               const Options& options, const Logging& logging) {
   const auto load_start = std::chrono::steady_clock::now();
   const LoadedPlugins loaded = load_plugins(options, logging);
-  const double load_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
-          .count();
+  const double load_ms = ms_since(load_start);
   for (const auto& f : loaded.failures)
     logging.get("runtime")->warn("plugin '{}' did not load: {}", f.name, f.error.message());
   auto compiled =
