@@ -69,6 +69,12 @@ std::string open_cuda_driver(CudaDriver& d, const std::function<void()>& before_
       !resolve(d.library, d.cuGraphExecDestroy, "cuGraphExecDestroy") ||
       !resolve(d.library, d.cuGraphDestroy, "cuGraphDestroy"))
     d.cuStreamBeginCapture = nullptr;
+  // Optional: without them each module's PTX is assembled when it loads.
+  if (!resolve(d.library, d.cuLinkCreate, "cuLinkCreate_v2") ||
+      !resolve(d.library, d.cuLinkAddData, "cuLinkAddData_v2") ||
+      !resolve(d.library, d.cuLinkComplete, "cuLinkComplete") ||
+      !resolve(d.library, d.cuLinkDestroy, "cuLinkDestroy"))
+    d.cuLinkCreate = nullptr;
   if (!ok) {
     close_cuda_driver(d);
     return "the CUDA driver lacks an entry point the plugin needs (driver too old?)";

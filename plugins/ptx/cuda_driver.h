@@ -20,6 +20,7 @@ using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUlinkState = struct CUlinkState_st*;
 // CU_IPC_HANDLE_SIZE bytes naming another process's allocation (passed by value).
 struct CUipcMemHandle {
   char reserved[64];
@@ -113,6 +114,13 @@ struct CudaDriver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
+  // The driver's JIT as a linker (PTX -> cubin); optional: NULL where the driver lacks them
+  // (then PTX is assembled when a module loads).
+  CUresult (*cuLinkCreate)(unsigned, int* options, void** values, CUlinkState*) = nullptr;
+  CUresult (*cuLinkAddData)(CUlinkState, int type, void* data, size_t bytes, const char* name,
+                            unsigned, int* options, void** values) = nullptr;
+  CUresult (*cuLinkComplete)(CUlinkState, void** cubin, size_t* bytes) = nullptr;
+  CUresult (*cuLinkDestroy)(CUlinkState) = nullptr;
 };
 
 // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, in percent of the most shared memory.

@@ -1,6 +1,7 @@
 // The ptx plugin's code half: supports, tuning space, compile (KIR -> PTX, with each kernel's
-// launch shape in a small header before it), load (cuModuleLoadData: the driver assembles
-// the PTX for the device), and launch (asynchronous on the stream it is given, the legacy
+// launch shape in a small header before it, and the PTX assembled for the device by the
+// driver's JIT: ptx_cubin.h), load (cuModuleLoadData of the cubin, or of the PTX where there
+// is none or it does not load), and launch (asynchronous on the stream it is given, the legacy
 // default stream for none: each kernel's error word is read when the host next waits for the
 // device, or at the device's next launch once set, and a set one fails that call).
 #include <kiln/plugin.hpp>
@@ -12,6 +13,7 @@
 #include "plugins/gpu/tuning_space.h"
 #include "plugins/kir_support/parse_args.h"
 #include "plugins/ptx/ptx_compiler.h"
+#include "plugins/ptx/ptx_cubin.h"
 #include "plugins/ptx/ptx_state.h"
 
 struct kiln_executable {
@@ -37,7 +39,29 @@ namespace {
 using kiln::sdk::Failure;
 using kiln::sdk::guard;
 
-constexpr const char* kArtifactHeader = "kiln-ptx/1";
+constexpr const char* kArtifactHeader = "kiln-ptx/2";
+
+std::string section(const std::string& name, const std::string& bytes) {
+  return name + " " + std::to_string(bytes.size()) + "\n" + bytes;
+}
+
+// The next "NAME BYTES" line and its bytes into `bytes`; false at the end of the artifact.
+bool read_section(std::istream& in, size_t artifact_bytes, const std::string& name,
+                  std::string& bytes) {
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  std::istringstream fields(line);
+  std::string word;
+  size_t size = 0;
+  if (!(fields >> word >> size) || word != name || size > artifact_bytes)
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  "malformed ptx artifact: '" + line + "' where its " + name + " section starts");
+  bytes.resize(size);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                  "ptx artifact cut short in its " + name + " section");
+  return true;
+}
 
 PtxOptions options_for(kiln_plugin& p, uint32_t device) {
   PtxOptions o;
@@ -88,12 +112,21 @@ kiln_error* compile(kiln_plugin* p, const kiln_compile_args* args_in, kiln_blob*
     } catch (const std::exception& e) {
       throw Failure(KILN_STATUS_UNIMPLEMENTED, e.what());
     }
+    // Code for another arch than the device's own is left to the driver at load.
+    std::string cubin;
+    if (p->cubin && options.arch == p->devices[args.device].arch) {
+      std::string why;
+      cubin = assemble_cubin(p->cuda, out.ptx, why);
+      if (cubin.empty()) p->log(KILN_LOG_DEBUG, "ptx: " + why + "; the PTX is assembled at load");
+    }
     std::string text = std::string(kArtifactHeader) + "\n";
     text += gpu::kernel_lines(kernels, options.tuning, 32);
-    text += "ptx\n" + out.ptx;
+    text += "code\n" + section("ptx", out.ptx);
+    if (!cubin.empty()) text += section("cubin", cubin);
     *artifact = kiln::sdk::make_blob(std::move(text));
     if (metadata) {
       *metadata = kiln::sdk::make_blob("{\"arch\": " + kiln::sdk::json_string(options.arch) +
+                                       ", \"cubin_bytes\": " + std::to_string(cubin.size()) +
                                        ", \"source\": " + kiln::sdk::json_string(out.ptx) + "}");
     }
   });
@@ -122,19 +155,33 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
     std::istringstream in(text);
     std::string line;
     if (!std::getline(in, line) || line != kArtifactHeader)
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "not a ptx plugin artifact");
+      throw Failure(
+          KILN_STATUS_INVALID_ARGUMENT,
+          std::string("not a ptx plugin artifact (the plugin reads ") + kArtifactHeader + ")");
     std::unique_ptr<kiln_executable, void (*)(kiln_executable*)> exe(new kiln_executable,
                                                                      destroy_executable);
     exe->plugin = p;
     exe->device = device;
     std::vector<gpu::ListedKernel> listed;
     try {
-      listed = gpu::read_kernel_lines(in, "ptx");
+      listed = gpu::read_kernel_lines(in, "code");
     } catch (const std::invalid_argument& e) {
       throw Failure(KILN_STATUS_INVALID_ARGUMENT, e.what());
     }
-    const std::string ptx = text.substr(static_cast<size_t>(in.tellg()));
-    p->check(p->cuda.cuModuleLoadData(&exe->module, ptx.c_str()), "cuModuleLoadData");
+    std::string ptx, cubin;
+    if (!read_section(in, size, "ptx", ptx))
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, "ptx artifact without its ptx section");
+    read_section(in, size, "cubin", cubin);
+    // A cubin the device does not take (another GPU of the same arch name, an older driver)
+    // leaves the PTX to the driver.
+    CUresult loaded = -1;
+    if (!cubin.empty()) loaded = p->cuda.cuModuleLoadData(&exe->module, cubin.data());
+    if (!cubin.empty() && loaded != 0) {
+      p->log(KILN_LOG_INFO, "ptx: the artifact's cubin did not load (" +
+                                cuda_error(p->cuda, loaded) + "); assembling its PTX");
+    }
+    if (loaded != 0)
+      p->check(p->cuda.cuModuleLoadData(&exe->module, ptx.c_str()), "cuModuleLoadData");
     for (const gpu::ListedKernel& listing : listed) {
       kiln_executable::Kernel k{nullptr, listing.shape, listing.buffer_bytes, exe->kernels.size()};
       p->check(p->cuda.cuModuleGetFunction(&k.fn, exe->module, listing.name.c_str()),

@@ -170,7 +170,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     std::vector<std::string> known = {
         "arch",        "libdevice",     "cublas",        "cublas_prefetch",
         "cudnn",       "deterministic", "pad_rows_from", "fused_attention",
-        "conv_kernel", "conv_tile",     "conv_splits",   "attention_out_strides"};
+        "conv_kernel", "conv_tile",     "conv_splits",   "attention_out_strides",
+        "cubin"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -212,6 +213,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->fused_attention = flag("fused_attention", "true");
     plugin->attention_out_strides = flag("attention_out_strides", "true");
     plugin->conv_kernel = flag("conv_kernel", "true");
+    plugin->cubin = flag("cubin", "true");
     if (const std::string tile = options.get("conv_tile", "auto"); tile != "auto") {
       std::string why;
       plugin->conv_tile = kiln::ptx::parse_conv_tile(tile, why);
@@ -249,6 +251,7 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     if (!plugin->attention_out_strides) plugin->fingerprint += "; no attention_out_strides";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
+    if (!plugin->cubin) plugin->fingerprint += "; no cubin";
     open_devices(*plugin, prefetch);
     if (plugin->conv_tile)
       for (const kiln::ptx::Device& d : plugin->devices)

@@ -98,6 +98,8 @@ struct kiln_plugin {
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
   // not open.
   bool conv_kernel = true;
+  // The `cubin` option: assemble each unit's PTX for its device when it compiles (ptx_cubin.h).
+  bool cubin = true;
   // The `conv_tile` option; unset: per call (conv_tile_for).
   std::optional<kiln::ptx::ConvTile> conv_tile;
   int64_t conv_splits = 0;  // the `conv_splits` option; 0: per call (conv_split.h)
