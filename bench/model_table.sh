@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The model table (docs/models.md): each row in its own process with empty kiln and Inductor
-# caches, so both compile times are cold. Run from a bundle or build root with a GPU:
+# caches and an empty CUDA JIT cache (the driver's, which keeps assembled PTX between
+# processes), so both compile times are cold. Run from a bundle or build root with a GPU:
 #   bench/model_table.sh [config] [rows...]     rows as model:dtype, default the whole table
 # Extra arguments for bench/model_table.py go in MODEL_TABLE_ARGS (e.g. "--profile 8");
 # MODEL_TABLE_ROW_TIMEOUT (seconds) stops a row that runs longer.
@@ -21,7 +22,7 @@ header=--header
 for row in "${rows[@]}"; do
   caches=$(mktemp -d)
   KILN_LOG=${KILN_LOG:-warn} KILN_CACHE_DIR=$caches/kiln TORCHINDUCTOR_CACHE_DIR=$caches/inductor \
-    timeout "${MODEL_TABLE_ROW_TIMEOUT:-0}" python3 "$root/bench/model_table.py" --model "${row%%:*}" --dtype "${row##*:}" \
+    CUDA_CACHE_PATH=$caches/cuda timeout "${MODEL_TABLE_ROW_TIMEOUT:-0}" python3 "$root/bench/model_table.py" --model "${row%%:*}" --dtype "${row##*:}" \
     --config "$config" $header ${MODEL_TABLE_ARGS:-} || echo "| ${row%%:*} | ${row##*:} | failed (exit $?) |"
   header=
   rm -rf "$caches"
