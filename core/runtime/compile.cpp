@@ -1,6 +1,7 @@
 #include "core/runtime/compile.h"
 
 #include <spdlog/spdlog.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
@@ -97,8 +98,10 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
     distinct.push_back(kernels[i]);
     distinct_configs.push_back(kernel_configs[i]);
   }
-  std::vector<CompileUnit> units =
-      make_compile_units(distinct, distinct_configs, compiles_per_kernel(plugin));
+  std::vector<CompileUnit> units = make_compile_units(
+      distinct, distinct_configs, compiles_per_kernel(plugin),
+      compiles_concurrently(plugin) ? static_cast<size_t>(tbb::this_task_arena::max_concurrency())
+                                    : 1);
   const auto compile_start = std::chrono::steady_clock::now();
   if (auto s = compile_units(plugin, device, units, cache, &logging); !s) return s;
   const double compile_wall_ms = ms_since(compile_start);

@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -60,24 +61,39 @@ std::vector<size_t> first_alike(const std::vector<kir::Kernel>& kernels,
 
 std::vector<CompileUnit> make_compile_units(const std::vector<kir::Kernel>& kernels,
                                             const std::vector<std::string>& configs,
-                                            bool one_per_kernel) {
+                                            bool one_per_kernel, size_t threads) {
   std::vector<CompileUnit> units;
-  std::map<std::string, size_t> by_config;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const std::string& config = configs.at(i);
-    size_t u = units.size();
-    if (!one_per_kernel) {
-      auto [it, fresh] = by_config.emplace(config, units.size());
-      u = it->second;
-      if (!fresh) {
-        units[u].kernels.push_back(i);
-        continue;
+  if (one_per_kernel) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      CompileUnit unit;
+      unit.kernels = {i};
+      unit.config = configs.at(i);
+      units.push_back(std::move(unit));
+    }
+  } else {
+    // One unit per config, cut into up to `threads` units of kMinKernelsPerUnit or more:
+    // each costs the plugin's start-up (a C++ compiler's), and they compile side by side.
+    constexpr size_t kMinKernelsPerUnit = 4;
+    std::map<std::string, std::vector<size_t>> by_config;
+    std::vector<std::string> order;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      auto [it, fresh] = by_config.try_emplace(configs.at(i));
+      if (fresh) order.push_back(configs.at(i));
+      it->second.push_back(i);
+    }
+    for (const std::string& config : order) {
+      const std::vector<size_t>& all = by_config.at(config);
+      const size_t parts =
+          std::clamp<size_t>(all.size() / kMinKernelsPerUnit, 1, std::max<size_t>(threads, 1));
+      for (size_t part = 0; part < parts; ++part) {
+        CompileUnit unit;
+        unit.config = config;
+        unit.kernels.assign(
+            all.begin() + static_cast<std::ptrdiff_t>(part * all.size() / parts),
+            all.begin() + static_cast<std::ptrdiff_t>((part + 1) * all.size() / parts));
+        units.push_back(std::move(unit));
       }
     }
-    CompileUnit unit;
-    unit.kernels = {i};
-    unit.config = config;
-    units.push_back(std::move(unit));
   }
   for (CompileUnit& unit : units) {
     std::vector<kir::Kernel> own;

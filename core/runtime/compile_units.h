@@ -1,5 +1,6 @@
 // Compiling a graph's kernels through the plugin: one unit per kernel when the plugin asks
-// for it (KILN_COMPILE_PER_KERNEL), else one unit per tuning config; units compile in
+// for it (KILN_COMPILE_PER_KERNEL), else one unit per tuning config, cut into as many as
+// there are threads to compile them when it has enough kernels; units compile in
 // parallel on oneTBB's threads when the plugin's compile is thread-safe. Each unit is cached
 // on its own (kernel_key over the unit's KIR text), so with units per kernel a graph whose
 // kernels changed in part recompiles only those.
@@ -33,10 +34,10 @@ struct CompileUnit {
 std::vector<size_t> first_alike(const std::vector<kir::Kernel>& kernels,
                                 const std::vector<std::string>& configs);
 
-// `configs[i]` is kernel i's tuning config.
+// `configs[i]` is kernel i's tuning config; `threads`: how many units may compile at once.
 std::vector<CompileUnit> make_compile_units(const std::vector<kir::Kernel>& kernels,
                                             const std::vector<std::string>& configs,
-                                            bool one_per_kernel);
+                                            bool one_per_kernel, size_t threads);
 
 // Whether `plugin` lets the core call compile() from several threads at once.
 bool compiles_concurrently(const Plugin& plugin);
