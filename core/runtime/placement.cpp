@@ -1,10 +1,13 @@
 #include "core/runtime/placement.h"
 
 #include <spdlog/spdlog.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "core/kir/kir_hash.h"
 #include "core/runtime/buffer_residence.h"
@@ -47,6 +50,38 @@ Result<Answer> supports(const PlacementTarget& target, const std::string& text,
   if (!a.supported && a.reason.empty()) a.reason = "no reason given";
   cache.put(key, std::string(a.supported ? "1" : "0") + "\n" + a.reason);
   return a;
+}
+
+// The text a plugin is asked about: the kernel under a fixed name, so kernels alike but for
+// their names (a model's repeated layers) are asked about once.
+std::string query_text(const kir::Kernel& kernel) {
+  kir::Kernel unnamed = kernel;
+  unnamed.name = "kernel";
+  return kir::print({unnamed});
+}
+
+// The serving device's answers for every kernel of `batch`, by query text: asked side by side
+// where its plugin compiles concurrently, since answering may mean compiling (the ptx plugin
+// generates the kernel's code to see that it can).
+Result<std::map<std::string, Answer>> serving_answers(const PlacementTarget& serving,
+                                                      const std::vector<kir::Kernel>& batch,
+                                                      const DiskCache& cache) {
+  std::vector<std::string> texts;
+  for (const kir::Kernel& k : batch) texts.push_back(query_text(k));
+  std::sort(texts.begin(), texts.end());
+  texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+  std::vector<std::optional<Result<Answer>>> answers(texts.size());
+  const auto ask = [&](size_t i) { answers[i] = supports(serving, texts[i], cache); };
+  if (compiles_concurrently(*serving.plugin) && texts.size() > 1)
+    tbb::parallel_for(size_t{0}, texts.size(), ask);
+  else
+    for (size_t i = 0; i < texts.size(); ++i) ask(i);
+  std::map<std::string, Answer> out;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (!*answers[i]) return std::move(*answers[i]).error();
+    out.emplace(texts[i], std::move(**answers[i]));
+  }
+  return out;
 }
 
 std::string target_name(const PlacementTarget& t) {
@@ -133,6 +168,10 @@ Result<std::vector<int>> place_kernels(CompiledGraph::Parts& p,
         p.graph.name, target_name(targets[i]));
     policy = PlacementPolicy::Order;
   }
+  auto answers = serving_answers(targets[0], batch, cache);
+  if (!answers)
+    return std::move(answers).error().with_context("asking where the kernels of '" + p.graph.name +
+                                                   "' run");
   const LoopProgram& prog = p.program;
   BufferResidence residence(prog);
   size_t k = 0;
@@ -155,13 +194,14 @@ Result<std::vector<int>> place_kernels(CompiledGraph::Parts& p,
       if (!cost.empty())
         std::stable_sort(order.begin(), order.end(),
                          [&](size_t a, size_t b) { return cost[a] < cost[b]; });
-      const std::string text = kir::print({batch[k]});
+      const std::string text = query_text(batch[k]);
       std::string reasons;
       bool serving_declined = false;
       int chosen = -1;
       for (size_t i = 0; i < order.size() && chosen < 0; ++i) {
         const PlacementTarget& target = targets[order[i]];
-        auto answer = supports(target, text, cache);
+        auto answer =
+            order[i] == 0 ? Result<Answer>(answers->at(text)) : supports(target, text, cache);
         if (!answer)
           return std::move(answer).error().with_context("asking where kernel " + batch[k].name +
                                                         " of '" + p.graph.name + "' runs");

@@ -53,13 +53,18 @@ bool read_section(std::istream& in, size_t artifact_bytes, const std::string& na
   std::istringstream fields(line);
   std::string word;
   size_t size = 0;
-  if (!(fields >> word >> size) || word != name || size > artifact_bytes)
+  if (!(fields >> word >> size) || word != name)
     throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                   "malformed ptx artifact: '" + line + "' where its " + name + " section starts");
-  bytes.resize(size);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+  const std::streamoff at = in.tellg();  // -1 where the line ended the artifact
+  const size_t left = at < 0 ? 0 : artifact_bytes - static_cast<size_t>(at);
+  if (size > left) {
     throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                  "ptx artifact cut short in its " + name + " section");
+                  "ptx artifact cut short in its " + name + " section (" + std::to_string(size) +
+                      " bytes named, " + std::to_string(left) + " there)");
+  }
+  bytes.resize(size);
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
   return true;
 }
 

@@ -129,7 +129,10 @@ TEST_F(CompiledPtxArtifact, DamagedArtifactsAreRefusedWithWhy) {
   EXPECT_THAT(load_and_run(artifact.substr(0, ptx)), HasSubstr("without its ptx section"));
   std::string huge = artifact;
   huge.replace(ptx, 3, "ptx 99999999999 ");
-  EXPECT_THAT(load_and_run(huge), HasSubstr("malformed ptx artifact"));
+  EXPECT_THAT(load_and_run(huge), HasSubstr("cut short in its ptx section"));
+  std::string misnamed = artifact;
+  misnamed.replace(ptx, 3, "ptq");
+  EXPECT_THAT(load_and_run(misnamed), HasSubstr("malformed ptx artifact: 'ptq"));
   std::string old = artifact;
   old.replace(0, std::strlen("kiln-ptx/2"), "kiln-ptx/1");
   EXPECT_THAT(load_and_run(old), HasSubstr("reads kiln-ptx/2"));
