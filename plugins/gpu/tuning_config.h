@@ -18,8 +18,9 @@ struct TuningConfig {
   // longer rows by the whole block.
   int64_t warp_row_limit = 4096;
   // Multi-pass reductions keep up to this many elements of a row per thread in registers
-  // (loaded once); longer rows, or 0, walk the row again in each pass.
-  int64_t persistent_limit = 64;
+  // (loaded once); longer rows, or 0, walk the row again in each pass. A target may raise it
+  // (the ptx plugin keeps 64: ptx_default_tuning).
+  int64_t persistent_limit = 32;
   // Reductions walking a row from memory an element at a time: elements a thread takes per
   // step, the row's threads apart (loads in flight); 0 picks 8 for rows of 2-byte elements or
   // less, else 4 (cross-entropy over bf16 rows of 50257 on an H100: 130 -> 84 us).

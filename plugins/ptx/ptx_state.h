@@ -21,6 +21,7 @@
 #include "plugins/ptx/cuda_driver.h"
 #include "plugins/ptx/cudnn_library.h"
 #include "plugins/ptx/device_scratch.h"
+#include "plugins/ptx/ptx_compiler.h"
 
 namespace kiln::ptx {
 
@@ -63,7 +64,7 @@ struct kiln_plugin {
   std::vector<kiln::ptx::Device> devices;
   std::string libdevice;
   std::string arch = "auto";  // "auto": each device's own compute capability
-  kiln::gpu::TuningConfig tuning;
+  kiln::gpu::TuningConfig tuning = kiln::ptx::ptx_default_tuning();
   std::string fingerprint;
   // The matmul externs: cuBLAS is opened on first need (a graph with a matmul), not at
   // start-up, which every process pays.
