@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On 77b506a's bundle (persistent_limit 64 the default): the differential suite through ptx;
+# On b534b6c's bundle (persistent_limit 64 the ptx plugin's default): the differential suite through ptx;
 # the artifact tests under compute-sanitizer; the long-row kernels against eager and Inductor.
 set -uo pipefail
 rm -rf device-bundle && tar -xJf device-bundle.tar.xz
