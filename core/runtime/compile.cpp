@@ -125,7 +125,7 @@ Status load_units_at(CompiledGraph::Parts& p, int at, const std::vector<kir::Ker
       return s;
     executables.push_back(exe);
   }
-  // The plugin's load (a GPU's driver assembling the code) runs one unit after another.
+  // Loads run one unit after another (a GPU driver assembling PTX there would show here).
   const double load_ms = ms_since(load_start);
   p.stats.units += units.size();
   p.stats.distinct_kernels += distinct.size();

@@ -62,37 +62,31 @@ std::vector<size_t> first_alike(const std::vector<kir::Kernel>& kernels,
 std::vector<CompileUnit> make_compile_units(const std::vector<kir::Kernel>& kernels,
                                             const std::vector<std::string>& configs,
                                             bool one_per_kernel, size_t threads) {
+  // Kernels by config in first-seen order, each kernel its own group with one_per_kernel.
+  std::vector<std::pair<std::string, std::vector<size_t>>> groups;
+  std::map<std::string, size_t> group_of;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& config = configs.at(i);
+    const auto [it, fresh] = group_of.try_emplace(config, groups.size());
+    if (fresh || one_per_kernel)
+      groups.push_back({config, {i}});
+    else
+      groups[it->second].second.push_back(i);
+  }
+  // A group is cut into up to `threads` units of kMinKernelsPerUnit or more: each costs the
+  // plugin's start-up (a C++ compiler's), and they compile side by side.
+  constexpr size_t kMinKernelsPerUnit = 4;
   std::vector<CompileUnit> units;
-  if (one_per_kernel) {
-    for (size_t i = 0; i < kernels.size(); ++i) {
+  for (const auto& [config, all] : groups) {
+    const size_t parts =
+        std::clamp<size_t>(all.size() / kMinKernelsPerUnit, 1, std::max<size_t>(threads, 1));
+    for (size_t part = 0; part < parts; ++part) {
       CompileUnit unit;
-      unit.kernels = {i};
-      unit.config = configs.at(i);
+      unit.config = config;
+      unit.kernels.assign(
+          all.begin() + static_cast<std::ptrdiff_t>(part * all.size() / parts),
+          all.begin() + static_cast<std::ptrdiff_t>((part + 1) * all.size() / parts));
       units.push_back(std::move(unit));
-    }
-  } else {
-    // One unit per config, cut into up to `threads` units of kMinKernelsPerUnit or more:
-    // each costs the plugin's start-up (a C++ compiler's), and they compile side by side.
-    constexpr size_t kMinKernelsPerUnit = 4;
-    std::map<std::string, std::vector<size_t>> by_config;
-    std::vector<std::string> order;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      auto [it, fresh] = by_config.try_emplace(configs.at(i));
-      if (fresh) order.push_back(configs.at(i));
-      it->second.push_back(i);
-    }
-    for (const std::string& config : order) {
-      const std::vector<size_t>& all = by_config.at(config);
-      const size_t parts =
-          std::clamp<size_t>(all.size() / kMinKernelsPerUnit, 1, std::max<size_t>(threads, 1));
-      for (size_t part = 0; part < parts; ++part) {
-        CompileUnit unit;
-        unit.config = config;
-        unit.kernels.assign(
-            all.begin() + static_cast<std::ptrdiff_t>(part * all.size() / parts),
-            all.begin() + static_cast<std::ptrdiff_t>((part + 1) * all.size() / parts));
-        units.push_back(std::move(unit));
-      }
     }
   }
   for (CompileUnit& unit : units) {

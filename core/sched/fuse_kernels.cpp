@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <tuple>
 
@@ -33,12 +34,18 @@ bool read_elsewhere(const LoopProgram& prog, int b, size_t except) {
   return false;
 }
 
+// A merge tried: its outcome, and the merged kernel's estimated time.
+struct Tried {
+  MergeOutcome outcome;
+  double est_us = 0;
+};
+
 struct Candidate {
   size_t first = 0, second = 0;
-  size_t at = 0;  // where the merged kernel goes: first or second
-  LoopKernel merged;
-  int64_t saved = 0;    // bytes
-  double saved_us = 0;  // estimated time, when the roofline is known
+  size_t at = 0;                       // where the merged kernel goes: first or second
+  const LoopKernel* merged = nullptr;  // kept by the FusionMemo
+  int64_t saved = 0;                   // bytes
+  double saved_us = 0;                 // estimated time, when the roofline is known
   bool better_than(const Candidate& other) const {
     return saved_us != other.saved_us ? saved_us > other.saved_us : saved > other.saved;
   }
@@ -50,37 +57,39 @@ struct Candidate {
 // without this, every round re-merges every related pair (most of a transformer's compile).
 class FusionMemo {
  public:
-  explicit FusionMemo(size_t kernels) : ids_(kernels) {
-    for (uint64_t& id : ids_) id = next_++;
+  FusionMemo(size_t kernels, const FuseOptions& options) : ids_(kernels), options_(options) {
+    std::iota(ids_.begin(), ids_.end(), uint64_t{0});
+    next_ = kernels;
   }
 
-  const MergeOutcome& merge(const LoopProgram& prog, size_t first, size_t second,
-                            const std::set<int>& dropped, const MergeOptions& o) {
+  const Tried& merge(const LoopProgram& prog, size_t first, size_t second,
+                     const std::set<int>& dropped) {
     auto key = std::make_tuple(ids_[first], ids_[second], dropped);
     auto it = merges_.find(key);
     if (it == merges_.end()) {
-      it = merges_
-               .emplace(std::move(key),
-                        merge_kernels(prog.kernels[first], prog.kernels[second], dropped, o))
-               .first;
+      Tried t{merge_kernels(prog.kernels[first], prog.kernels[second], dropped, options_.merge)};
+      if (t.outcome.kernel)
+        t.est_us = kernel_cost(*t.outcome.kernel, prog, options_.roofline).est_us;
+      it = merges_.emplace(std::move(key), std::move(t)).first;
     }
     return it->second;
   }
 
-  double est_us(const LoopProgram& prog, size_t k, const Roofline& roofline) {
+  double est_us(const LoopProgram& prog, size_t k) {
     auto it = est_us_.find(ids_[k]);
     if (it == est_us_.end())
-      it = est_us_.emplace(ids_[k], kernel_cost(prog.kernels[k], prog, roofline).est_us).first;
+      it = est_us_.emplace(ids_[k], kernel_cost(prog.kernels[k], prog, options_.roofline).est_us)
+               .first;
     return it->second;
   }
 
   // The program's kernels after with_merge: the merged one is new, the pair's are gone.
-  void merged(size_t first, size_t second, size_t at) {
+  void merged(const Candidate& c) {
     std::vector<uint64_t> ids;
     for (size_t k = 0; k < ids_.size(); ++k) {
-      if (k == at)
+      if (k == c.at)
         ids.push_back(next_++);
-      else if (k != first && k != second)
+      else if (k != c.first && k != c.second)
         ids.push_back(ids_[k]);
     }
     ids_ = std::move(ids);
@@ -89,7 +98,8 @@ class FusionMemo {
  private:
   std::vector<uint64_t> ids_;  // one per kernel of the program, in its order
   uint64_t next_ = 0;
-  std::map<std::tuple<uint64_t, uint64_t, std::set<int>>, MergeOutcome> merges_;
+  const FuseOptions& options_;
+  std::map<std::tuple<uint64_t, uint64_t, std::set<int>>, Tried> merges_;
   std::map<uint64_t, double> est_us_;
 };
 
@@ -129,7 +139,7 @@ LoopProgram with_merge(const LoopProgram& prog, const Candidate& c) {
   out.outputs = prog.outputs;
   for (size_t k = 0; k < prog.kernels.size(); ++k) {
     if (k == c.at)
-      out.kernels.push_back(c.merged);
+      out.kernels.push_back(*c.merged);
     else if (k != c.first && k != c.second)
       out.kernels.push_back(prog.kernels[k]);
   }
@@ -150,20 +160,19 @@ Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, siz
     a.failure.detail = "a kernel between them reads one and writes what the other reads";
     return a;
   }
-  const MergeOutcome& m =
-      memo.merge(prog, first, second, droppable(prog, access, first, second), o.merge);
+  const Tried& tried = memo.merge(prog, first, second, droppable(prog, access, first, second));
+  const MergeOutcome& m = tried.outcome;
   if (!m.kernel) {
     a.failure.category = m.why;
     a.failure.detail = m.detail;
     return a;
   }
-  Candidate cand{first, second, *at, *m.kernel, 0, 0};
-  cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(cand.merged, prog);
-  cand.saved_us = memo.est_us(prog, first, o.roofline) + memo.est_us(prog, second, o.roofline) -
-                  kernel_cost(cand.merged, prog, o.roofline).est_us;
+  Candidate cand{first, second, *at, &*m.kernel, 0, 0};
+  cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(*cand.merged, prog);
+  cand.saved_us = memo.est_us(prog, first) + memo.est_us(prog, second) - tried.est_us;
   // with_merge's kernels, weighed without copying them
-  const std::vector<int> merged_reads = kernel_reads(cand.merged);
-  const std::vector<int> merged_writes = kernel_writes(cand.merged);
+  const std::vector<int> merged_reads = kernel_reads(*cand.merged);
+  const std::vector<int> merged_writes = kernel_writes(*cand.merged);
   std::vector<KernelBuffers> order;
   order.reserve(prog.kernels.size());
   for (size_t k = 0; k < prog.kernels.size(); ++k) {
@@ -210,7 +219,7 @@ std::vector<std::pair<size_t, size_t>> related_pairs(const LoopProgram& prog,
 FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
   FuseReport report;
   remove_dead_kernels(prog);
-  FusionMemo memo(prog.kernels.size());
+  FusionMemo memo(prog.kernels.size(), options);
   for (;;) {
     std::optional<Candidate> best;
     const int64_t peak = live_peak_bytes(prog);
@@ -221,7 +230,7 @@ FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
     }
     if (!best) break;
     prog = with_merge(prog, *best);
-    memo.merged(best->first, best->second, best->at);
+    memo.merged(*best);
     ++report.fused;
   }
   const int64_t peak = live_peak_bytes(prog);

@@ -179,14 +179,14 @@ kiln_error* load(kiln_plugin* p, uint32_t device, const void* bytes, size_t size
     read_section(in, size, "cubin", cubin);
     // A cubin the device does not take (another GPU of the same arch name, an older driver)
     // leaves the PTX to the driver.
-    CUresult loaded = -1;
-    if (!cubin.empty()) loaded = p->cuda.cuModuleLoadData(&exe->module, cubin.data());
-    if (!cubin.empty() && loaded != 0) {
-      p->log(KILN_LOG_INFO, "ptx: the artifact's cubin did not load (" +
-                                cuda_error(p->cuda, loaded) + "); assembling its PTX");
-    }
-    if (loaded != 0)
+    const CUresult from_cubin =
+        cubin.empty() ? -1 : p->cuda.cuModuleLoadData(&exe->module, cubin.data());
+    if (from_cubin != 0) {
+      if (!cubin.empty())
+        p->log(KILN_LOG_INFO, "ptx: the artifact's cubin did not load (" +
+                                  cuda_error(p->cuda, from_cubin) + "); assembling its PTX");
       p->check(p->cuda.cuModuleLoadData(&exe->module, ptx.c_str()), "cuModuleLoadData");
+    }
     for (const gpu::ListedKernel& listing : listed) {
       kiln_executable::Kernel k{nullptr, listing.shape, listing.buffer_bytes, exe->kernels.size()};
       p->check(p->cuda.cuModuleGetFunction(&k.fn, exe->module, listing.name.c_str()),
