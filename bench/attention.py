@@ -8,8 +8,11 @@ matrix in memory, the softmax fused into what it can). Shapes users meet: GPT-2 
 
 Per shape: median ms per call (CUDA events around --per-sample calls, --runs samples, after
 warm-up) and TFLOP/s (4·b·h·l·s·d multiply-adds·2, halved when causal) for each; the ratios
-flash/kiln and unfused/kiln; kiln's largest difference from PyTorch's result; whether the
-fused kernel ran (its name in torch.profiler's kernel list).
+flash/kiln and unfused/kiln; kiln's largest difference from PyTorch's result; the fused
+kernel's own GPU µs per call (torch.profiler; "not run" where it did not run). With --variants, each set of ptx
+options given ("attention_rows_per_warp=16,attention_keys=64;attention_rows_per_warp=32")
+adds a column of kiln ms and one of kernel µs with those options, so tilings compare side by
+side; the largest difference is over every kiln column.
 
     KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python:bench \\
         python3 bench/attention.py --config configs/nvidia.yaml
@@ -34,15 +37,15 @@ SHAPES = [
 ]
 
 
-def unfused_config(config):
-    """`config` with the ptx plugin's fused attention call off, written to a temporary file."""
+def ptx_config(config, options):
+    """`config` with `options` set on the ptx plugin, written to a temporary file."""
     import yaml
 
     with open(config) as f:
         doc = yaml.safe_load(f)
     for plugin in doc["plugins"]:
         if plugin["name"] == "ptx":
-            plugin.setdefault("options", {})["fused_attention"] = False
+            plugin.setdefault("options", {}).update(options)
     fd, path = tempfile.mkstemp(suffix=".yaml")
     with os.fdopen(fd, "w") as f:
         yaml.safe_dump(doc, f)
@@ -61,13 +64,28 @@ def inputs(batch, heads, q_len, kv_len, dim, mask, dtype):
     return (q, k, v), extra
 
 
-def fused_kernel_ran(fn):
+def fused_kernel_us(fn, calls=5):
+    """GPU µs per call of the fused kernel in `fn` (torch.profiler), or None where it did not
+    run."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
+        for _ in range(calls):
+            fn()
         torch.cuda.synchronize()
-    return any("kiln_attention" in e.key for e in prof.key_averages())
+    found = [e for e in prof.events()
+             if e.device_type == torch.autograd.DeviceType.CUDA and "kiln_attention" in e.name]
+    return sum(e.device_time_total for e in found) / calls if found else None
+
+
+def parse_variants(text):
+    """"k=v,k=v;k=v" as [(label, {k: v})]."""
+    out = []
+    for group in filter(None, text.split(";")):
+        options = dict(item.split("=", 1) for item in group.split(","))
+        label = ",".join(f"{k.removeprefix('attention_')}={v}" for k, v in options.items())
+        out.append((label, options))
+    return out
 
 
 def main():
@@ -77,17 +95,22 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--per-sample", type=int, default=5)
     ap.add_argument("--shapes", default="", help="names to run (all by default)")
+    ap.add_argument("--variants", default="", help="ptx option sets to compare (see above)")
     a = ap.parse_args()
     import kiln
 
     dtype = getattr(torch, a.dtype)
-    unfused = unfused_config(a.config)
+    unfused = ptx_config(a.config, {"fused_attention": False})
+    variants = [(label, ptx_config(a.config, options))
+                for label, options in parse_variants(a.variants)]
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, {a.dtype}, median "
           f"of {a.runs} samples x {a.per_sample} calls")
+    extra_heads = "".join(f"kiln {label} ms | " for label, _ in variants)
+    kernel_heads = "".join(f"kernel µs {label} | " for label, _ in variants)
     print("| shape | b h l s d | mask | eager sdpa ms | inductor ms | kiln ms | kiln unfused ms | "
-          "eager TFLOP/s | kiln TFLOP/s | eager/kiln | inductor/kiln | unfused/kiln | "
-          "kiln vs eager (max abs) | fused kernel ran |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"{extra_heads}eager TFLOP/s | kiln TFLOP/s | eager/kiln | inductor/kiln | "
+          f"unfused/kiln | kiln vs eager (max abs) | kernel µs | {kernel_heads}")
+    print("|---" * (15 + 2 * len(variants)) + "|")
     wanted = set(filter(None, a.shapes.split(",")))
     for name, b, h, l, s, d, mask in SHAPES:
         if wanted and name not in wanted:
@@ -104,27 +127,33 @@ def main():
             inductor = torch.compile(attention)
             inductor(*args)
             times["inductor"] = median_ms(lambda: inductor(*args), a.runs, a.per_sample)
-            results = {}
-            for label, config in (("kiln", a.config), ("unfused", unfused)):
+            results, kernel_us = {}, {}
+            for label, config in [("kiln", a.config), ("unfused", unfused)] + variants:
                 torch._dynamo.reset()
                 fn = torch.compile(attention, backend=kiln.torch_backend,
                                    options={"config": config})
                 results[label] = fn(*args)
                 times[label] = median_ms(lambda: fn(*args), a.runs, a.per_sample)
-                if label == "kiln":
-                    ran = fused_kernel_ran(lambda: fn(*args))
+                if label != "unfused":
+                    kernel_us[label] = fused_kernel_us(lambda: fn(*args))
         flops = 4 * b * h * l * s * d / (2 if mask == "causal" else 1)
         tflops = {k: flops / (t * 1e-3) / 1e12 for k, t in times.items()}
-        diff = (results["kiln"].float() - expected.float()).abs().max().item()
+        diff = max((r.float() - expected.float()).abs().max().item()
+                   for label, r in results.items() if label != "unfused")
+
+        def us(label):
+            return "not run" if kernel_us[label] is None else f"{kernel_us[label]:.1f}"
         print(f"| {name} | {b} {h} {l} {s} {d} | {mask} | {times['eager']:.3f} | "
               f"{times['inductor']:.3f} | {times['kiln']:.3f} | {times['unfused']:.3f} | "
+              + "".join(f"{times[label]:.3f} | " for label, _ in variants) +
               f"{tflops['eager']:.1f} | {tflops['kiln']:.1f} | "
               f"{times['eager'] / times['kiln']:.2f} | {times['inductor'] / times['kiln']:.2f} | "
-              f"{times['unfused'] / times['kiln']:.2f} | {diff:.2e} | {'yes' if ran else 'no'} |",
-              flush=True)
+              f"{times['unfused'] / times['kiln']:.2f} | {diff:.2e} | {us('kiln')} | "
+              + "".join(f"{us(label)} | " for label, _ in variants), flush=True)
         del args, extra, results, expected
         torch.cuda.empty_cache()
-    os.unlink(unfused)
+    for path in [unfused] + [path for _, path in variants]:
+        os.unlink(path)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
-#include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,15 +22,22 @@ using llvm::Value;
 
 // Elements after each shared row, so the 8 rows an ldmatrix reads start in different banks.
 constexpr int64_t kPad = 8;
-constexpr int kWarpRows = 16;
+constexpr int64_t kRowTile = 16;  // query rows of one mma fragment
 const double kLog2e = 1.4426950408889634;
 
 using tensor_core::Quad;
 
 class Emitter {
  public:
-  Emitter(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call)
-      : m_(m), t_(target), c_(call), b_(m.getContext()), keys_(call.head_dim > 64 ? 32 : 64) {}
+  Emitter(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call,
+          const AttentionTiling& tiling)
+      : m_(m),
+        t_(target),
+        c_(call),
+        b_(m.getContext()),
+        keys_(tiling.keys),
+        warp_rows_(tiling.warp_rows),
+        row_tiles_(tiling.warp_rows / kRowTile) {}
   void emit();
 
  private:
@@ -93,17 +100,26 @@ class Emitter {
   Value* get(Value* array, int64_t i) { return b_.CreateLoad(f32(), slot(array, i)); }
   void set(Value* array, int64_t i, Value* v) { b_.CreateStore(v, slot(array, i)); }
 
+  // Fragments by row tile of this warp, then by 8 keys (scores) or 16 dims (q).
+  using Fragments = std::vector<std::vector<Quad>>;
+  // The output accumulator's slot for row tile `t`, 8-dim group `d`, fragment entry `i`.
+  int64_t out_slot(int64_t t, int64_t d, int64_t i) const {
+    return (t * (c_.head_dim / 8) + d) * 4 + i;
+  }
+
   void load_tiles(Value* j, Value* parity);
-  std::vector<Quad> scores(const std::vector<Quad>& q);
+  Fragments scores(const Fragments& q);
   Value* masked(Value* s, Value* row, Value* col);
-  void tile(Value* j, const std::vector<Quad>& q, const std::array<Value*, 2>& rows, bool mask);
-  void write_rows(const std::array<Value*, 2>& rows);
+  void online_softmax(std::vector<Quad>& s, int64_t t);
+  void tile(Value* j, const Fragments& q, const std::vector<Value*>& rows, bool mask);
+  void write_rows(const std::vector<Value*>& rows);
 
   llvm::Module& m_;
   const NvptxTarget& t_;
   const AttentionCall& c_;
   llvm::IRBuilder<> b_;
-  const int64_t keys_;  // keys per shared-memory tile (fewer for wide heads: registers)
+  const int64_t keys_;                   // keys per shared-memory tile
+  const int64_t warp_rows_, row_tiles_;  // query rows per warp, in tiles of kRowTile
   llvm::Function* fn_ = nullptr;
   Value *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *mask_ = nullptr, *out_ = nullptr;
   Value *tid_ = nullptr, *lane_ = nullptr, *g_ = nullptr;
@@ -137,10 +153,12 @@ void Emitter::load_tiles(Value* j, Value* parity) {
   tensor_core::commit_copies(b_);
 }
 
-// This warp's 16 rows of q kᵀ against the tile's keys: one fragment per 8 keys.
-std::vector<Quad> Emitter::scores(const std::vector<Quad>& q) {
+// This warp's rows of q kᵀ against the tile's keys: per row tile, one fragment per 8 keys.
+// Each k operand read from shared memory serves every row tile of the warp.
+Emitter::Fragments Emitter::scores(const Fragments& q) {
   const int64_t e = c_.head_dim;
-  std::vector<Quad> s(static_cast<size_t>(keys_ / 8), Quad{f(0), f(0), f(0), f(0)});
+  Fragments s(static_cast<size_t>(row_tiles_),
+              std::vector<Quad>(static_cast<size_t>(keys_ / 8), Quad{f(0), f(0), f(0), f(0)}));
   // Lane l addresses row l%8 of matrix l/8: keys of group n (+1 for matrices 2, 3), dims
   // +8 for matrices 1, 3.
   Value* matrix = b_.CreateLShr(lane_, c64(3));
@@ -154,8 +172,11 @@ std::vector<Quad> Emitter::scores(const std::vector<Quad>& q) {
           k_tile_, b_.CreateAdd(b_.CreateMul(row, c64(e + kPad)), b_.CreateAdd(dim, c64(d * 16))),
           false);
       const auto i = static_cast<size_t>(n);
-      s[i] = mma(q[static_cast<size_t>(d)], k[0], k[1], s[i]);
-      s[i + 1] = mma(q[static_cast<size_t>(d)], k[2], k[3], s[i + 1]);
+      for (size_t t = 0; t < s.size(); ++t) {
+        const Quad& a = q[t][static_cast<size_t>(d)];
+        s[t][i] = mma(a, k[0], k[1], s[t][i]);
+        s[t][i + 1] = mma(a, k[2], k[3], s[t][i + 1]);
+      }
     }
   return s;
 }
@@ -188,66 +209,80 @@ Value* Emitter::masked(Value* s, Value* row, Value* col) {
   return b_.CreateSelect(hidden, minus_inf(), x);
 }
 
-// One tile of keys: scores, the online softmax update, p·v. Without `mask` the tile holds no
-// hidden score (every key exists and, causal, none is after a row of the block).
-void Emitter::tile(Value* j, const std::vector<Quad>& q, const std::array<Value*, 2>& rows,
-                   bool mask) {
-  std::vector<Quad> s = scores(q);
-  for (size_t n = 0; n < s.size(); ++n)
-    for (size_t i = 0; i < 4; ++i) {
-      if (!mask) {
-        s[n][i] = b_.CreateFMul(s[n][i], f(c_.scale * kLog2e));
-        continue;
-      }
-      Value* col = b_.CreateAdd(b_.CreateMul(j, c64(keys_)),
-                                b_.CreateAdd(t2_, c64(static_cast<int64_t>(n * 8 + i % 2))));
-      s[n][i] = masked(s[n][i], rows[i / 2], col);
-    }
-  // Online softmax per row (fragment entries 0-1: row g, 2-3: row g+8).
+// The online softmax update of row tile `t`'s scores `s` (fragment entries 0-1: row g, 2-3:
+// row g+8): the running max, the probabilities in place of the scores, the running sum, and
+// the output so far rescaled.
+void Emitter::online_softmax(std::vector<Quad>& s, int64_t t) {
   const int64_t outs = c_.head_dim / 8;
-  for (size_t r = 0; r < 2; ++r) {
+  for (int64_t r = 0; r < 2; ++r) {
+    const int64_t state = 2 * t + r;
+    const auto at = static_cast<size_t>(2 * r);
     Value* tile_max = minus_inf();
-    for (const Quad& x : s)
-      tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[2 * r], x[2 * r + 1]));
-    Value* old_max = get(m_state_, static_cast<int64_t>(r));
+    for (const Quad& x : s) tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[at], x[at + 1]));
+    Value* old_max = get(m_state_, state);
     Value* new_max = b_.CreateMaxNum(old_max, quad_max(tile_max));
     // A row with every score hidden so far subtracts 0, not -inf (which would give NaN).
     Value* ref = b_.CreateSelect(b_.CreateFCmpOEQ(new_max, minus_inf()), f(0), new_max);
     Value* rescale = exp2(b_.CreateFSub(old_max, ref));
     Value* sum = f(0);
     for (Quad& x : s)
-      for (size_t i = 2 * r; i < 2 * r + 2; ++i) {
+      for (size_t i = at; i < at + 2; ++i) {
         x[i] = exp2(b_.CreateFSub(x[i], ref));
         sum = b_.CreateFAdd(sum, x[i]);
       }
-    set(l_state_, static_cast<int64_t>(r),
-        b_.CreateFAdd(b_.CreateFMul(get(l_state_, static_cast<int64_t>(r)), rescale), sum));
-    set(m_state_, static_cast<int64_t>(r), new_max);
+    set(l_state_, state, b_.CreateFAdd(b_.CreateFMul(get(l_state_, state), rescale), sum));
+    set(m_state_, state, new_max);
     for (int64_t d = 0; d < outs; ++d)
-      for (int64_t i = static_cast<int64_t>(2 * r); i < static_cast<int64_t>(2 * r + 2); ++i)
-        set(o_state_, d * 4 + i, b_.CreateFMul(get(o_state_, d * 4 + i), rescale));
+      for (int64_t i = 2 * r; i < 2 * r + 2; ++i)
+        set(o_state_, out_slot(t, d, i), b_.CreateFMul(get(o_state_, out_slot(t, d, i)), rescale));
   }
+}
+
+// One tile of keys: scores, the online softmax update, p·v. Without `mask` the tile holds no
+// hidden score (every key exists and, causal, none is after a row of the block).
+void Emitter::tile(Value* j, const Fragments& q, const std::vector<Value*>& rows, bool mask) {
+  Fragments s = scores(q);
+  for (size_t t = 0; t < s.size(); ++t)
+    for (size_t n = 0; n < s[t].size(); ++n)
+      for (size_t i = 0; i < 4; ++i) {
+        if (!mask) {
+          s[t][n][i] = b_.CreateFMul(s[t][n][i], f(c_.scale * kLog2e));
+          continue;
+        }
+        Value* col = b_.CreateAdd(b_.CreateMul(j, c64(keys_)),
+                                  b_.CreateAdd(t2_, c64(static_cast<int64_t>(n * 8 + i % 2))));
+        s[t][n][i] = masked(s[t][n][i], rows[2 * t + i / 2], col);
+      }
+  for (size_t t = 0; t < s.size(); ++t) online_softmax(s[t], static_cast<int64_t>(t));
   // p·v: the score fragments of two 8-key groups are the a operand of one 16-key step; v's
-  // b operands come transposed from its row-major tile. Lane l addresses row l%8 of matrix
-  // l/8: keys +8 for matrices 1, 3, dims of the next 8-dim group for matrices 2, 3.
+  // b operands come transposed from its row-major tile, each serving every row tile. Lane l
+  // addresses row l%8 of matrix l/8: keys +8 for matrices 1, 3, dims of the next 8-dim group
+  // for matrices 2, 3.
+  const int64_t outs = c_.head_dim / 8;
   Value* matrix = b_.CreateLShr(lane_, c64(3));
   Value* key =
       b_.CreateAdd(b_.CreateAnd(lane_, c64(7)), b_.CreateMul(b_.CreateAnd(matrix, c64(1)), c64(8)));
   Value* dim = b_.CreateMul(b_.CreateLShr(matrix, c64(1)), c64(8));
   for (int64_t kc = 0; kc < keys_ / 16; ++kc) {
-    const Quad& lo = s[static_cast<size_t>(2 * kc)];
-    const Quad& hi = s[static_cast<size_t>(2 * kc + 1)];
-    const Quad p = {pack(lo[0], lo[1]), pack(lo[2], lo[3]), pack(hi[0], hi[1]), pack(hi[2], hi[3])};
+    std::vector<Quad> p;
+    for (const std::vector<Quad>& st : s) {
+      const Quad& lo = st[static_cast<size_t>(2 * kc)];
+      const Quad& hi = st[static_cast<size_t>(2 * kc + 1)];
+      p.push_back({pack(lo[0], lo[1]), pack(lo[2], lo[3]), pack(hi[0], hi[1]), pack(hi[2], hi[3])});
+    }
     Value* row = b_.CreateMul(b_.CreateAdd(key, c64(kc * 16)), c64(c_.head_dim + kPad));
     for (int64_t d = 0; d < outs; d += 2) {
       const Quad v = load_matrices(v_tile_, b_.CreateAdd(row, b_.CreateAdd(dim, c64(d * 8))), true);
-      for (int64_t h = 0; h < 2; ++h) {
-        const int64_t o = (d + h) * 4;
-        Quad acc = {get(o_state_, o), get(o_state_, o + 1), get(o_state_, o + 2),
-                    get(o_state_, o + 3)};
-        acc = mma(p, v[static_cast<size_t>(2 * h)], v[static_cast<size_t>(2 * h + 1)], acc);
-        for (int64_t i = 0; i < 4; ++i) set(o_state_, o + i, acc[static_cast<size_t>(i)]);
-      }
+      for (int64_t t = 0; t < row_tiles_; ++t)
+        for (int64_t h = 0; h < 2; ++h) {
+          Quad acc;
+          for (int64_t i = 0; i < 4; ++i)
+            acc[static_cast<size_t>(i)] = get(o_state_, out_slot(t, d + h, i));
+          acc = mma(p[static_cast<size_t>(t)], v[static_cast<size_t>(2 * h)],
+                    v[static_cast<size_t>(2 * h + 1)], acc);
+          for (int64_t i = 0; i < 4; ++i)
+            set(o_state_, out_slot(t, d + h, i), acc[static_cast<size_t>(i)]);
+        }
     }
   }
 }
@@ -255,23 +290,21 @@ void Emitter::tile(Value* j, const std::vector<Quad>& q, const std::array<Value*
 // Each row divided by its sum and written. Rows past the end write to a scratch word of this
 // thread's in shared memory instead (tensor_core::discard_slot; the kernel hung on the H200
 // with 5 query rows when the last rows' stores were a branch).
-void Emitter::write_rows(const std::array<Value*, 2>& rows) {
+void Emitter::write_rows(const std::vector<Value*>& rows) {
   Value* discard_at =
       tensor_core::discard_slot(b_, m_, t_, "attention_discard", kAttentionThreads, 4, tid_);
   const int64_t e = c_.head_dim;
-  std::array<Value*, 2> inverse;
-  // A row with every score hidden (sum 0) is 0, as PyTorch's attention gives it.
-  for (size_t r = 0; r < 2; ++r) {
-    Value* sum = quad_sum(get(l_state_, static_cast<int64_t>(r)));
-    inverse[r] = b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0)), b_.CreateFDiv(f(1), sum), f(0));
-  }
-  for (size_t r = 0; r < 2; ++r) {
-    Value* inside = b_.CreateICmpSLT(rows[r], c64(c_.q_len));
-    Value* row_at = b_.CreateAdd(out_base_, b_.CreateMul(rows[r], c64(c_.out.row)));
+  for (int64_t state = 0; state < 2 * row_tiles_; ++state) {
+    const int64_t t = state / 2, r = state % 2;
+    // A row with every score hidden (sum 0) is 0, as PyTorch's attention gives it.
+    Value* sum = quad_sum(get(l_state_, state));
+    Value* inverse = b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0)), b_.CreateFDiv(f(1), sum), f(0));
+    Value* row = rows[static_cast<size_t>(state)];
+    Value* inside = b_.CreateICmpSLT(row, c64(c_.q_len));
+    Value* row_at = b_.CreateAdd(out_base_, b_.CreateMul(row, c64(c_.out.row)));
     for (int64_t d = 0; d < e / 8; ++d) {
-      const int64_t o = d * 4 + static_cast<int64_t>(2 * r);
-      Value* x0 = b_.CreateFMul(get(o_state_, o), inverse[r]);
-      Value* x1 = b_.CreateFMul(get(o_state_, o + 1), inverse[r]);
+      Value* x0 = b_.CreateFMul(get(o_state_, out_slot(t, d, 2 * r)), inverse);
+      Value* x1 = b_.CreateFMul(get(o_state_, out_slot(t, d, 2 * r + 1)), inverse);
       Value* i = b_.CreateAdd(row_at, b_.CreateAdd(t2_, c64(d * 8)));
       b_.CreateAlignedStore(pack(x0, x1), b_.CreateSelect(inside, at(out_, i), discard_at),
                             llvm::Align(4));
@@ -293,19 +326,22 @@ void Emitter::emit() {
 
   auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
   b_.SetInsertPoint(entry);
-  m_state_ = b_.CreateAlloca(f32(), b_.getInt32(2), "row_max");
-  l_state_ = b_.CreateAlloca(f32(), b_.getInt32(2), "row_sum");
-  const int64_t outs = e / 8;
-  o_state_ = b_.CreateAlloca(f32(), b_.getInt32(static_cast<uint32_t>(outs * 4)), "out");
-  for (int64_t r = 0; r < 2; ++r) set(m_state_, r, minus_inf()), set(l_state_, r, f(0));
-  for (int64_t i = 0; i < outs * 4; ++i) set(o_state_, i, f(0));
+  const auto slots = [&](int64_t n) { return b_.getInt32(static_cast<uint32_t>(n)); };
+  m_state_ = b_.CreateAlloca(f32(), slots(2 * row_tiles_), "row_max");
+  l_state_ = b_.CreateAlloca(f32(), slots(2 * row_tiles_), "row_sum");
+  const int64_t out_slots = out_slot(row_tiles_, 0, 0);
+  o_state_ = b_.CreateAlloca(f32(), slots(out_slots), "out");
+  for (int64_t r = 0; r < 2 * row_tiles_; ++r)
+    set(m_state_, r, minus_inf()), set(l_state_, r, f(0));
+  for (int64_t i = 0; i < out_slots; ++i) set(o_state_, i, f(0));
 
   tid_ = b_.CreateZExt(t_.thread_id(b_), i64());
   lane_ = b_.CreateAnd(tid_, c64(31));
   Value* warp = b_.CreateLShr(tid_, c64(5));
   g_ = b_.CreateLShr(lane_, c64(2));
   t2_ = b_.CreateMul(b_.CreateAnd(lane_, c64(3)), c64(2));
-  const int64_t row_blocks = (c_.q_len + kAttentionRows - 1) / kAttentionRows;
+  const int64_t block_rows = kAttentionWarps * warp_rows_;
+  const int64_t row_blocks = (c_.q_len + block_rows - 1) / block_rows;
   Value* block = b_.CreateZExt(t_.block_id(b_), i64());
   Value* bh = b_.CreateUDiv(block, c64(row_blocks));
   Value* mb = b_.CreateURem(block, c64(row_blocks));
@@ -317,25 +353,30 @@ void Emitter::emit() {
   };
   q_base_ = base(c_.q), k_base_ = base(c_.k), v_base_ = base(c_.v), mask_base_ = base(c_.mask_at);
   out_base_ = base(c_.out);
-  Value* first_row = b_.CreateMul(mb, c64(kAttentionRows));
-  std::array<Value*, 2> rows;
-  rows[0] = b_.CreateAdd(first_row, b_.CreateAdd(b_.CreateMul(warp, c64(kWarpRows)), g_));
-  rows[1] = b_.CreateAdd(rows[0], c64(8));
-  // This warp's q fragments, one per 16 dims (rows past the end repeat the last; never stored).
-  std::vector<Quad> q;
-  for (int64_t d = 0; d < e / 16; ++d) {
-    Quad a;
-    for (int i = 0; i < 4; ++i) {
-      Value* row = min64(rows[static_cast<size_t>(i % 2)], c64(c_.q_len - 1));
-      Value* col = b_.CreateAdd(t2_, c64(d * 16 + (i / 2) * 8));
-      a[static_cast<size_t>(i)] =
-          b_.CreateAlignedLoad(i32(), at(q_, element(q_base_, c_.q, row, col)), llvm::Align(4));
+  Value* first_row = b_.CreateMul(mb, c64(block_rows));
+  // This lane's rows: g and g + 8 of each of the warp's row tiles.
+  std::vector<Value*> rows;
+  Value* warp_first =
+      b_.CreateAdd(first_row, b_.CreateAdd(b_.CreateMul(warp, c64(warp_rows_)), g_));
+  for (int64_t r = 0; r < 2 * row_tiles_; ++r)
+    rows.push_back(b_.CreateAdd(warp_first, c64((r / 2) * kRowTile + (r % 2) * 8)));
+  // This warp's q fragments, per row tile one per 16 dims (rows past the end repeat the last;
+  // never stored).
+  Fragments q(static_cast<size_t>(row_tiles_));
+  for (int64_t t = 0; t < row_tiles_; ++t)
+    for (int64_t d = 0; d < e / 16; ++d) {
+      Quad a;
+      for (int64_t i = 0; i < 4; ++i) {
+        Value* row = min64(rows[static_cast<size_t>(2 * t + i % 2)], c64(c_.q_len - 1));
+        Value* col = b_.CreateAdd(t2_, c64(d * 16 + (i / 2) * 8));
+        a[static_cast<size_t>(i)] =
+            b_.CreateAlignedLoad(i32(), at(q_, element(q_base_, c_.q, row, col)), llvm::Align(4));
+      }
+      q[static_cast<size_t>(t)].push_back(a);
     }
-    q.push_back(a);
-  }
   const int64_t key_tiles = (c_.kv_len + keys_ - 1) / keys_;
   // Causal: the tiles after this block's last row hold only hidden keys.
-  Value* last_row = b_.CreateAdd(first_row, c64(kAttentionRows - 1));
+  Value* last_row = b_.CreateAdd(first_row, c64(block_rows - 1));
   Value* tiles =
       c_.causal ? min64(c64(key_tiles), b_.CreateAdd(b_.CreateUDiv(last_row, c64(keys_)), c64(1)))
                 : c64(key_tiles);
@@ -389,12 +430,14 @@ void Emitter::emit() {
 
 }  // namespace
 
-int64_t attention_blocks(const AttentionCall& call) {
-  return call.batch * call.heads * ((call.q_len + kAttentionRows - 1) / kAttentionRows);
-}
-
-void emit_attention_kernel(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call) {
-  Emitter(m, target, call).emit();
+void emit_attention_kernel(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call,
+                           const AttentionTiling& tiling) {
+  if ((tiling.warp_rows != 16 && tiling.warp_rows != 32) ||
+      (tiling.keys != 32 && tiling.keys != 64))
+    throw std::invalid_argument("attention: " + std::to_string(tiling.warp_rows) +
+                                " rows per warp and " + std::to_string(tiling.keys) +
+                                " keys per tile (16 or 32 rows, 32 or 64 keys)");
+  Emitter(m, target, call, tiling).emit();
 }
 
 }  // namespace kiln::ptx

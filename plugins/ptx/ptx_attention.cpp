@@ -53,7 +53,8 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
   p->memory.check_buffers(device, args.buffers, args.num_buffers, call.buffer_bytes(), name);
   check_alignment(call, args, name);
   p->use(device);
-  const int64_t blocks = attention_blocks(call);
+  const AttentionTiling tiling = attention_tiling(call, p->attention_tiling);
+  const int64_t blocks = attention_blocks(call, tiling);
   if (blocks == 0 || call.head_dim == 0) return;
   const CUdeviceptr out = args.buffers[masked ? 4 : 3];
   if (call.kv_len == 0) {  // a softmax over no keys: torch gives zeros
@@ -68,7 +69,7 @@ void attention_call(kiln_plugin* p, uint32_t device, const kiln_launch_args& arg
   CUfunction fn =
       load_call_kernel(
           *p, p->attention, device, call.key(), kAttentionKernel,
-          [&](const std::string& arch) { return compile_attention_to_ptx(call, arch).ptx; },
+          [&](const std::string& arch) { return compile_attention_to_ptx(call, tiling, arch).ptx; },
           args.stream, name)
           .function;
   CUdeviceptr pointers[5] = {args.buffers[0], args.buffers[1], args.buffers[2],

@@ -18,6 +18,7 @@
 
 #include "plugins/gpu/kir_input.h"
 #include "plugins/gpu/narrow_wide_integers.h"
+#include "plugins/ptx/attention_kernel.h"
 #include "plugins/ptx/conv_split.h"
 #include "plugins/ptx/ptx_compiler.h"
 
@@ -45,6 +46,8 @@ struct Spec {
 
 // "dtype=bf16 batch=2 heads=3 q_len=77 kv_len=93 head_dim=64 causal=1 mask=add": q, k and v
 // contiguous, the mask [q_len, kv_len] broadcast over batch and heads, scale 1/sqrt(head_dim).
+// (rows_per_warp=16|32 and keys=32|64 tile the kernel so where they apply; by default it is
+// tiled as the plugin would.)
 kiln::kir_support::AttentionCall attention_call(const std::string& text) {
   Spec spec(text);
   auto& kv = spec.kv;
@@ -170,7 +173,8 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] [--libdevice F] "
                    "[--config \"block_size=N ...\"] FILE.kir|- | --attention \"dtype=bf16 "
-                   "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep]\" | "
+                   "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep] "
+                   "[rows_per_warp=16|32] [keys=32|64]\" | "
                    "--conv \"dtype=bf16 n=N c=N h=N w=N k=N r=N s=N [stride=N pad=N dil=N "
                    "groups=N layout=nhwc tile=RxBxS splits=N]\" | "
                    "--narrow FILE.ll|-\n";
@@ -191,7 +195,11 @@ int main(int argc, char** argv) {
   if (path.empty() && (emit == "llvm" || emit == "ptx")) {
     if (!attention.empty())
       return own_kernel("--attention", [&] {
-        return kiln::ptx::compile_attention_to_ptx(attention_call(attention), options.arch);
+        const kiln::kir_support::AttentionCall call = attention_call(attention);
+        const Spec spec(attention);
+        const kiln::ptx::AttentionTiling tiling = kiln::ptx::attention_tiling(
+            call, {spec.number("rows_per_warp", 0), spec.number("keys", 0)});
+        return kiln::ptx::compile_attention_to_ptx(call, tiling, options.arch);
       });
     if (!conv.empty())
       return own_kernel(

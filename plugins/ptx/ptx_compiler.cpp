@@ -161,9 +161,9 @@ PtxOutput compile_one_kernel(const std::string& arch, const Emit& emit) {
 }  // namespace
 
 PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call,
-                                   const std::string& arch) {
+                                   const AttentionTiling& tiling, const std::string& arch) {
   return compile_one_kernel(arch, [&](llvm::Module& m, const NvptxTarget& target) {
-    emit_attention_kernel(m, target, call);
+    emit_attention_kernel(m, target, call, tiling);
   });
 }
 

@@ -9,6 +9,7 @@
 #include "kiln/kir.hpp"
 #include "plugins/gpu/launch_shape.h"
 #include "plugins/kir_support/attention_call.h"
+#include "plugins/ptx/attention_tiling.h"
 #include "plugins/ptx/conv_kernel.h"
 
 namespace kiln::ptx {
@@ -36,8 +37,9 @@ struct PtxOutput {
 // Throws std::runtime_error naming the kernel and the reason.
 PtxOutput compile_to_ptx(const std::vector<kir::Kernel>& kernels, const PtxOptions& options);
 
-// The fused attention kernel (attention_kernel.h) for `call` on `arch`.
-PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call, const std::string& arch);
+// The fused attention kernel (attention_kernel.h) for `call` on `arch`, tiled as `tiling`.
+PtxOutput compile_attention_to_ptx(const kir_support::AttentionCall& call,
+                                   const AttentionTiling& tiling, const std::string& arch);
 
 // The implicit-GEMM convolution kernel (conv_kernel.h) for `spec` on `arch`.
 PtxOutput compile_conv_to_ptx(const ConvKernelSpec& spec, const std::string& arch);

@@ -167,11 +167,14 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {
-        "arch",        "libdevice",     "cublas",        "cublas_prefetch",
-        "cudnn",       "deterministic", "pad_rows_from", "fused_attention",
-        "conv_kernel", "conv_tile",     "conv_splits",   "attention_out_strides",
-        "cubin"};
+    std::vector<std::string> known = {"arch",          "libdevice",
+                                      "cublas",        "cublas_prefetch",
+                                      "cudnn",         "deterministic",
+                                      "pad_rows_from", "fused_attention",
+                                      "conv_kernel",   "conv_tile",
+                                      "conv_splits",   "attention_out_strides",
+                                      "cubin",         "attention_rows_per_warp",
+                                      "attention_keys"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -240,6 +243,17 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
                       "conv_splits is auto or a count of parts from 1 to 64, got '" + splits + "'");
       plugin->conv_splits = *parts;
       plugin->fingerprint += "; conv_splits=" + splits;
+    }
+    for (const auto& [key, low, high, to] :
+         {std::tuple{"attention_rows_per_warp", "16", "32", &plugin->attention_tiling.warp_rows},
+          std::tuple{"attention_keys", "32", "64", &plugin->attention_tiling.keys}}) {
+      const std::string value = options.get(key, "auto");
+      if (value == "auto") continue;
+      if (value != low && value != high)
+        throw Failure(KILN_STATUS_INVALID_ARGUMENT, std::string(key) + " is auto, " + low + " or " +
+                                                        high + ", got '" + value + "'");
+      *to = std::stoll(value);
+      plugin->fingerprint += std::string("; ") + key + "=" + value;
     }
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     const auto pad = count(pad_from, 0, std::numeric_limits<int64_t>::max());

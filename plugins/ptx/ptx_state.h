@@ -16,6 +16,7 @@
 #include "plugins/gpu/launch_shape.h"
 #include "plugins/kir_support/device_memory.h"
 #include "plugins/kir_support/memory_functions.h"
+#include "plugins/ptx/attention_tiling.h"
 #include "plugins/ptx/conv_tile.h"
 #include "plugins/ptx/cublas_library.h"
 #include "plugins/ptx/cuda_driver.h"
@@ -95,6 +96,8 @@ struct kiln_plugin {
   bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
   // The `attention_out_strides` option: list the call's out_strides feature.
   bool attention_out_strides = true;
+  // The `attention_rows_per_warp` and `attention_keys` options (0: attention_tiling's choice).
+  kiln::ptx::AttentionTiling attention_tiling;
   kiln::ptx::CallKernels attention;
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
   // not open.

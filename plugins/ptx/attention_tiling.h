@@ -1,0 +1,31 @@
+// How the fused attention kernel (attention_kernel.h) covers a call's query rows and keys: a
+// block of 4 warps, each taking 16 or 32 query rows, over tiles of 32 or 64 keys; and the
+// blocks one call launches.
+#pragma once
+
+#include <cstdint>
+
+#include "plugins/kir_support/attention_call.h"
+
+namespace kiln::ptx {
+
+inline constexpr unsigned kAttentionThreads = 128;
+inline constexpr int64_t kAttentionWarps = 4;
+
+// How a block covers its query rows and the keys: `warp_rows` (16 or 32) query rows per warp,
+// `keys` (32 or 64) keys per shared-memory tile.
+struct AttentionTiling {
+  int64_t warp_rows = 0, keys = 0;
+};
+
+// The tiling for `call`: `requested`'s values where they are valid (the plugin's
+// `attention_rows_per_warp` and `attention_keys` options), else 16 rows a warp, and 64 keys
+// with 16 rows and head dims up to 64, else 32 (registers: the output accumulators and the
+// tile's scores share them). Head dims over 64 take 32 keys always: two buffers of 64 such
+// keys and values pass the 48 KB of static shared memory.
+AttentionTiling attention_tiling(const kir_support::AttentionCall& call,
+                                 const AttentionTiling& requested);
+// Blocks of kAttentionThreads threads for `call` tiled as `tiling`.
+int64_t attention_blocks(const kir_support::AttentionCall& call, const AttentionTiling& tiling);
+
+}  // namespace kiln::ptx
