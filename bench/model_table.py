@@ -17,7 +17,8 @@ max-autotune/kiln; kiln's largest difference from eager relative to eager's larg
 the training step over every weight's gradient); compile seconds: kiln cold (first call, the
 caches as the caller left them: bench/model_table.sh gives each row an empty one), kiln warm (a
 fresh torch.compile in the same process) and each Inductor mode's first call. With --profile N,
-the N kernels taking the most GPU time in kiln's calls (torch.profiler) follow the row.
+the N kernels taking the most GPU time in kiln's calls (torch.profiler) follow the row, then
+those of each Inductor mode's calls, so a gap can be put on kernels.
 
     KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python:tests/python:bench \\
         python3 bench/model_table.py --model bert_base --dtype bfloat16 --config configs/nvidia.yaml
@@ -145,7 +146,7 @@ def main():
     base, args, training = build(a.model, dtype, batch)
     base = base.to("cuda", dtype)
     base.train(training)
-    times, compile_s = {}, {}
+    times, compile_s, profiles = {}, {}, {}
 
     eager_module = copy.deepcopy(base)
     eager_call = make_call(eager_module, eager_module, args, training)
@@ -158,6 +159,8 @@ def main():
         fn = torch.compile(module, mode=None if mode == "default" else mode)
         call, compile_s[mode] = timed_first_call(lambda: make_call(fn, module, args, training))
         times[mode] = median_ms(call, a.runs, a.per_sample)
+        if a.profile:
+            profiles[mode] = top_kernels(call, a.profile)
         del module, fn, call
         torch.cuda.empty_cache()
 
@@ -199,6 +202,8 @@ def main():
           f"{host} {notes} |", flush=True)
     if a.profile:
         print(top_kernels(call, a.profile), flush=True)
+        for mode, kernels in profiles.items():
+            print(f"    Inductor ({mode}):\n{kernels}", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,10 +34,10 @@ yaml.safe_dump(doc, open("configs/rows32.yaml", "w"))
 PY
 for config in configs/nvidia.yaml configs/rows32.yaml; do
   start=$(date +%s)
-  KILN_LOG=info MODEL_TABLE_ARGS="--modes default --profile 8" MODEL_TABLE_ROW_TIMEOUT=110 timeout 230 \
+  KILN_LOG=info MODEL_TABLE_ARGS="--modes default --profile 12" MODEL_TABLE_ROW_TIMEOUT=110 timeout 230 \
     bench/model_table.sh $config gpt2_small_sdpa:bfloat16 bert_base_sdpa:bfloat16 \
     > $OUT/r/models-$(basename $config .yaml).md 2> $OUT/r/models-$(basename $config .yaml).err
   echo "model rows [$config] rc=$? ($(($(date +%s) - start)) s)" | tee -a $S
-  grep -E '^\| (gpt2|bert)|kiln_attention|GPU time' $OUT/r/models-$(basename $config .yaml).md | tee -a $S
+  grep -E '^\| (gpt2|bert)|kiln_attention|GPU time|Inductor \(|flash' $OUT/r/models-$(basename $config .yaml).md | tee -a $S
 done
 true
