@@ -294,17 +294,21 @@ void Emitter::write_rows(const std::vector<Value*>& rows) {
   Value* discard_at =
       tensor_core::discard_slot(b_, m_, t_, "attention_discard", kAttentionThreads, 4, tid_);
   const int64_t e = c_.head_dim;
+  std::vector<Value*> inverse;
+  // A row with every score hidden (sum 0) is 0, as PyTorch's attention gives it.
+  for (int64_t state = 0; state < 2 * row_tiles_; ++state) {
+    Value* sum = quad_sum(get(l_state_, state));
+    inverse.push_back(b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0)), b_.CreateFDiv(f(1), sum), f(0)));
+  }
   for (int64_t state = 0; state < 2 * row_tiles_; ++state) {
     const int64_t t = state / 2, r = state % 2;
-    // A row with every score hidden (sum 0) is 0, as PyTorch's attention gives it.
-    Value* sum = quad_sum(get(l_state_, state));
-    Value* inverse = b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0)), b_.CreateFDiv(f(1), sum), f(0));
     Value* row = rows[static_cast<size_t>(state)];
     Value* inside = b_.CreateICmpSLT(row, c64(c_.q_len));
     Value* row_at = b_.CreateAdd(out_base_, b_.CreateMul(row, c64(c_.out.row)));
     for (int64_t d = 0; d < e / 8; ++d) {
-      Value* x0 = b_.CreateFMul(get(o_state_, out_slot(t, d, 2 * r)), inverse);
-      Value* x1 = b_.CreateFMul(get(o_state_, out_slot(t, d, 2 * r + 1)), inverse);
+      Value* scale = inverse[static_cast<size_t>(state)];
+      Value* x0 = b_.CreateFMul(get(o_state_, out_slot(t, d, 2 * r)), scale);
+      Value* x1 = b_.CreateFMul(get(o_state_, out_slot(t, d, 2 * r + 1)), scale);
       Value* i = b_.CreateAdd(row_at, b_.CreateAdd(t2_, c64(d * 8)));
       b_.CreateAlignedStore(pack(x0, x1), b_.CreateSelect(inside, at(out_, i), discard_at),
                             llvm::Align(4));

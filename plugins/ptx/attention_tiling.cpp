@@ -5,10 +5,10 @@ namespace kiln::ptx {
 using kir_support::AttentionCall;
 
 AttentionTiling attention_tiling(const AttentionCall& call, const AttentionTiling& requested) {
+  if (call.head_dim > 64) return {16, 32};
   AttentionTiling t = requested;
   if (t.warp_rows != 16 && t.warp_rows != 32) t.warp_rows = 16;
-  if (call.head_dim > 64 || (t.keys != 32 && t.keys != 64))
-    t.keys = call.head_dim > 64 || t.warp_rows > 16 ? 32 : 64;
+  if (t.keys != 32 && t.keys != 64) t.keys = t.warp_rows > 16 ? 32 : 64;
   return t;
 }
 

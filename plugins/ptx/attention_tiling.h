@@ -18,11 +18,12 @@ struct AttentionTiling {
   int64_t warp_rows = 0, keys = 0;
 };
 
-// The tiling for `call`: `requested`'s values where they are valid (the plugin's
-// `attention_rows_per_warp` and `attention_keys` options), else 16 rows a warp, and 64 keys
-// with 16 rows and head dims up to 64, else 32 (registers: the output accumulators and the
-// tile's scores share them). Head dims over 64 take 32 keys always: two buffers of 64 such
-// keys and values pass the 48 KB of static shared memory.
+// The tiling for `call`: head dims over 64 take 16 rows over 32 keys always (on sm_90, 32
+// rows of 128 dims spill 220 bytes a thread; two buffers of 64 such keys and values pass the
+// 48 KB of static shared memory). Up to 64 dims, `requested`'s values where they are valid
+// (the plugin's `attention_rows_per_warp` and `attention_keys` options), else 16 rows, and 64
+// keys with 16 rows or 32 with 32 (registers: the output accumulators and the tile's scores
+// share them).
 AttentionTiling attention_tiling(const kir_support::AttentionCall& call,
                                  const AttentionTiling& requested);
 // Blocks of kAttentionThreads threads for `call` tiled as `tiling`.
