@@ -9,10 +9,11 @@ matrix in memory, the softmax fused into what it can). Shapes users meet: GPT-2 
 Per shape: median ms per call (CUDA events around --per-sample calls, --runs samples, after
 warm-up) and TFLOP/s (4·b·h·l·s·d multiply-adds·2, halved when causal) for each; the ratios
 flash/kiln and unfused/kiln; kiln's largest difference from PyTorch's result; the fused
-kernel's own GPU µs per call (torch.profiler; "not run" where it did not run). With --variants, each set of ptx
-options given ("attention_rows_per_warp=16,attention_keys=64;attention_rows_per_warp=32")
-adds a column of kiln ms and one of kernel µs with those options, so tilings compare side by
-side; the largest difference is over every kiln column.
+kernel's own GPU µs per call (torch.profiler; "not run" where it did not run). With
+--variants, each set of ptx options given
+("attention_rows_per_warp=16,attention_keys=64;attention_rows_per_warp=32") adds a column of
+kiln ms and one of kernel µs with those options, so tilings compare side by side; the largest
+difference is over every kiln column.
 
     KILN_LIBRARY=lib/libkiln.so PYTHONPATH=python:bench \\
         python3 bench/attention.py --config configs/nvidia.yaml

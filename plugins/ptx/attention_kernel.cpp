@@ -20,8 +20,7 @@ using kir_support::AttentionMask;
 using kir_support::OperandLayout;
 using llvm::Value;
 
-// Elements after each shared row, so the 8 rows an ldmatrix reads start in different banks.
-constexpr int64_t kPad = 8;
+constexpr int64_t kPad = kAttentionRowPad;
 constexpr int64_t kRowTile = 16;  // query rows of one mma fragment
 const double kLog2e = 1.4426950408889634;
 
@@ -216,9 +215,10 @@ void Emitter::online_softmax(std::vector<Quad>& s, int64_t t) {
   const int64_t outs = c_.head_dim / 8;
   for (int64_t r = 0; r < 2; ++r) {
     const int64_t state = 2 * t + r;
-    const auto at = static_cast<size_t>(2 * r);
+    const auto first = static_cast<size_t>(2 * r);
     Value* tile_max = minus_inf();
-    for (const Quad& x : s) tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[at], x[at + 1]));
+    for (const Quad& x : s)
+      tile_max = b_.CreateMaxNum(tile_max, b_.CreateMaxNum(x[first], x[first + 1]));
     Value* old_max = get(m_state_, state);
     Value* new_max = b_.CreateMaxNum(old_max, quad_max(tile_max));
     // A row with every score hidden so far subtracts 0, not -inf (which would give NaN).
@@ -226,7 +226,7 @@ void Emitter::online_softmax(std::vector<Quad>& s, int64_t t) {
     Value* rescale = exp2(b_.CreateFSub(old_max, ref));
     Value* sum = f(0);
     for (Quad& x : s)
-      for (size_t i = at; i < at + 2; ++i) {
+      for (size_t i = first; i < first + 2; ++i) {
         x[i] = exp2(b_.CreateFSub(x[i], ref));
         sum = b_.CreateFAdd(sum, x[i]);
       }
@@ -436,11 +436,8 @@ void Emitter::emit() {
 
 void emit_attention_kernel(llvm::Module& m, const NvptxTarget& target, const AttentionCall& call,
                            const AttentionTiling& tiling) {
-  if ((tiling.warp_rows != 16 && tiling.warp_rows != 32) ||
-      (tiling.keys != 32 && tiling.keys != 64))
-    throw std::invalid_argument("attention: " + std::to_string(tiling.warp_rows) +
-                                " rows per warp and " + std::to_string(tiling.keys) +
-                                " keys per tile (16 or 32 rows, 32 or 64 keys)");
+  if (const std::string problem = attention_tiling_problem(call, tiling); !problem.empty())
+    throw std::invalid_argument("attention: " + problem);
   Emitter(m, target, call, tiling).emit();
 }
 

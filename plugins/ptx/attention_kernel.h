@@ -3,7 +3,7 @@
 // matrix is ever in memory. A block of 4 warps takes 4 x 16 or 4 x 32 query rows (a warp's
 // rows in tiles of 16: with two, each k and v operand read from shared memory feeds two
 // products, halving the shared-memory reads per product); keys and values come through shared
-// memory 64 rows at a time (32 for head dims over 64); q kᵀ and p v run on tensor cores
+// memory 32 or 64 rows at a time (attention_tiling.h); q kᵀ and p v run on tensor cores
 // (mma.sync m16n8k16, f16/bf16 in, f32 accumulate: sm_80 and later), the softmax in f32 with
 // exp2. The probabilities are rounded to the input dtype before p v, as flash attention does. A
 // row whose every score is hidden comes out 0, as in PyTorch.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "plugins/kir_support/attention_call.h"
 
@@ -11,6 +12,9 @@ namespace kiln::ptx {
 
 inline constexpr unsigned kAttentionThreads = 128;
 inline constexpr int64_t kAttentionWarps = 4;
+// Elements after each shared-memory row of k and v, so the 8 rows an ldmatrix reads start in
+// different banks.
+inline constexpr int64_t kAttentionRowPad = 8;
 
 // How a block covers its query rows and the keys: `warp_rows` (16 or 32) query rows per warp,
 // `keys` (32 or 64) keys per shared-memory tile.
@@ -19,13 +23,18 @@ struct AttentionTiling {
 };
 
 // The tiling for `call`: head dims over 64 take 16 rows over 32 keys always (on sm_90, 32
-// rows of 128 dims spill 220 bytes a thread; two buffers of 64 such keys and values pass the
-// 48 KB of static shared memory). Up to 64 dims, `requested`'s values where they are valid
-// (the plugin's `attention_rows_per_warp` and `attention_keys` options), else 16 rows, and 64
-// keys with 16 rows or 32 with 32 (registers: the output accumulators and the tile's scores
-// share them).
+// rows of 128 dims spilled 220 bytes a thread; 64 keys of 96 dims or more pass the 48 KB of
+// static shared memory); up to 64 dims, `requested`'s values where they are valid (the
+// plugin's `attention_rows_per_warp` and `attention_keys` options), else 16 rows, and 64 keys
+// with 16 rows or 32 with 32 (registers: the output accumulators and the tile's scores share
+// them).
 AttentionTiling attention_tiling(const kir_support::AttentionCall& call,
                                  const AttentionTiling& requested);
+// Why `tiling` cannot build a kernel for `call`, or "" when it can: rows other than 16 or 32,
+// keys other than 32 or 64, or two buffers each of k and v past the 48 KB of static shared
+// memory.
+std::string attention_tiling_problem(const kir_support::AttentionCall& call,
+                                     const AttentionTiling& tiling);
 // Blocks of kAttentionThreads threads for `call` tiled as `tiling`.
 int64_t attention_blocks(const kir_support::AttentionCall& call, const AttentionTiling& tiling);
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "plugins/ptx/attention_kernel.h"
+#include "plugins/ptx/attention_tiling.h"
 #include "plugins/ptx/ptx_compiler.h"
 #include "plugins/ptx/ptx_state.h"
 

@@ -18,7 +18,6 @@
 
 #include "plugins/gpu/kir_input.h"
 #include "plugins/gpu/narrow_wide_integers.h"
-#include "plugins/ptx/attention_kernel.h"
 #include "plugins/ptx/conv_split.h"
 #include "plugins/ptx/ptx_compiler.h"
 
@@ -46,8 +45,8 @@ struct Spec {
 
 // "dtype=bf16 batch=2 heads=3 q_len=77 kv_len=93 head_dim=64 causal=1 mask=add": q, k and v
 // contiguous, the mask [q_len, kv_len] broadcast over batch and heads, scale 1/sqrt(head_dim).
-// (rows_per_warp=16|32 and keys=32|64 tile the kernel so where they apply; by default it is
-// tiled as the plugin would.)
+// With rows_per_warp=16|32 and keys=32|64, tiled as the plugin's options would tile it (both
+// ignored for head dims over 64); by default as the plugin tiles it.
 kiln::kir_support::AttentionCall attention_call(const std::string& text) {
   Spec spec(text);
   auto& kv = spec.kv;
@@ -197,6 +196,11 @@ int main(int argc, char** argv) {
       return own_kernel("--attention", [&] {
         const kiln::kir_support::AttentionCall call = attention_call(attention);
         const Spec spec(attention);
+        const kiln::ptx::AttentionTiling asked = {spec.number("rows_per_warp", 16),
+                                                  spec.number("keys", 32)};
+        // Values the plugin's options would refuse are refused here too.
+        if (std::string problem = kiln::ptx::attention_tiling_problem({}, asked); !problem.empty())
+          throw std::invalid_argument(problem);
         const kiln::ptx::AttentionTiling tiling = kiln::ptx::attention_tiling(
             call, {spec.number("rows_per_warp", 0), spec.number("keys", 0)});
         return kiln::ptx::compile_attention_to_ptx(call, tiling, options.arch);

@@ -4,7 +4,8 @@
 // fewer, causal, an additive mask broadcast over batch and heads, a bool mask per batch, one
 // hiding a whole row, the dtype's lowest value as a mask, q/k/v as the head-split views a
 // transformer makes (read in place), views whose strides the call cannot take (every other
-// element, flipped: copied first), rank 3, head dims 16, 64, 80 and 128.
+// element, flipped: copied first), rank 3, head dims 16, 64, 80 and 128, and 300 rows (several
+// blocks of query rows).
 #include <gtest/gtest.h>
 
 #include "tests/unit/differential.h"
@@ -90,10 +91,18 @@ TEST_P(CompiledAttention, MatchesTheReference) {
             {q80, input(b, "k80", c({1, 2, 45, 80})), values("v80", {1, 2, 45, 80})});
   // Queries in reverse order (a flipped view: negative strides, copied first).
   output_of(b, "flipped", kSdpa, {b.op("aten.flip.default", {q, IntList{2}}), k, v});
+  // Several blocks of query rows however they are tiled (64 or 128 rows): causal blocks past
+  // the first, whose first key tiles need no mask, and an additive mask over a key count that
+  // no key tile divides.
+  const ValueRef q_long = input(b, "q_long", c({1, 2, 300, 64}), Range{-2, 2});
+  const ValueRef k_long = input(b, "k_long", c({1, 2, 300, 64}));
+  const ValueRef v_long = values("v_long", {1, 2, 300, 64});
+  output_of(b, "long_causal", kSdpa, {q_long, k_long, v_long}, {{"is_causal", true}});
+  output_of(b, "long_masked", kSdpa, {q_long, k_long, v_long, input(b, "add_long", c({300, 300}))});
   const CompileStats st = check(b);
   EXPECT_EQ(st.host_steps, 0u);
   if (offers_extern("attention", d)) {
-    EXPECT_EQ(st.externs, 15u) << "each attention is one call, and nothing else is";
+    EXPECT_EQ(st.externs, 17u) << "each attention is one call, and nothing else is";
   }
 }
 
@@ -118,8 +127,9 @@ TEST_P(CompiledAttention, HeadsBackInRowsForTheProjection) {
   EXPECT_EQ(st.host_steps, 0u);
   if (offers_extern("attention", d) && offers_extern("mm", d)) {
     EXPECT_EQ(st.externs, 2u);
-    if (offers_extern_feature("attention", "out_strides"))
+    if (offers_extern_feature("attention", "out_strides")) {
       EXPECT_EQ(st.kernels, 0u) << "no copy between the attention and the product";
+    }
   }
 }
 
