@@ -25,7 +25,7 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
-from cuda_timing import median_ms
+from cuda_timing import kernel_us_per_call, median_ms
 
 # (name, batch, heads, q_len, kv_len, head_dim, mask) with mask: none, causal, padding
 SHAPES = [
@@ -68,15 +68,8 @@ def inputs(batch, heads, q_len, kv_len, dim, mask, dtype):
 def fused_kernel_us(fn, calls=5):
     """GPU µs per call of the fused kernel in `fn` (torch.profiler), or None where it did not
     run."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    found = [e for e in prof.events()
-             if e.device_type == torch.autograd.DeviceType.CUDA and "kiln_attention" in e.name]
-    return sum(e.device_time_total for e in found) / calls if found else None
+    found = [us for name, us in kernel_us_per_call(fn, calls).items() if "kiln_attention" in name]
+    return sum(found) if found else None
 
 
 def parse_variants(text):

@@ -32,7 +32,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from cuda_timing import median_ms
+from cuda_timing import kernel_us_per_call, median_ms
 
 HEADER = ("| model | dtype | eager ms | inductor ms | max-autotune ms | kiln ms | eager/kiln | "
           "inductor/kiln | max-autotune/kiln | kiln vs eager (rel) | kiln compile cold s | "
@@ -102,18 +102,9 @@ def timed_first_call(make):
 
 def top_kernels(call, count):
     """The `count` GPU kernels taking the most time over five calls, as 'name: ms per call'."""
-    from torch.profiler import ProfilerActivity, profile
-
     call()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            call()
-        torch.cuda.synchronize()
-    totals = {}
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            totals[e.name] = totals.get(e.name, 0.0) + e.device_time_total / 1000.0 / 5
+    totals = {name: us / 1000.0 for name, us in kernel_us_per_call(call, 5).items()}
     ranked = sorted(totals.items(), key=lambda kv: -kv[1])
     whole = sum(totals.values())
     lines = [f"    GPU time per call, all kernels: {whole:.3f} ms"]

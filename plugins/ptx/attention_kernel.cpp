@@ -35,7 +35,7 @@ class Emitter {
         c_(call),
         b_(m.getContext()),
         keys_(tiling.keys),
-        warp_rows_(tiling.warp_rows),
+        block_rows_(attention_block_rows(tiling)),
         row_tiles_(tiling.warp_rows / kRowTile) {}
   void emit();
 
@@ -117,8 +117,9 @@ class Emitter {
   const NvptxTarget& t_;
   const AttentionCall& c_;
   llvm::IRBuilder<> b_;
-  const int64_t keys_;                   // keys per shared-memory tile
-  const int64_t warp_rows_, row_tiles_;  // query rows per warp, in tiles of kRowTile
+  const int64_t keys_;        // keys per shared-memory tile
+  const int64_t block_rows_;  // query rows per block
+  const int64_t row_tiles_;   // a warp's query rows, in tiles of kRowTile
   llvm::Function* fn_ = nullptr;
   Value *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *mask_ = nullptr, *out_ = nullptr;
   Value *tid_ = nullptr, *lane_ = nullptr, *g_ = nullptr;
@@ -344,8 +345,7 @@ void Emitter::emit() {
   Value* warp = b_.CreateLShr(tid_, c64(5));
   g_ = b_.CreateLShr(lane_, c64(2));
   t2_ = b_.CreateMul(b_.CreateAnd(lane_, c64(3)), c64(2));
-  const int64_t block_rows = kAttentionWarps * warp_rows_;
-  const int64_t row_blocks = (c_.q_len + block_rows - 1) / block_rows;
+  const int64_t row_blocks = (c_.q_len + block_rows_ - 1) / block_rows_;
   Value* block = b_.CreateZExt(t_.block_id(b_), i64());
   Value* bh = b_.CreateUDiv(block, c64(row_blocks));
   Value* mb = b_.CreateURem(block, c64(row_blocks));
@@ -357,11 +357,11 @@ void Emitter::emit() {
   };
   q_base_ = base(c_.q), k_base_ = base(c_.k), v_base_ = base(c_.v), mask_base_ = base(c_.mask_at);
   out_base_ = base(c_.out);
-  Value* first_row = b_.CreateMul(mb, c64(block_rows));
+  Value* first_row = b_.CreateMul(mb, c64(block_rows_));
   // This lane's rows: g and g + 8 of each of the warp's row tiles.
   std::vector<Value*> rows;
   Value* warp_first =
-      b_.CreateAdd(first_row, b_.CreateAdd(b_.CreateMul(warp, c64(warp_rows_)), g_));
+      b_.CreateAdd(first_row, b_.CreateAdd(b_.CreateMul(warp, c64(row_tiles_ * kRowTile)), g_));
   for (int64_t r = 0; r < 2 * row_tiles_; ++r)
     rows.push_back(b_.CreateAdd(warp_first, c64((r / 2) * kRowTile + (r % 2) * 8)));
   // This warp's q fragments, per row tile one per 16 dims (rows past the end repeat the last;
@@ -380,7 +380,7 @@ void Emitter::emit() {
     }
   const int64_t key_tiles = (c_.kv_len + keys_ - 1) / keys_;
   // Causal: the tiles after this block's last row hold only hidden keys.
-  Value* last_row = b_.CreateAdd(first_row, c64(block_rows - 1));
+  Value* last_row = b_.CreateAdd(first_row, c64(block_rows_ - 1));
   Value* tiles =
       c_.causal ? min64(c64(key_tiles), b_.CreateAdd(b_.CreateUDiv(last_row, c64(keys_)), c64(1)))
                 : c64(key_tiles);

@@ -4,19 +4,36 @@ namespace kiln::ptx {
 
 using kir_support::AttentionCall;
 
+namespace {
+
+bool valid_rows(int64_t rows) {
+  return rows == 16 || rows == 32;
+}
+bool valid_keys(int64_t keys) {
+  return keys == 32 || keys == 64;
+}
+
+}  // namespace
+
 AttentionTiling attention_tiling(const AttentionCall& call, const AttentionTiling& requested) {
   if (call.head_dim > 64) return {16, 32};
   AttentionTiling t = requested;
-  if (t.warp_rows != 16 && t.warp_rows != 32) t.warp_rows = 16;
-  if (t.keys != 32 && t.keys != 64) t.keys = t.warp_rows > 16 ? 32 : 64;
+  if (!valid_rows(t.warp_rows)) t.warp_rows = 16;
+  if (!valid_keys(t.keys)) t.keys = t.warp_rows > 16 ? 32 : 64;
   return t;
 }
 
+std::string attention_values_problem(const AttentionTiling& requested) {
+  if (requested.warp_rows != 0 && !valid_rows(requested.warp_rows))
+    return "rows per warp are 16 or 32, got " + std::to_string(requested.warp_rows);
+  if (requested.keys != 0 && !valid_keys(requested.keys))
+    return "keys per tile are 32 or 64, got " + std::to_string(requested.keys);
+  return "";
+}
+
 std::string attention_tiling_problem(const AttentionCall& call, const AttentionTiling& tiling) {
-  if (tiling.warp_rows != 16 && tiling.warp_rows != 32)
-    return "rows per warp are 16 or 32, got " + std::to_string(tiling.warp_rows);
-  if (tiling.keys != 32 && tiling.keys != 64)
-    return "keys per tile are 32 or 64, got " + std::to_string(tiling.keys);
+  if (std::string problem = attention_values_problem(tiling); !problem.empty()) return problem;
+  if (tiling.warp_rows == 0 || tiling.keys == 0) return "rows per warp and keys per tile not given";
   constexpr int64_t kStaticShared = 48 * 1024;
   const int64_t bytes = 2 * 2 * tiling.keys * (call.head_dim + kAttentionRowPad) * 2;
   if (bytes > kStaticShared)
@@ -26,7 +43,7 @@ std::string attention_tiling_problem(const AttentionCall& call, const AttentionT
 }
 
 int64_t attention_blocks(const AttentionCall& call, const AttentionTiling& tiling) {
-  const int64_t block_rows = kAttentionWarps * tiling.warp_rows;
+  const int64_t block_rows = attention_block_rows(tiling);
   return call.batch * call.heads * ((call.q_len + block_rows - 1) / block_rows);
 }
 

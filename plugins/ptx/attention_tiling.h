@@ -30,11 +30,18 @@ struct AttentionTiling {
 // them).
 AttentionTiling attention_tiling(const kir_support::AttentionCall& call,
                                  const AttentionTiling& requested);
-// Why `tiling` cannot build a kernel for `call`, or "" when it can: rows other than 16 or 32,
-// keys other than 32 or 64, or two buffers each of k and v past the 48 KB of static shared
-// memory.
+// Why `requested`'s values are not a tiling's, or "" when they are: rows other than 16 or 32,
+// keys other than 32 or 64 (0: not given, left to attention_tiling).
+std::string attention_values_problem(const AttentionTiling& requested);
+// Why `tiling` cannot build a kernel for `call`, or "" when it can: values not given or not a
+// tiling's (attention_values_problem), or two buffers each of k and v past the 48 KB of static
+// shared memory.
 std::string attention_tiling_problem(const kir_support::AttentionCall& call,
                                      const AttentionTiling& tiling);
+// Query rows one block of kAttentionThreads threads takes.
+inline int64_t attention_block_rows(const AttentionTiling& tiling) {
+  return kAttentionWarps * tiling.warp_rows;
+}
 // Blocks of kAttentionThreads threads for `call` tiled as `tiling`.
 int64_t attention_blocks(const kir_support::AttentionCall& call, const AttentionTiling& tiling);
 

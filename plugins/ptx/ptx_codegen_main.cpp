@@ -196,14 +196,13 @@ int main(int argc, char** argv) {
       return own_kernel("--attention", [&] {
         const kiln::kir_support::AttentionCall call = attention_call(attention);
         const Spec spec(attention);
-        const kiln::ptx::AttentionTiling asked = {spec.number("rows_per_warp", 16),
-                                                  spec.number("keys", 32)};
+        const kiln::ptx::AttentionTiling asked = {spec.number("rows_per_warp", 0),
+                                                  spec.number("keys", 0)};
         // Values the plugin's options would refuse are refused here too.
-        if (std::string problem = kiln::ptx::attention_tiling_problem({}, asked); !problem.empty())
+        if (std::string problem = kiln::ptx::attention_values_problem(asked); !problem.empty())
           throw std::invalid_argument(problem);
-        const kiln::ptx::AttentionTiling tiling = kiln::ptx::attention_tiling(
-            call, {spec.number("rows_per_warp", 0), spec.number("keys", 0)});
-        return kiln::ptx::compile_attention_to_ptx(call, tiling, options.arch);
+        return kiln::ptx::compile_attention_to_ptx(call, kiln::ptx::attention_tiling(call, asked),
+                                                   options.arch);
       });
     if (!conv.empty())
       return own_kernel(
