@@ -7,6 +7,7 @@
 #include <functional>
 #include <kiln/plugin.hpp>
 
+#include "plugins/kir_support/aligned_row_groups.h"
 #include "plugins/kir_support/conv_call.h"
 #include "plugins/kir_support/matmul_call.h"
 #include "plugins/ptx/ptx_state.h"
@@ -57,11 +58,30 @@ int64_t padded_output_row(const kir_support::MatmulCall& c, int64_t from) {
   return (c.n + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
 }
 
-// Runs `call` on padded rows (padded_output_row) and copies them in place. False, having run
-// nothing, when the call is not one to pad or no scratch memory can be had for it: then it
-// runs as it is. Under cublas_mutex.
+// Runs such a call as aligned row sets and two narrow edge products written in place
+// (aligned_row_groups.h): no scratch memory and no copy. False, having run nothing, where the
+// split does not apply. Under cublas_mutex.
+bool matmul_in_row_groups(kiln_plugin& p, uint32_t device, const kir_support::MatmulCall& call,
+                          const kiln_launch_args& args, CUstream stream) {
+  if (!p.row_groups || args.buffers[0] % 16 || args.buffers[1] % 16 || args.buffers[2] % 16)
+    return false;
+  const std::vector<kir_support::MatmulPiece> pieces = kir_support::aligned_row_groups(call);
+  const int64_t size = kir::dtype_size(call.dtype);
+  for (const kir_support::MatmulPiece& piece : pieces) {
+    p.cublas.matmul(device, piece.call, args.buffers[0], args.buffers[1],
+                    args.buffers[2] + static_cast<CUdeviceptr>(piece.out_offset * size), stream,
+                    piece.out_row);
+  }
+  return !pieces.empty();
+}
+
+// Runs `call` on padded rows (padded_output_row) and copies them in place, or in row groups
+// (matmul_in_row_groups). False, having run nothing, when the call is not one to pad or
+// no scratch memory can be had for it: then it runs as it is. Under cublas_mutex.
 bool padded_matmul(kiln_plugin& p, uint32_t device, const kir_support::MatmulCall& call,
                    const kiln_launch_args& args, CUstream stream, const std::string& name) {
+  if (!padded_output_row(call, p.pad_rows_from)) return false;
+  if (matmul_in_row_groups(p, device, call, args, stream)) return true;
   const int64_t padded_row = p.cuda.cuMemcpy2DAsync ? padded_output_row(call, p.pad_rows_from) : 0;
   if (!padded_row) return false;
   const int64_t size = kir::dtype_size(call.dtype), per_16_bytes = 16 / size;

@@ -167,14 +167,14 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
   return guard([&] {
     const auto create = kiln::sdk::read_struct(args);
     const kiln::sdk::Options options(create.options, create.num_options);
-    std::vector<std::string> known = {"arch",          "libdevice",
-                                      "cublas",        "cublas_prefetch",
-                                      "cudnn",         "deterministic",
-                                      "pad_rows_from", "fused_attention",
-                                      "conv_kernel",   "conv_tile",
-                                      "conv_splits",   "attention_out_strides",
-                                      "cubin",         "attention_rows_per_warp",
-                                      "attention_keys"};
+    std::vector<std::string> known = {"arch",           "libdevice",
+                                      "cublas",         "cublas_prefetch",
+                                      "cudnn",          "deterministic",
+                                      "pad_rows_from",  "fused_attention",
+                                      "conv_kernel",    "conv_tile",
+                                      "conv_splits",    "attention_out_strides",
+                                      "cubin",          "attention_rows_per_warp",
+                                      "attention_keys", "unaligned_rows"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -261,11 +261,17 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "pad_rows_from is a count of multiply-adds (>= 0), got '" + pad_from + "'");
     plugin->pad_rows_from = *pad;
+    const std::string unaligned = options.get("unaligned_rows", "groups");
+    if (unaligned != "groups" && unaligned != "padded")
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "unaligned_rows is groups or padded, got '" + unaligned + "'");
+    plugin->row_groups = unaligned == "groups";
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     if (!plugin->attention_out_strides) plugin->fingerprint += "; no attention_out_strides";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
     if (!plugin->cubin) plugin->fingerprint += "; no cubin";
+    if (!plugin->row_groups) plugin->fingerprint += "; unaligned_rows=padded";
     open_devices(*plugin, prefetch);
     if (plugin->conv_tile)
       for (const kiln::ptx::Device& d : plugin->devices)

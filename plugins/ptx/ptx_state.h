@@ -92,6 +92,9 @@ struct kiln_plugin {
   // The `pad_rows_from` option: products of at least this many multiply-adds whose output rows
   // are not 16-byte aligned run on padded rows (ptx_externs.cpp).
   int64_t pad_rows_from = int64_t{1} << 32;
+  // The `unaligned_rows` option: such products run as aligned row sets written in place
+  // (`groups`, aligned_row_groups.h) or on padded rows in scratch then copied (`padded`).
+  bool row_groups = true;
   kiln::ptx::CudnnLibrary& conv_library();
   bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
   // The `attention_out_strides` option: list the call's out_strides feature.

@@ -256,5 +256,23 @@ TEST_F(CompiledMatmul, UnalignedOutputRows) {
   EXPECT_EQ(check(b).host_steps, 0u);
 }
 
+// The same for linear layers' products (A's rows and the weight's columns 16 bytes apart),
+// which the ptx plugin computes as aligned row sets written in place (`unaligned_rows:
+// groups`): every phase of rows within 16 bytes, row counts no phase count divides, columns
+// at both edges. Run with KILN_TEST_PLUGIN=ptx KILN_TEST_PLUGIN_OPTIONS=pad_rows_from=0.
+TEST_F(CompiledMatmul, UnalignedOutputRowsOfLinearLayers) {
+  GraphBuilder b = builder();
+  const ValueRef a = input(b, "a", TensorType::contiguous(DType::BF16, {37, 64}));
+  const ValueRef w = input(b, "w", TensorType{DType::BF16, {64, 43}, {1, 64}});
+  const ValueRef f = input(b, "f", TensorType::contiguous(DType::F32, {21, 8}));
+  const ValueRef g = input(b, "g", TensorType{DType::F32, {8, 19}, {1, 8}});
+  const ValueRef h = input(b, "h", TensorType::contiguous(DType::F16, {19, 32}));
+  const ValueRef v = input(b, "v", TensorType{DType::F16, {32, 17}, {1, 32}});
+  output_of(b, "linear_bf16", "aten.mm.default", {a, w});
+  output_of(b, "linear_f32", "aten.mm.default", {f, g});
+  output_of(b, "linear_f16", "aten.mm.default", {h, v});
+  EXPECT_EQ(check(b).host_steps, 0u);
+}
+
 }  // namespace
 }  // namespace kiln::test
