@@ -23,9 +23,8 @@ using Access = ProgramAccess;  // made once per round of fusion
 
 // Whether a kernel other than `except` reads buffer `b`.
 bool read_elsewhere(const Access& access, int b, size_t except) {
-  for (size_t k = 0; k < access.reads.size(); ++k)
-    if (k != except && contains(access.reads[k], b)) return true;
-  return false;
+  const auto& readers = access.readers[static_cast<size_t>(b)];
+  return std::any_of(readers.begin(), readers.end(), [&](size_t k) { return k != except; });
 }
 
 bool read_elsewhere(const LoopProgram& prog, int b, size_t except) {
@@ -83,7 +82,7 @@ class FusionMemo {
     return it->second;
   }
 
-  // The program's kernels after with_merge: the merged one is new, the pair's are gone.
+  // The program's kernels after apply_merge: the merged one is new, the pair's are gone.
   void merged(const Candidate& c) {
     std::vector<uint64_t> ids;
     for (size_t k = 0; k < ids_.size(); ++k) {
@@ -133,22 +132,41 @@ std::optional<size_t> placement(const Access& access, size_t first, size_t secon
   return std::nullopt;
 }
 
-LoopProgram with_merge(const LoopProgram& prog, const Candidate& c) {
-  LoopProgram out;
-  out.buffers = prog.buffers;
-  out.outputs = prog.outputs;
-  for (size_t k = 0; k < prog.kernels.size(); ++k) {
-    if (k == c.at)
-      out.kernels.push_back(*c.merged);
-    else if (k != c.first && k != c.second)
-      out.kernels.push_back(prog.kernels[k]);
-  }
-  return out;
+// The merged kernel in the pair's place `c.at`, the other of the pair gone, in place (a copy
+// of the program per merge was most of a transformer's fusion time).
+void apply_merge(LoopProgram& prog, const Candidate& c) {
+  prog.kernels[c.at] = *c.merged;
+  const size_t other = c.at == c.first ? c.second : c.first;
+  prog.kernels.erase(prog.kernels.begin() + static_cast<std::ptrdiff_t>(other));
 }
 
-// `peak`: live_peak_bytes(prog), the same for every pair of a round.
+// Whether running `c`'s merge raises the peak of live buffers by more than fusion allows;
+// the failure says by how much. `peak`: live_peak_bytes(prog).
+bool raises_peak(const LoopProgram& prog, const Access& access, const Candidate& c, int64_t peak,
+                 const FuseOptions& o, FusionFailure& failure) {
+  // apply_merge's kernels, weighed without copying the program
+  const std::vector<int> merged_reads = kernel_reads(*c.merged);
+  const std::vector<int> merged_writes = kernel_writes(*c.merged);
+  std::vector<KernelBuffers> order;
+  order.reserve(prog.kernels.size());
+  for (size_t k = 0; k < prog.kernels.size(); ++k) {
+    if (k == c.at)
+      order.push_back({&merged_reads, &merged_writes});
+    else if (k != c.first && k != c.second)
+      order.push_back(access.of(k));
+  }
+  const int64_t after = live_peak_bytes(prog, order);
+  if (after <= peak + o.max_peak_growth_bytes) return false;
+  failure.category = FusionCategory::WouldRaiseMemory;
+  failure.detail =
+      "peak of live buffers " + std::to_string(peak) + " -> " + std::to_string(after) + " bytes";
+  return true;
+}
+
+// `peak`: live_peak_bytes(prog), the same for every pair of a round; none leaves the peak to
+// the caller (raises_peak), which weighs it only for a candidate better than its best.
 Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, size_t second,
-                int64_t peak, const FuseOptions& o, FusionMemo& memo) {
+                std::optional<int64_t> peak, const FuseOptions& o, FusionMemo& memo) {
   Attempt a;
   const LoopKernel& p = prog.kernels[first];
   const LoopKernel& c = prog.kernels[second];
@@ -170,24 +188,7 @@ Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, siz
   Candidate cand{first, second, *at, &*m.kernel, 0, 0};
   cand.saved = kernel_bytes(p, prog) + kernel_bytes(c, prog) - kernel_bytes(*cand.merged, prog);
   cand.saved_us = memo.est_us(prog, first) + memo.est_us(prog, second) - tried.est_us;
-  // with_merge's kernels, weighed without copying them
-  const std::vector<int> merged_reads = kernel_reads(*cand.merged);
-  const std::vector<int> merged_writes = kernel_writes(*cand.merged);
-  std::vector<KernelBuffers> order;
-  order.reserve(prog.kernels.size());
-  for (size_t k = 0; k < prog.kernels.size(); ++k) {
-    if (k == cand.at)
-      order.push_back({&merged_reads, &merged_writes});
-    else if (k != cand.first && k != cand.second)
-      order.push_back(access.of(k));
-  }
-  const int64_t after = live_peak_bytes(prog, order);
-  if (after > peak + o.max_peak_growth_bytes) {
-    a.failure.category = FusionCategory::WouldRaiseMemory;
-    a.failure.detail =
-        "peak of live buffers " + std::to_string(peak) + " -> " + std::to_string(after) + " bytes";
-    return a;
-  }
+  if (peak && raises_peak(prog, access, cand, *peak, o, a.failure)) return a;
   if (cand.saved <= 0) {
     a.failure.category = FusionCategory::Unknown;
     a.failure.detail = "saves no bytes";
@@ -201,15 +202,19 @@ Attempt attempt(const LoopProgram& prog, const Access& access, size_t first, siz
 std::vector<std::pair<size_t, size_t>> related_pairs(const LoopProgram& prog,
                                                      const Access& access) {
   std::vector<std::pair<size_t, size_t>> pairs;
+  std::vector<size_t> partners;
   for (size_t i = 0; i < prog.kernels.size(); ++i) {
     if (prog.kernels[i].kind == LoopKernelKind::Extern) continue;
-    const auto& reads_i = access.reads[i];
-    const auto& writes_i = access.writes[i];
-    for (size_t j = i + 1; j < prog.kernels.size(); ++j) {
-      if (prog.kernels[j].kind == LoopKernelKind::Extern) continue;
-      const auto& reads_j = access.reads[j];
-      if (shares(writes_i, reads_j) || shares(reads_i, reads_j)) pairs.emplace_back(i, j);
+    partners.clear();
+    for (const auto* buffers : {&access.writes[i], &access.reads[i]}) {
+      for (int b : *buffers) {
+        for (size_t j : access.readers[static_cast<size_t>(b)])
+          if (j > i && prog.kernels[j].kind != LoopKernelKind::Extern) partners.push_back(j);
+      }
     }
+    std::sort(partners.begin(), partners.end());
+    partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+    for (size_t j : partners) pairs.emplace_back(i, j);
   }
   return pairs;
 }
@@ -225,11 +230,13 @@ FuseReport fuse_kernels(LoopProgram& prog, const FuseOptions& options) {
     const int64_t peak = live_peak_bytes(prog);
     const Access access(prog);
     for (const auto& [i, j] : related_pairs(prog, access)) {
-      Attempt a = attempt(prog, access, i, j, peak, options, memo);
-      if (a.candidate && (!best || a.candidate->better_than(*best))) best = std::move(a.candidate);
+      Attempt a = attempt(prog, access, i, j, std::nullopt, options, memo);
+      if (a.candidate && (!best || a.candidate->better_than(*best)) &&
+          !raises_peak(prog, access, *a.candidate, peak, options, a.failure))
+        best = std::move(a.candidate);
     }
     if (!best) break;
-    prog = with_merge(prog, *best);
+    apply_merge(prog, *best);
     memo.merged(*best);
     ++report.fused;
   }

@@ -25,10 +25,14 @@ int64_t program_bytes(const LoopProgram& program) {
   return total;
 }
 
-ProgramAccess::ProgramAccess(const LoopProgram& program) {
+ProgramAccess::ProgramAccess(const LoopProgram& program) : readers(program.buffers.size()) {
   for (const LoopKernel& k : program.kernels) {
     reads.push_back(kernel_reads(k));
     writes.push_back(kernel_writes(k));
+    for (int b : reads.back()) {
+      auto& list = readers.at(static_cast<size_t>(b));
+      if (list.empty() || list.back() != reads.size() - 1) list.push_back(reads.size() - 1);
+    }
   }
 }
 

@@ -24,10 +24,11 @@ struct KernelBuffers {
   const std::vector<int>* writes = nullptr;
 };
 
-// The buffers each kernel of a program reads and writes, listed once (fusion asks for them
-// many times per round).
+// The buffers each kernel of a program reads and writes, and the kernels reading each buffer
+// (ascending), listed once (fusion asks for them many times per round).
 struct ProgramAccess {
   std::vector<std::vector<int>> reads, writes;
+  std::vector<std::vector<size_t>> readers;  // by buffer id
   explicit ProgramAccess(const LoopProgram& program);
   KernelBuffers of(size_t kernel) const { return {&reads[kernel], &writes[kernel]}; }
 };
