@@ -36,7 +36,8 @@ class Emitter {
         b_(m.getContext()),
         keys_(tiling.keys),
         block_rows_(attention_block_rows(tiling)),
-        row_tiles_(tiling.warp_rows / kRowTile) {}
+        row_tiles_(tiling.warp_rows / kRowTile),
+        heavy_first_(tiling.heavy_first) {}
   void emit();
 
  private:
@@ -120,6 +121,7 @@ class Emitter {
   const int64_t keys_;        // keys per shared-memory tile
   const int64_t block_rows_;  // query rows per block
   const int64_t row_tiles_;   // a warp's query rows, in tiles of kRowTile
+  const bool heavy_first_;    // AttentionTiling::heavy_first
   llvm::Function* fn_ = nullptr;
   Value *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *mask_ = nullptr, *out_ = nullptr;
   Value *tid_ = nullptr, *lane_ = nullptr, *g_ = nullptr;
@@ -347,8 +349,16 @@ void Emitter::emit() {
   t2_ = b_.CreateMul(b_.CreateAnd(lane_, c64(3)), c64(2));
   const int64_t row_blocks = (c_.q_len + block_rows_ - 1) / block_rows_;
   Value* block = b_.CreateZExt(t_.block_id(b_), i64());
-  Value* bh = b_.CreateUDiv(block, c64(row_blocks));
-  Value* mb = b_.CreateURem(block, c64(row_blocks));
+  Value* bh = nullptr;
+  Value* mb = nullptr;
+  if (heavy_first_ && c_.causal) {  // the last row blocks of every head first
+    const int64_t heads = c_.batch * c_.heads;
+    bh = b_.CreateURem(block, c64(heads));
+    mb = b_.CreateSub(c64(row_blocks - 1), b_.CreateUDiv(block, c64(heads)));
+  } else {
+    bh = b_.CreateUDiv(block, c64(row_blocks));
+    mb = b_.CreateURem(block, c64(row_blocks));
+  }
   Value* bi = b_.CreateUDiv(bh, c64(c_.heads));
   Value* hi = b_.CreateURem(bh, c64(c_.heads));
   const auto base = [&](const OperandLayout& l) {

@@ -16,7 +16,7 @@ bool valid_keys(int64_t keys) {
 }  // namespace
 
 AttentionTiling attention_tiling(const AttentionCall& call, const AttentionTiling& requested) {
-  if (call.head_dim > 64) return {16, 32};
+  if (call.head_dim > 64) return {16, 32, requested.heavy_first};
   AttentionTiling t = requested;
   if (!valid_rows(t.warp_rows)) t.warp_rows = 16;
   if (!valid_keys(t.keys)) t.keys = t.warp_rows > 16 ? 32 : 64;

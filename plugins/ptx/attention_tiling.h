@@ -17,9 +17,12 @@ inline constexpr int64_t kAttentionWarps = 4;
 inline constexpr int64_t kAttentionRowPad = 8;
 
 // How a block covers its query rows and the keys: `warp_rows` (16 or 32) query rows per warp,
-// `keys` (32 or 64) keys per shared-memory tile.
+// `keys` (32 or 64) keys per shared-memory tile. `heavy_first`: a causal call's blocks take the
+// last query rows (the most keys) first, every head's before the rows above them, so the
+// longest blocks do not start last and leave the GPU idling behind them.
 struct AttentionTiling {
   int64_t warp_rows = 0, keys = 0;
+  bool heavy_first = false;
 };
 
 // The tiling for `call`: head dims over 64 take 16 rows over 32 keys always (on sm_90, 32

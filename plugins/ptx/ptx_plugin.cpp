@@ -174,7 +174,8 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
                                       "conv_kernel",    "conv_tile",
                                       "conv_splits",    "attention_out_strides",
                                       "cubin",          "attention_rows_per_warp",
-                                      "attention_keys", "unaligned_rows"};
+                                      "attention_keys", "unaligned_rows",
+                                      "attention_order"};
     known.insert(known.end(), kiln::gpu::tuning_keys().begin(), kiln::gpu::tuning_keys().end());
     if (options.has("conv_tf32"))
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
@@ -255,6 +256,12 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       *to = std::stoll(value);
       plugin->fingerprint += std::string("; ") + key + "=" + value;
     }
+    const std::string order = options.get("attention_order", "in_order");
+    if (order != "in_order" && order != "heavy_first")
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
+                    "attention_order is in_order or heavy_first, got '" + order + "'");
+    plugin->attention_tiling.heavy_first = order == "heavy_first";
+    if (plugin->attention_tiling.heavy_first) plugin->fingerprint += "; attention_order=" + order;
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     const auto pad = count(pad_from, 0, std::numeric_limits<int64_t>::max());
     if (!pad)

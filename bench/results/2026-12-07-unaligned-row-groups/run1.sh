@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Unaligned output rows and attention tilings on the GPU: the matmul tests through ptx with
 # every unaligned product sent to row sets (pad_rows_from=0) and to padded rows; the products
-# of bench/unaligned_matmul.py each way; the attention tests under each tiling; the attention
-# shapes with each tiling in one process.
+# of bench/unaligned_matmul.py each way; the attention tests under each tiling and block order; the attention
+# shapes with each tiling and block order in one process.
 set -uo pipefail
 rm -rf device-bundle && tar -xJf device-bundle.tar.xz
 cd device-bundle
@@ -28,9 +28,11 @@ cat $OUT/r/unaligned_matmul.md | tee -a $S
 tests attention-16 '*Attention*' ""
 tests attention-32 '*Attention*' attention_rows_per_warp=32
 tests attention-32-64 '*Attention*' attention_rows_per_warp=32,attention_keys=64
+tests attention-heavy '*Attention*' attention_order=heavy_first
+tests attention-32-heavy '*Attention*' attention_rows_per_warp=32,attention_order=heavy_first
 start=$(date +%s)
 (cd bench && PYTHONPATH=../python:. timeout 200 python3 attention.py --config ../configs/nvidia.yaml \
-  --variants "attention_rows_per_warp=32;attention_rows_per_warp=32,attention_keys=64") \
+  --variants "attention_order=heavy_first;attention_rows_per_warp=32;attention_rows_per_warp=32,attention_order=heavy_first;attention_rows_per_warp=32,attention_keys=64") \
   > $OUT/r/attention.md 2> $OUT/r/attention.err
 echo "attention.py rc=$? ($(($(date +%s) - start)) s)" | tee -a $S
 cat $OUT/r/attention.md | tee -a $S
