@@ -30,7 +30,7 @@ SHAPES = [
     ("odd_width_1001", 16384, 1024, 1001, torch.bfloat16),
 ]
 
-WAYS = [("groups", {}), ("padded", {"unaligned_rows": "padded"}),
+WAYS = [("groups", {"unaligned_rows": "groups"}), ("padded", {"unaligned_rows": "padded"}),
         ("as_is", {"pad_rows_from": 1 << 60})]
 
 

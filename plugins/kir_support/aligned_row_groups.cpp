@@ -1,5 +1,7 @@
 #include "plugins/kir_support/aligned_row_groups.h"
 
+#include <climits>
+
 namespace kiln::kir_support {
 
 namespace {
@@ -13,12 +15,24 @@ bool whole_16_bytes(int64_t elements, int64_t size) {
 std::vector<MatmulPiece> aligned_row_groups(const MatmulCall& c) {
   const int64_t size = kir::dtype_size(c.dtype), per = 16 / size;
   if (per < 2 || c.n % per == 0 || c.n < 2 * per || c.k == 0) return {};
-  // Batches stack into rows when B is shared and A's batches follow one another.
-  const bool stacks = c.batch == 1 || (c.b.batch == 0 && c.a.batch == c.m * c.a.row);
+  // Batches stack into rows when B is shared and A's batches follow one another (one row
+  // each: the batch stride is the row stride).
+  int64_t a_row = c.a.row;
+  if (c.batch > 1) {
+    if (c.b.batch != 0) return {};
+    if (c.m == 1)
+      a_row = c.a.batch;
+    else if (c.a.batch != c.m * c.a.row)
+      return {};
+  }
   const int64_t rows = c.batch * c.m;
-  if (!stacks || rows < per) return {};
-  const bool a_rows = (c.a.col == 1 || c.k == 1) && whole_16_bytes(c.a.row, size) &&
-                      whole_16_bytes(c.a.offset, size);
+  // Two rows a set at least (a set of one row has no row stride to align), rows and columns
+  // that do not overlap, and sizes a BLAS library takes as int.
+  if (rows < 2 * per || a_row < c.k || c.b.col < c.k || per * c.n > INT_MAX ||
+      per * a_row > INT_MAX || rows > INT_MAX || c.k > INT_MAX)
+    return {};
+  const bool a_rows =
+      (c.a.col == 1 || c.k == 1) && whole_16_bytes(a_row, size) && whole_16_bytes(c.a.offset, size);
   const bool b_columns =
       c.b.row == 1 && whole_16_bytes(c.b.col, size) && whole_16_bytes(c.b.offset, size);
   if (!a_rows || !b_columns) return {};
@@ -26,6 +40,7 @@ std::vector<MatmulPiece> aligned_row_groups(const MatmulCall& c) {
   MatmulCall all = c;
   all.batch = 1;
   all.m = rows;
+  all.a.row = a_row;
   all.a.batch = all.b.batch = 0;
   std::vector<MatmulPiece> pieces;
   for (const int64_t first : {int64_t{0}, c.n - per}) {
@@ -36,11 +51,11 @@ std::vector<MatmulPiece> aligned_row_groups(const MatmulCall& c) {
   }
   for (int64_t phase = 0; phase < per; ++phase) {
     // Row `phase` starts phase * n elements in; its first 16-byte boundary is `skip` further.
-    const int64_t skip = (per - phase * c.n % per) % per;
+    const int64_t skip = (per - (phase * c.n) % per) % per;
     MatmulPiece set{all, phase * c.n + skip, per * c.n, true};
     set.call.m = (rows - phase + per - 1) / per;
     set.call.n = (c.n - skip) / per * per;
-    set.call.a.offset += phase * c.a.row;
+    set.call.a.offset += phase * a_row;
     set.call.a.row *= per;
     set.call.b.offset += skip * c.b.col;
     pieces.push_back(set);

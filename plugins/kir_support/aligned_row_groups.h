@@ -24,7 +24,8 @@ struct MatmulPiece {
 // The pieces (the two edges first, then a row set per 16-byte phase) that together write
 // every element of `c`'s contiguous output, or none where the split does not apply: output
 // rows already whole 16 bytes, fewer than 2 elements per 16 bytes, fewer than two 16 bytes of
-// columns, fewer rows than elements per 16 bytes, A's rows not contiguous and 16 bytes apart,
+// columns, fewer than two rows per set, sizes past a BLAS library's int, A's rows not
+// contiguous and 16 bytes apart,
 // B's columns not contiguous and 16 bytes apart (a column shift then breaks B's alignment), or
 // batches that do not stack into rows (B shared, A's batches one after another).
 // Elements written by an edge and by a row set get the row set's value (it comes later).

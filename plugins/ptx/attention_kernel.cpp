@@ -352,9 +352,9 @@ void Emitter::emit() {
   Value* bh = nullptr;
   Value* mb = nullptr;
   if (heavy_first_ && c_.causal) {  // the last row blocks of every head first
-    const int64_t heads = c_.batch * c_.heads;
-    bh = b_.CreateURem(block, c64(heads));
-    mb = b_.CreateSub(c64(row_blocks - 1), b_.CreateUDiv(block, c64(heads)));
+    const int64_t all_heads = c_.batch * c_.heads;
+    bh = b_.CreateURem(block, c64(all_heads));
+    mb = b_.CreateSub(c64(row_blocks - 1), b_.CreateUDiv(block, c64(all_heads)));
   } else {
     bh = b_.CreateUDiv(block, c64(row_blocks));
     mb = b_.CreateURem(block, c64(row_blocks));

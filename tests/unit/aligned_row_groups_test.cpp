@@ -8,6 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "plugins/kir_support/column_major_gemm.h"
+
 namespace kiln::kir_support {
 namespace {
 
@@ -80,13 +82,16 @@ void expect_split_matches(const MatmulCall& c) {
       continue;
     }
     ++sets;
+    EXPECT_GE(p.call.m, 2);
     EXPECT_EQ(p.out_offset * size % 16, 0);
     EXPECT_EQ(p.out_row * size % 16, 0);
     EXPECT_EQ(p.call.n % per, 0);
-    EXPECT_EQ(p.call.a.offset * size % 16, 0);
-    EXPECT_EQ(p.call.a.row * size % 16, 0);
-    EXPECT_EQ(p.call.b.offset * size % 16, 0);
-    EXPECT_EQ(p.call.b.col * size % 16, 0);
+    // What the library is handed: both operands' starts and leading dimensions whole 16 bytes.
+    const ColumnMajorGemm g = column_major_gemm(p.call, "test");
+    EXPECT_EQ(g.first_offset_bytes % 16, 0);
+    EXPECT_EQ(g.second_offset_bytes % 16, 0);
+    EXPECT_EQ(g.ld_first * size % 16, 0);
+    EXPECT_EQ(g.ld_second * size % 16, 0);
   }
   EXPECT_EQ(sets, per);
 }
@@ -99,16 +104,27 @@ TEST(AlignedRowGroups, Bf16HeadOfOddWidth) {
 TEST(AlignedRowGroups, EveryWidthPhaseAndRowCount) {
   for (int64_t n = 17; n < 32; ++n) {
     if (n % 8 == 0) continue;
-    for (int64_t m : {8, 9, 15, 23}) {
+    for (int64_t m : {16, 17, 23, 31}) {
       SCOPED_TRACE("n " + std::to_string(n) + " m " + std::to_string(m));
       expect_split_matches(linear(kir::DType::F16, 1, m, n, 5, 16, 0, 8, 0));
     }
   }
 }
 
+TEST(AlignedRowGroups, OneProductTerm) {
+  expect_split_matches(linear(kir::DType::BF16, 1, 21, 27, 1, 8, 0, 8, 0));
+}
+
+TEST(AlignedRowGroups, BatchesOfOneRowStackByTheirBatchStride) {
+  // As the lowering gives them: a size-1 row dim has stride 0.
+  MatmulCall c = linear(kir::DType::BF16, 20, 1, 19, 8, 8, 0, 8, 0);
+  c.a = {0, 16, 0, 1};
+  expect_split_matches(c);
+}
+
 TEST(AlignedRowGroups, F32AndF64) {
   expect_split_matches(linear(kir::DType::F32, 1, 13, 11, 4, 4, 0, 4, 0));
-  expect_split_matches(linear(kir::DType::F64, 1, 5, 7, 6, 6, 0, 2, 0));
+  expect_split_matches(linear(kir::DType::F64, 1, 5, 7, 6, 6, 0, 6, 0));
 }
 
 TEST(AlignedRowGroups, OffsetsAndPaddedRowsOfTheOperands) {
@@ -117,7 +133,7 @@ TEST(AlignedRowGroups, OffsetsAndPaddedRowsOfTheOperands) {
 }
 
 TEST(AlignedRowGroups, BatchesStackIntoRows) {
-  expect_split_matches(linear(kir::DType::BF16, 3, 5, 19, 8, 8, 0, 8, 0));
+  expect_split_matches(linear(kir::DType::BF16, 4, 5, 19, 8, 8, 0, 8, 0));
 }
 
 TEST(AlignedRowGroups, LeavesCallsItCannotAlign) {
@@ -130,7 +146,10 @@ TEST(AlignedRowGroups, LeavesCallsItCannotAlign) {
   c.n = 15;  // under two 16 bytes of columns
   EXPECT_TRUE(aligned_row_groups(c).empty());
   c = head;
-  c.m = 7;  // fewer rows than phases
+  c.m = 15;  // a set of one row
+  EXPECT_TRUE(aligned_row_groups(c).empty());
+  c = linear(kir::DType::BF16, 20, 1, 19, 8, 8, 0, 8, 0);
+  c.a = {0, 0, 0, 1};  // one row of A broadcast over the batches
   EXPECT_TRUE(aligned_row_groups(c).empty());
   c = head;
   c.a.row = 12;  // A's rows not 16 bytes apart
@@ -147,7 +166,7 @@ TEST(AlignedRowGroups, LeavesCallsItCannotAlign) {
   c = linear(kir::DType::BF16, 2, 19, 25, 8, 8, 0, 8, 0);
   c.b.batch = 200;  // a B per batch: batches do not stack
   EXPECT_TRUE(aligned_row_groups(c).empty());
-  c = linear(kir::DType::F64, 1, 5, 7, 6, 6, 0, 2, 0);
+  c = linear(kir::DType::F64, 1, 5, 7, 6, 6, 0, 6, 0);
   c.dtype = kir::DType::I64;  // 8-byte elements: 2 per 16 bytes, still split
   EXPECT_FALSE(aligned_row_groups(c).empty());
 }
