@@ -18,7 +18,7 @@ bool valid_keys(int64_t keys) {
 AttentionTiling attention_tiling(const AttentionCall& call, const AttentionTiling& requested) {
   if (call.head_dim > 64) return {16, 32, requested.heavy_first};
   AttentionTiling t = requested;
-  if (!valid_rows(t.warp_rows)) t.warp_rows = 16;
+  if (!valid_rows(t.warp_rows)) t.warp_rows = call.causal ? 32 : 16;
   if (!valid_keys(t.keys)) t.keys = t.warp_rows > 16 ? 32 : 64;
   return t;
 }

@@ -46,8 +46,8 @@ struct Spec {
 // "dtype=bf16 batch=2 heads=3 q_len=77 kv_len=93 head_dim=64 causal=1 mask=add": q, k and v
 // contiguous, the mask [q_len, kv_len] broadcast over batch and heads, scale 1/sqrt(head_dim).
 // With rows_per_warp=16|32 and keys=32|64, tiled as the plugin's options would tile it (both
-// ignored for head dims over 64); by default as the plugin tiles it. heavy_first=1: a causal
-// call's blocks in the plugin's `attention_order: heavy_first`.
+// ignored for head dims over 64); by default as the plugin tiles it. heavy_first=0: a causal
+// call's blocks in the plugin's `attention_order: in_order` (1, the default: heavy_first).
 kiln::kir_support::AttentionCall attention_call(const std::string& text) {
   Spec spec(text);
   auto& kv = spec.kv;
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
       std::cerr << "usage: kiln-ptx-codegen [--emit llvm|ptx] [--arch sm_90] [--libdevice F] "
                    "[--config \"block_size=N ...\"] FILE.kir|- | --attention \"dtype=bf16 "
                    "batch=N heads=N q_len=N kv_len=N head_dim=N [causal=1] [mask=add|keep] "
-                   "[rows_per_warp=16|32] [keys=32|64] [heavy_first=1]\" | "
+                   "[rows_per_warp=16|32] [keys=32|64] [heavy_first=0|1]\" | "
                    "--conv \"dtype=bf16 n=N c=N h=N w=N k=N r=N s=N [stride=N pad=N dil=N "
                    "groups=N layout=nhwc tile=RxBxS splits=N]\" | "
                    "--narrow FILE.ll|-\n";
@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
         const Spec spec(attention);
         const kiln::ptx::AttentionTiling asked = {spec.number("rows_per_warp", 0),
                                                   spec.number("keys", 0),
-                                                  spec.number("heavy_first", 0) != 0};
+                                                  spec.number("heavy_first", 1) != 0};
         // Values the plugin's options would refuse are refused here too.
         if (std::string problem = kiln::ptx::attention_values_problem(asked); !problem.empty())
           throw std::invalid_argument(problem);

@@ -58,14 +58,27 @@ int64_t padded_output_row(const kir_support::MatmulCall& c, int64_t from) {
   return (c.n + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
 }
 
+// Output elements of each row set from which `unaligned_rows: auto` takes row sets over
+// padded rows. On an H100 (bench/results/2026-12-07-unaligned-row-groups), row sets of 51M
+// elements (GPT-2's head at batch 8: 1.05 ms against 1.71 padded), 25M (the same in f32:
+// 3.24 against 3.64) and 16M (a 32001-word head: 1.54 against 1.73) were faster; sets of
+// 6.4M (that head at batch 1: 0.30 against 0.23) and 2M (1001 columns: 0.16 against 0.12)
+// slower: ten launches and thinner products.
+constexpr int64_t kRowSetOutputsFrom = int64_t{1} << 23;
+
 // Runs such a call as aligned row sets and two narrow edge products written in place
 // (aligned_row_groups.h): no scratch memory and no copy. False, having run nothing, where the
-// split does not apply. Under cublas_mutex.
+// split does not apply or does not pay (`unaligned_rows`). Under cublas_mutex.
 bool matmul_in_row_groups(kiln_plugin& p, uint32_t device, const kir_support::MatmulCall& call,
                           const kiln_launch_args& args, CUstream stream) {
-  if (!p.row_groups || args.buffers[0] % 16 || args.buffers[1] % 16 || args.buffers[2] % 16)
+  if (p.unaligned_rows == "padded" || args.buffers[0] % 16 || args.buffers[1] % 16 ||
+      args.buffers[2] % 16)
     return false;
   const std::vector<kir_support::MatmulPiece> pieces = kir_support::aligned_row_groups(call);
+  if (p.unaligned_rows == "auto") {
+    for (const kir_support::MatmulPiece& piece : pieces)
+      if (piece.aligned && piece.call.m * piece.call.n < kRowSetOutputsFrom) return false;
+  }
   const int64_t size = kir::dtype_size(call.dtype);
   for (const kir_support::MatmulPiece& piece : pieces) {
     p.cublas.matmul(device, piece.call, args.buffers[0], args.buffers[1],

@@ -256,29 +256,29 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       *to = std::stoll(value);
       plugin->fingerprint += std::string("; ") + key + "=" + value;
     }
-    const std::string order = options.get("attention_order", "in_order");
+    const std::string order = options.get("attention_order", "heavy_first");
     if (order != "in_order" && order != "heavy_first")
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "attention_order is in_order or heavy_first, got '" + order + "'");
     plugin->attention_tiling.heavy_first = order == "heavy_first";
-    if (plugin->attention_tiling.heavy_first) plugin->fingerprint += "; attention_order=" + order;
+    if (!plugin->attention_tiling.heavy_first) plugin->fingerprint += "; attention_order=" + order;
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
     const auto pad = count(pad_from, 0, std::numeric_limits<int64_t>::max());
     if (!pad)
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "pad_rows_from is a count of multiply-adds (>= 0), got '" + pad_from + "'");
     plugin->pad_rows_from = *pad;
-    const std::string unaligned = options.get("unaligned_rows", "groups");
-    if (unaligned != "groups" && unaligned != "padded")
+    const std::string unaligned = options.get("unaligned_rows", "auto");
+    if (unaligned != "auto" && unaligned != "groups" && unaligned != "padded")
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "unaligned_rows is groups or padded, got '" + unaligned + "'");
-    plugin->row_groups = unaligned == "groups";
+                    "unaligned_rows is auto, groups or padded, got '" + unaligned + "'");
+    plugin->unaligned_rows = unaligned;
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     if (!plugin->attention_out_strides) plugin->fingerprint += "; no attention_out_strides";
     if (!plugin->conv_kernel) plugin->fingerprint += "; no conv_kernel";
     if (!plugin->cubin) plugin->fingerprint += "; no cubin";
-    if (!plugin->row_groups) plugin->fingerprint += "; unaligned_rows=padded";
+    if (unaligned != "auto") plugin->fingerprint += "; unaligned_rows=" + unaligned;
     open_devices(*plugin, prefetch);
     if (plugin->conv_tile)
       for (const kiln::ptx::Device& d : plugin->devices)

@@ -93,8 +93,9 @@ struct kiln_plugin {
   // are not 16-byte aligned run on padded rows (ptx_externs.cpp).
   int64_t pad_rows_from = int64_t{1} << 32;
   // The `unaligned_rows` option: such products run as aligned row sets written in place
-  // (`groups`, aligned_row_groups.h) or on padded rows in scratch then copied (`padded`).
-  bool row_groups = true;
+  // (`groups`, aligned_row_groups.h), on padded rows in scratch then copied (`padded`), or
+  // in row sets where each set is large enough (`auto`, ptx_externs.cpp).
+  std::string unaligned_rows = "auto";
   kiln::ptx::CudnnLibrary& conv_library();
   bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
   // The `attention_out_strides` option: list the call's out_strides feature.

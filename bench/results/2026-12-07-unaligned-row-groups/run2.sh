@@ -15,10 +15,10 @@ import yaml
 doc = yaml.safe_load(open("configs/nvidia.yaml"))
 for p in doc["plugins"]:
     if p["name"] == "ptx":
-        p["options"].update({"attention_rows_per_warp": 32})
-yaml.safe_dump(doc, open("configs/rows32.yaml", "w"))
+        p["options"].update({"attention_rows_per_warp": 32, "attention_order": "heavy_first"})
+yaml.safe_dump(doc, open("configs/causal.yaml", "w"))
 PY
-for config in configs/nvidia.yaml configs/rows32.yaml; do
+for config in configs/nvidia.yaml configs/causal.yaml; do
   start=$(date +%s)
   name=$(basename $config .yaml)
   KILN_LOG=info MODEL_TABLE_ARGS="--modes default --profile 12" MODEL_TABLE_ROW_TIMEOUT=110 timeout 230 \
