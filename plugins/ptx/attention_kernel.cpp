@@ -36,6 +36,7 @@ class Emitter {
         b_(m.getContext()),
         keys_(tiling.keys),
         block_rows_(attention_block_rows(tiling)),
+        row_blocks_(attention_row_blocks(call, tiling)),
         row_tiles_(tiling.warp_rows / kRowTile),
         heavy_first_(tiling.heavy_first) {}
   void emit();
@@ -120,6 +121,7 @@ class Emitter {
   llvm::IRBuilder<> b_;
   const int64_t keys_;        // keys per shared-memory tile
   const int64_t block_rows_;  // query rows per block
+  const int64_t row_blocks_;  // blocks per batch and head
   const int64_t row_tiles_;   // a warp's query rows, in tiles of kRowTile
   const bool heavy_first_;    // AttentionTiling::heavy_first
   llvm::Function* fn_ = nullptr;
@@ -347,17 +349,16 @@ void Emitter::emit() {
   Value* warp = b_.CreateLShr(tid_, c64(5));
   g_ = b_.CreateLShr(lane_, c64(2));
   t2_ = b_.CreateMul(b_.CreateAnd(lane_, c64(3)), c64(2));
-  const int64_t row_blocks = (c_.q_len + block_rows_ - 1) / block_rows_;
   Value* block = b_.CreateZExt(t_.block_id(b_), i64());
   Value* bh = nullptr;
   Value* mb = nullptr;
   if (heavy_first_ && c_.causal) {  // the last row blocks of every head first
     const int64_t all_heads = c_.batch * c_.heads;
     bh = b_.CreateURem(block, c64(all_heads));
-    mb = b_.CreateSub(c64(row_blocks - 1), b_.CreateUDiv(block, c64(all_heads)));
+    mb = b_.CreateSub(c64(row_blocks_ - 1), b_.CreateUDiv(block, c64(all_heads)));
   } else {
-    bh = b_.CreateUDiv(block, c64(row_blocks));
-    mb = b_.CreateURem(block, c64(row_blocks));
+    bh = b_.CreateUDiv(block, c64(row_blocks_));
+    mb = b_.CreateURem(block, c64(row_blocks_));
   }
   Value* bi = b_.CreateUDiv(bh, c64(c_.heads));
   Value* hi = b_.CreateURem(bh, c64(c_.heads));

@@ -43,8 +43,7 @@ std::string attention_tiling_problem(const AttentionCall& call, const AttentionT
 }
 
 int64_t attention_blocks(const AttentionCall& call, const AttentionTiling& tiling) {
-  const int64_t block_rows = attention_block_rows(tiling);
-  return call.batch * call.heads * ((call.q_len + block_rows - 1) / block_rows);
+  return call.batch * call.heads * attention_row_blocks(call, tiling);
 }
 
 }  // namespace kiln::ptx

@@ -49,6 +49,11 @@ std::string attention_tiling_problem(const kir_support::AttentionCall& call,
 inline int64_t attention_block_rows(const AttentionTiling& tiling) {
   return kAttentionWarps * tiling.warp_rows;
 }
+// Blocks of attention_block_rows query rows over `call`'s query rows, per batch and head.
+inline int64_t attention_row_blocks(const kir_support::AttentionCall& call,
+                                    const AttentionTiling& tiling) {
+  return (call.q_len + attention_block_rows(tiling) - 1) / attention_block_rows(tiling);
+}
 // Blocks of kAttentionThreads threads for `call` tiled as `tiling`.
 int64_t attention_blocks(const kir_support::AttentionCall& call, const AttentionTiling& tiling);
 

@@ -71,11 +71,12 @@ constexpr int64_t kRowSetOutputsFrom = int64_t{1} << 23;
 // split does not apply or does not pay (`unaligned_rows`). Under cublas_mutex.
 bool matmul_in_row_groups(kiln_plugin& p, uint32_t device, const kir_support::MatmulCall& call,
                           const kiln_launch_args& args, CUstream stream) {
-  if (p.unaligned_rows == "padded" || args.buffers[0] % 16 || args.buffers[1] % 16 ||
+  using Mode = kiln_plugin::UnalignedRows;
+  if (p.unaligned_rows == Mode::Padded || args.buffers[0] % 16 || args.buffers[1] % 16 ||
       args.buffers[2] % 16)
     return false;
   const std::vector<kir_support::MatmulPiece> pieces = kir_support::aligned_row_groups(call);
-  if (p.unaligned_rows == "auto") {
+  if (p.unaligned_rows == Mode::Auto) {
     for (const kir_support::MatmulPiece& piece : pieces)
       if (piece.aligned && piece.call.m * piece.call.n < kRowSetOutputsFrom) return false;
   }
@@ -93,10 +94,10 @@ bool matmul_in_row_groups(kiln_plugin& p, uint32_t device, const kir_support::Ma
 // no scratch memory can be had for it: then it runs as it is. Under cublas_mutex.
 bool padded_matmul(kiln_plugin& p, uint32_t device, const kir_support::MatmulCall& call,
                    const kiln_launch_args& args, CUstream stream, const std::string& name) {
-  if (!padded_output_row(call, p.pad_rows_from)) return false;
-  if (matmul_in_row_groups(p, device, call, args, stream)) return true;
-  const int64_t padded_row = p.cuda.cuMemcpy2DAsync ? padded_output_row(call, p.pad_rows_from) : 0;
+  const int64_t padded_row = padded_output_row(call, p.pad_rows_from);
   if (!padded_row) return false;
+  if (matmul_in_row_groups(p, device, call, args, stream)) return true;
+  if (!p.cuda.cuMemcpy2DAsync) return false;
   const int64_t size = kir::dtype_size(call.dtype), per_16_bytes = 16 / size;
   CUdeviceptr rows_at = 0;
   try {

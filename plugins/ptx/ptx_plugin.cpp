@@ -2,6 +2,7 @@
 // events; the code half (compile, load, launch) is in ptx_code.cpp.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <kiln/plugin.hpp>
 #include <limits>
 #include <memory>
@@ -206,11 +207,18 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     plugin->fingerprint += "; arch=" + plugin->arch;
     plugin->cublas_option = options.get("cublas", "");
     plugin->cudnn_option = options.get("cudnn", "");
-    const auto flag = [&](const std::string& key, const char* fallback = "false") {
+    // The option's value, one of `values` (refused by name otherwise).
+    const auto one_of = [&](const std::string& key, const std::string& fallback,
+                            const std::vector<std::string>& values) {
       const std::string value = options.get(key, fallback);
-      if (value != "true" && value != "false")
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, key + " is true or false, got '" + value + "'");
-      return value == "true";
+      if (std::find(values.begin(), values.end(), value) != values.end()) return value;
+      std::string listed;
+      for (size_t i = 0; i < values.size(); ++i)
+        listed += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+      throw Failure(KILN_STATUS_INVALID_ARGUMENT, key + " is " + listed + ", got '" + value + "'");
+    };
+    const auto flag = [&](const std::string& key, const char* fallback = "false") {
+      return one_of(key, fallback, {"true", "false"}) == "true";
     };
     const bool prefetch = flag("cublas_prefetch");
     plugin->deterministic = flag("deterministic");
@@ -248,18 +256,12 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
     for (const auto& [key, low, high, to] :
          {std::tuple{"attention_rows_per_warp", "16", "32", &plugin->attention_tiling.warp_rows},
           std::tuple{"attention_keys", "32", "64", &plugin->attention_tiling.keys}}) {
-      const std::string value = options.get(key, "auto");
+      const std::string value = one_of(key, "auto", {"auto", low, high});
       if (value == "auto") continue;
-      if (value != low && value != high)
-        throw Failure(KILN_STATUS_INVALID_ARGUMENT, std::string(key) + " is auto, " + low + " or " +
-                                                        high + ", got '" + value + "'");
       *to = std::stoll(value);
       plugin->fingerprint += std::string("; ") + key + "=" + value;
     }
-    const std::string order = options.get("attention_order", "heavy_first");
-    if (order != "in_order" && order != "heavy_first")
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "attention_order is in_order or heavy_first, got '" + order + "'");
+    const std::string order = one_of("attention_order", "heavy_first", {"in_order", "heavy_first"});
     plugin->attention_tiling.heavy_first = order == "heavy_first";
     if (!plugin->attention_tiling.heavy_first) plugin->fingerprint += "; attention_order=" + order;
     const std::string pad_from = options.get("pad_rows_from", "4294967296");
@@ -268,11 +270,10 @@ kiln_error* plugin_create(const kiln_plugin_create_args* args, kiln_plugin** out
       throw Failure(KILN_STATUS_INVALID_ARGUMENT,
                     "pad_rows_from is a count of multiply-adds (>= 0), got '" + pad_from + "'");
     plugin->pad_rows_from = *pad;
-    const std::string unaligned = options.get("unaligned_rows", "auto");
-    if (unaligned != "auto" && unaligned != "groups" && unaligned != "padded")
-      throw Failure(KILN_STATUS_INVALID_ARGUMENT,
-                    "unaligned_rows is auto, groups or padded, got '" + unaligned + "'");
-    plugin->unaligned_rows = unaligned;
+    const std::string unaligned = one_of("unaligned_rows", "auto", {"auto", "groups", "padded"});
+    plugin->unaligned_rows = unaligned == "groups"   ? kiln_plugin::UnalignedRows::Groups
+                             : unaligned == "padded" ? kiln_plugin::UnalignedRows::Padded
+                                                     : kiln_plugin::UnalignedRows::Auto;
     // Library choices are tuned and cached per fingerprint.
     if (!plugin->fused_attention) plugin->fingerprint += "; no fused_attention";
     if (!plugin->attention_out_strides) plugin->fingerprint += "; no attention_out_strides";

@@ -95,12 +95,14 @@ struct kiln_plugin {
   // The `unaligned_rows` option: such products run as aligned row sets written in place
   // (`groups`, aligned_row_groups.h), on padded rows in scratch then copied (`padded`), or
   // in row sets where each set is large enough (`auto`, ptx_externs.cpp).
-  std::string unaligned_rows = "auto";
+  enum class UnalignedRows { Auto, Groups, Padded };
+  UnalignedRows unaligned_rows = UnalignedRows::Auto;
   kiln::ptx::CudnnLibrary& conv_library();
   bool fused_attention = true;  // the `fused_attention` option: offer the "attention" call
   // The `attention_out_strides` option: list the call's out_strides feature.
   bool attention_out_strides = true;
-  // The `attention_rows_per_warp` and `attention_keys` options (0: attention_tiling's choice).
+  // The `attention_rows_per_warp` and `attention_keys` options (0: attention_tiling's choice)
+  // and `attention_order`.
   kiln::ptx::AttentionTiling attention_tiling;
   kiln::ptx::CallKernels attention;
   // The `conv_kernel` option: offer "conv2d" through the plugin's own kernel where cuDNN did
